@@ -1,0 +1,58 @@
+package bookmark
+
+import "time"
+
+// File is the identity of one input object under a source's root.
+type File struct {
+	// Path is the object's key relative to the source root, '/'-separated.
+	Path string `json:"path"`
+	// Size in bytes.
+	Size int64 `json:"size"`
+	// MTime is the last-modified time in Unix nanoseconds (S3 gives seconds).
+	MTime int64 `json:"mtime"`
+	// ETag is the store's entity tag, empty where the store has none.
+	ETag string `json:"etag,omitempty"`
+}
+
+// ModTime returns MTime as a time.Time.
+func (f File) ModTime() time.Time { return time.Unix(0, f.MTime).UTC() }
+
+// SameIdentity reports whether f and g are the same version of the same file:
+// equal path, size and mtime, and equal ETags when both have one.
+func (f File) SameIdentity(g File) bool {
+	if f.Path != g.Path || f.Size != g.Size || f.MTime != g.MTime {
+		return false
+	}
+	return f.ETag == "" || g.ETag == "" || f.ETag == g.ETag
+}
+
+// Column is one column of a source's recorded schema, in engine terms.
+type Column struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+// SourceState is what a bookmark remembers of one source ctx apart from its
+// per-file records (which the store keeps in indexed tables).
+type SourceState struct {
+	// Kind is "files" or "table".
+	Kind string `json:"kind"`
+	// Fingerprint identifies the source definition (path, format, options);
+	// a change is reported instead of silently re-reading or skipping.
+	Fingerprint string `json:"fingerprint"`
+	// Describe is a human description of what the fingerprint covers.
+	Describe string `json:"describe,omitempty"`
+	// Schema is the schema inferred on the first run and applied later.
+	Schema []Column `json:"schema,omitempty"`
+	// Tracking is the tracking mode the state was written with.
+	Tracking Tracking `json:"tracking,omitempty"`
+	// HighWater is the timestamp tracking's mark, Unix nanoseconds.
+	HighWater int64 `json:"high_water,omitempty"`
+	// Band holds the files seen within max_band of HighWater (timestamp tracking).
+	Band []File `json:"band,omitempty"`
+	// Files and Bytes count the files recorded so far (for display).
+	Files int64 `json:"files"`
+	Bytes int64 `json:"bytes"`
+	// Cursor is a SQL source's key cursor (later work); opaque JSON.
+	Cursor []byte `json:"cursor,omitempty"`
+}

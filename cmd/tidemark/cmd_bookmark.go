@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/dustin/go-humanize"
+	"github.com/spf13/cobra"
+
+	"github.com/tidemark-etl/tidemark"
+	"github.com/tidemark-etl/tidemark/bookmark"
+)
+
+func newBookmarkCmd(g *globals) *cobra.Command {
+	c := &cobra.Command{Use: "bookmark", Short: "Inspect or reset a job's bookmark"}
+	show := &cobra.Command{
+		Use:   "show JOB",
+		Short: "Show the bookmark: version, last run, state per source ctx",
+		Args:  exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runBookmarkShow(cmd.Context(), g, args[0])
+		},
+	}
+	show.Flags().StringVar(&g.state, "state", "", "state store location")
+	show.Flags().BoolVar(&g.json, "json", false, "print JSON on stdout")
+	var ro tidemark.ResetOptions
+	reset := &cobra.Command{
+		Use:   "reset JOB",
+		Short: "Clear the bookmark, or rewind it to a run; optionally delete later output",
+		Args:  exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runBookmarkReset(cmd.Context(), g, ro, args[0])
+		},
+	}
+	reset.Flags().StringVar(&ro.ToRun, "to-run", "", "restore the bookmark exactly as this run committed it")
+	reset.Flags().BoolVar(&ro.Purge, "purge-output", false, "delete what every later run published (any mode)")
+	reset.Flags().StringVar(&g.state, "state", "", "state store location")
+	reset.Flags().BoolVar(&g.json, "json", false, "print JSON on stdout")
+	c.AddCommand(show, reset)
+	return c
+}
+
+// bookmarkView is `bookmark show --json`.
+type bookmarkView struct {
+	Job       string                          `json:"job"`
+	Version   int64                           `json:"version"`
+	RunID     string                          `json:"run_id"`
+	UpdatedAt *time.Time                      `json:"updated_at,omitempty"`
+	Sources   map[string]bookmark.SourceState `json:"sources"`
+}
+
+// runBookmarkShow is `tidemark bookmark show`.
+func runBookmarkShow(ctx context.Context, g *globals, arg string) error {
+	name, st, err := openJob(ctx, g, arg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	head, err := st.Head(ctx, name)
+	if err != nil {
+		return err
+	}
+	states, err := st.SourceStates(ctx, name)
+	if err != nil {
+		return err
+	}
+	v := bookmarkView{Job: name, Version: head.Version, RunID: head.RunID, Sources: states}
+	if v.Sources == nil {
+		v.Sources = map[string]bookmark.SourceState{}
+	}
+	if !head.UpdatedAt.IsZero() {
+		v.UpdatedAt = &head.UpdatedAt
+	}
+	if g.json {
+		return json.NewEncoder(os.Stdout).Encode(v)
+	}
+	fmt.Printf("job %s: bookmark version %d, from run %s\n", name, v.Version, orNone(v.RunID))
+	for _, k := range sortedKeys(v.Sources) {
+		s := v.Sources[k]
+		fmt.Printf("  source %s (%s tracking): %d files, %s recorded", k, s.Tracking, s.Files, humanize.IBytes(uint64(s.Bytes)))
+		if s.Tracking == bookmark.TrackTimestamp {
+			fmt.Printf(", high-water %s, %d in band", time.Unix(0, s.HighWater).UTC().Format(time.RFC3339Nano), len(s.Band))
+		}
+		fmt.Println()
+		for _, c := range s.Schema {
+			fmt.Printf("      %s %s\n", c.Name, c.Type)
+		}
+	}
+	return nil
+}
+
+// runBookmarkReset is `tidemark bookmark reset`.
+func runBookmarkReset(ctx context.Context, g *globals, ro tidemark.ResetOptions, arg string) error {
+	name, st, err := openJob(ctx, g, arg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ro.Logger = g.logger()
+	res, err := tidemark.Reset(ctx, st, name, ro)
+	if err != nil {
+		return err
+	}
+	if g.json {
+		return json.NewEncoder(os.Stdout).Encode(res)
+	}
+	if ro.ToRun != "" {
+		fmt.Fprintf(os.Stderr, "job %s: bookmark rewound to run %s (version %d); %d later runs undone\n", name, ro.ToRun, res.Version, len(res.Undone))
+	} else {
+		fmt.Fprintf(os.Stderr, "job %s: bookmark cleared (version %d); %d runs undone\n", name, res.Version, len(res.Undone))
+	}
+	if ro.Purge {
+		fmt.Fprintf(os.Stderr, "purged the output of %d runs: %d files deleted\n", len(res.Purged), len(res.Deleted))
+		for _, d := range res.Deleted {
+			fmt.Fprintf(os.Stderr, "  deleted %s\n", d)
+		}
+	}
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tidemark-etl/tidemark"
+)
+
+func newRunsCmd(g *globals) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "runs JOB",
+		Short: "Show a job's run history, newest first",
+		Args:  exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRuns(cmd.Context(), g, args[0])
+		},
+	}
+	c.Flags().StringVar(&g.state, "state", "", "state store location")
+	c.Flags().BoolVar(&g.json, "json", false, "print JSON on stdout")
+	return c
+}
+
+// runRuns is `tidemark runs`.
+func runRuns(ctx context.Context, g *globals, arg string) error {
+	name, st, err := openJob(ctx, g, arg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	runs, err := st.Runs(ctx, name)
+	if err != nil {
+		return err
+	}
+	out := make([]tidemark.Result, 0, len(runs))
+	for _, r := range runs {
+		out = append(out, tidemark.ResultOf(r))
+	}
+	if g.json {
+		return json.NewEncoder(os.Stdout).Encode(out)
+	}
+	if len(out) == 0 {
+		fmt.Printf("job %s has no runs\n", name)
+		return nil
+	}
+	fmt.Printf("%-24s %-8s %-10s %5s %8s %10s %8s  %s\n", "RUN", "MODE", "STATUS", "TRY", "FILES", "ROWS", "VERSION", "STARTED")
+	for _, r := range out {
+		var files, rows int64
+		for _, c := range r.Sources {
+			files += c.Files
+			rows += c.Rows
+		}
+		status := r.Status
+		if r.Undone {
+			status += "*"
+		}
+		fmt.Printf("%-24s %-8s %-10s %5d %8d %10d %8d  %s\n", r.RunID, r.Mode, status, r.Attempt, files, rows, r.Version,
+			r.StartedAt.Local().Format(time.DateTime))
+		if r.Error != "" {
+			fmt.Printf("    error: %s\n", r.Error)
+		}
+	}
+	return nil
+}

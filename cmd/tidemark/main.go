@@ -1,0 +1,111 @@
+// Command tidemark runs incremental ETL jobs with job bookmarks.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tidemark-etl/tidemark"
+	_ "github.com/tidemark-etl/tidemark/engine/duckdb"
+	"github.com/tidemark-etl/tidemark/job"
+	_ "github.com/tidemark-etl/tidemark/objstore/local"
+	"github.com/tidemark-etl/tidemark/store"
+	_ "github.com/tidemark-etl/tidemark/store/sqlite"
+)
+
+// Exit codes of the contract.
+const (
+	exitOK        = 0
+	exitFailed    = 1
+	exitUsage     = 2
+	exitLeaseHeld = 3
+)
+
+// globals are the flags every command has.
+type globals struct {
+	logFormat string
+	state     string
+	json      bool
+}
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	g := &globals{}
+	root := &cobra.Command{
+		Use:           "tidemark",
+		Short:         "Incremental ETL with job bookmarks",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&g.logFormat, "log-format", "text", "log format on stderr: text or json")
+	root.AddCommand(newRunCmd(g), newPlanCmd(g), newRunsCmd(g), newBookmarkCmd(g), newVersionCmd())
+	root.SetArgs(args)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return exitOK
+	}
+	code := exitCode(err)
+	if code == exitUsage && cmd != nil && isCobraUsage(err) {
+		fmt.Fprintf(os.Stderr, "tidemark: %v\nRun '%s --help' for usage.\n", err, cmd.CommandPath())
+	} else {
+		fmt.Fprintf(os.Stderr, "tidemark: %v\n", err)
+	}
+	return code
+}
+
+// usageError marks a command-line mistake.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func isCobraUsage(err error) bool {
+	var u usageError
+	return errors.As(err, &u)
+}
+
+// exitCode maps an error to the contract's exit codes.
+func exitCode(err error) int {
+	var je *job.Error
+	var sc *tidemark.SourceChangedError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, store.ErrLeaseHeld):
+		return exitLeaseHeld
+	case errors.As(err, &je), errors.As(err, &sc), errors.Is(err, tidemark.ErrUsage), isCobraUsage(err):
+		return exitUsage
+	}
+	return exitFailed
+}
+
+// logger writes human or JSON logs to stderr.
+func (g *globals) logger() *slog.Logger {
+	if g.logFormat == "json" {
+		return slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	}
+	return slog.New(newHumanHandler(os.Stderr))
+}
+
+// args checks positional arguments, as a usage error.
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}

@@ -1,0 +1,153 @@
+package job
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/tidemark-etl/tidemark/bookmark"
+)
+
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// Validate checks the spec after defaults were applied.
+func (s *Spec) Validate() error {
+	v := validator{s: s}
+	if s.Job == "" {
+		v.fail("$.job", "is required")
+	} else if !regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`).MatchString(s.Job) {
+		v.fail("$.job", "%q: use letters, digits, '_', '-' and '.'", s.Job)
+	}
+	if _, err := bookmark.ParseMode(s.Bookmark); err != nil {
+		v.fail("$.bookmark", "%v", err)
+	}
+	v.oneOf("$.engine", s.Engine.Name, Engines)
+	if s.Engine.Name == "spark" && s.Engine.Remote == "" {
+		v.fail("$.engine.spark.remote", "is required (e.g. sc://host:15002)")
+	}
+	if s.Engine.Threads < 0 {
+		v.fail("$.engine", "threads must be positive")
+	}
+	v.oneOf("$.on_bad_record", s.OnBadRecord, OnBadRecords)
+	if len(s.Sources) == 0 {
+		v.fail("$.sources", "at least one source is required")
+	}
+	names := map[string]string{}
+	name := func(p, n, what string) {
+		if !identRE.MatchString(n) {
+			v.fail(p, "%s %q must be an identifier (letters, digits, '_'), it names a SQL view", what, n)
+			return
+		}
+		if prev, ok := names[strings.ToLower(n)]; ok {
+			v.fail(p, "%q is already used by %s", n, prev)
+			return
+		}
+		names[strings.ToLower(n)] = what + " " + n
+	}
+	for i, src := range s.Sources {
+		p := fmt.Sprintf("$.sources[%d]", i)
+		if src.Ctx == "" {
+			v.fail(p+".ctx", "is required")
+		} else {
+			name(p+".ctx", src.Ctx, "source")
+		}
+		if src.Path == "" {
+			v.fail(p+".path", "is required")
+		}
+		v.oneOf(p+".format", src.Format, InputFormats)
+		v.oneOf(p+".tracking", src.Tracking, Trackings)
+		v.oneOf(p+".on_modified", src.OnModified, OnModifieds)
+		v.oneOf(p+".on_bad_record", src.OnBadRecord, OnBadRecords)
+		if src.BoundedFiles < 0 {
+			v.fail(p+".bounded_files", "must be positive")
+		}
+		if src.BoundedSize.Bytes < 0 {
+			v.fail(p+".bounded_size", "must be positive")
+		}
+		if src.MaxBand.Duration < 0 {
+			v.fail(p+".max_band", "must be positive")
+		}
+		if src.MaxFilesInBand < 0 {
+			v.fail(p+".max_files_in_band", "must be positive")
+		}
+		for j, g := range append(slices.Clone(src.Include), src.Exclude...) {
+			key := fmt.Sprintf("%s.include[%d]", p, j)
+			if j >= len(src.Include) {
+				key = fmt.Sprintf("%s.exclude[%d]", p, j-len(src.Include))
+			}
+			if _, err := filepath.Match(strings.ReplaceAll(g, "**", "*"), ""); err != nil {
+				v.fail(key, "bad glob %q: %v", g, err)
+			}
+		}
+	}
+	for i, t := range s.Transforms {
+		p := fmt.Sprintf("$.transforms")
+		n, ok := t.Key.(string)
+		if !ok {
+			v.fail(p, "transform names must be strings")
+			continue
+		}
+		name(p+"."+n, n, "transform")
+		if sql, ok := t.Value.(string); !ok || strings.TrimSpace(sql) == "" {
+			v.fail(p+"."+n, "transform %d (%s) must be a SQL query string", i+1, n)
+		}
+	}
+	if len(s.Sinks) == 0 {
+		v.fail("$.sinks", "at least one sink is required")
+	}
+	sinkNames := map[string]bool{}
+	for i, k := range s.Sinks {
+		p := fmt.Sprintf("$.sinks[%d]", i)
+		if k.Ctx == "" {
+			v.fail(p+".ctx", "is required")
+		} else if !identRE.MatchString(k.Ctx) {
+			v.fail(p+".ctx", "%q must be an identifier (letters, digits, '_')", k.Ctx)
+		} else if sinkNames[k.Ctx] {
+			v.fail(p+".ctx", "sink %q is defined twice", k.Ctx)
+		}
+		sinkNames[k.Ctx] = true
+		if k.Path == "" {
+			v.fail(p+".path", "is required")
+		}
+		v.oneOf(p+".format", k.Format, OutputFormats)
+		v.oneOf(p+".mode", k.Mode, SinkModes)
+		if k.From == "" {
+			v.fail(p+".from", "is required when there are several sources and no transforms")
+		} else if _, ok := names[strings.ToLower(k.From)]; !ok {
+			v.fail(p+".from", "%q is neither a source ctx nor a transform", k.From)
+		}
+		if k.Mode == "overwrite_partitions" && len(k.PartitionBy) == 0 {
+			v.fail(p+".mode", "overwrite_partitions needs partition_by")
+		}
+		for j, c := range k.PartitionBy {
+			if !identRE.MatchString(c) {
+				v.fail(fmt.Sprintf("%s.partition_by[%d]", p, j), "%q must be a column name", c)
+			}
+		}
+	}
+	if len(v.errs) > 0 {
+		return v.errs[0]
+	}
+	return nil
+}
+
+type validator struct {
+	s    *Spec
+	errs []error
+}
+
+func (v *validator) fail(path, format string, args ...any) {
+	line := 0
+	if v.s.lines != nil {
+		line = v.s.lines(path)
+	}
+	v.errs = append(v.errs, &Error{File: v.s.File, Line: line, Key: strings.TrimPrefix(path, "$."), Msg: fmt.Sprintf(format, args...)})
+}
+
+func (v *validator) oneOf(path, got string, allowed []string) {
+	if !slices.Contains(allowed, got) {
+		v.fail(path, "%q is not one of %s", got, strings.Join(allowed, ", "))
+	}
+}

@@ -1,0 +1,217 @@
+// Package local is the object store for local disks: plain paths and
+// file:// URLs. Writes go to a temporary file that is fsynced and renamed.
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"iter"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/tidemark-etl/tidemark/objstore"
+)
+
+func init() {
+	objstore.Register("file", func(_ context.Context, location string, _ map[string]string) (objstore.Store, error) {
+		return New(strings.TrimPrefix(location, "file://"))
+	})
+}
+
+// Store is a folder on a local disk.
+type Store struct {
+	root string // absolute, cleaned
+}
+
+var _ objstore.Store = (*Store)(nil)
+
+// New returns a store rooted at dir (which need not exist yet).
+func New(dir string) (*Store, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("resolving %s: %w", dir, err)
+	}
+	return &Store{root: abs}, nil
+}
+
+// Root returns the absolute folder.
+func (s *Store) Root() string { return s.root }
+
+func (s *Store) path(key string) string {
+	return filepath.Join(s.root, filepath.FromSlash(key))
+}
+
+// LocalPath returns the file path of key.
+func (s *Store) LocalPath(key string) (string, bool) { return s.path(key), true }
+
+// hidden reports whether a path segment is one tidemark and other readers skip.
+func hidden(name string) bool { return strings.HasPrefix(name, "_") || strings.HasPrefix(name, ".") }
+
+// List walks the folder under prefix and yields regular files in byte order
+// of their keys. Files are collected and sorted first: a directory walk's
+// order differs from byte order ("a/b" versus "a-b").
+func (s *Store) List(ctx context.Context, prefix string) iter.Seq2[objstore.Object, error] {
+	return func(yield func(objstore.Object, error) bool) {
+		var objs []objstore.Object
+		start := s.path(prefix)
+		// A prefix may end inside a name ("2026-11-"): walk its folder and filter.
+		walkRoot := start
+		if !strings.HasSuffix(prefix, "/") && prefix != "" {
+			walkRoot = filepath.Dir(start)
+		}
+		err := filepath.WalkDir(walkRoot, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) && p == walkRoot {
+					return fs.SkipAll
+				}
+				return err
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			rel, _ := filepath.Rel(s.root, p)
+			key := filepath.ToSlash(rel)
+			if p != walkRoot && hidden(d.Name()) && !strings.HasPrefix(prefix, key) {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if d.IsDir() {
+				return nil
+			}
+			if !strings.HasPrefix(key, prefix) {
+				return nil
+			}
+			info, err := d.Info()
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return nil // deleted while listing
+				}
+				return err
+			}
+			if !info.Mode().IsRegular() {
+				return nil
+			}
+			objs = append(objs, objstore.Object{Key: key, Size: info.Size(), ModTime: info.ModTime()})
+			return nil
+		})
+		if err != nil {
+			yield(objstore.Object{}, fmt.Errorf("listing %s: %w", start, err))
+			return
+		}
+		slices.SortFunc(objs, func(a, b objstore.Object) int { return strings.Compare(a.Key, b.Key) })
+		for _, o := range objs {
+			if !yield(o, nil) {
+				return
+			}
+		}
+	}
+}
+
+// Stat returns one file's metadata.
+func (s *Store) Stat(_ context.Context, key string) (objstore.Object, error) {
+	info, err := os.Stat(s.path(key))
+	if errors.Is(err, fs.ErrNotExist) {
+		return objstore.Object{}, fmt.Errorf("%s: %w", s.path(key), objstore.ErrNotExist)
+	}
+	if err != nil {
+		return objstore.Object{}, err
+	}
+	return objstore.Object{Key: key, Size: info.Size(), ModTime: info.ModTime()}, nil
+}
+
+// Open opens one file.
+func (s *Store) Open(_ context.Context, key string) (io.ReadCloser, error) {
+	f, err := os.Open(s.path(key))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", s.path(key), objstore.ErrNotExist)
+	}
+	return f, err
+}
+
+// Put writes key through a temporary file, fsync and rename.
+func (s *Store) Put(_ context.Context, key string, r io.Reader) error {
+	dst := s.path(key)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(dst), ".tmp-"+filepath.Base(dst)+"-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := io.Copy(tmp, r); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", dst, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("syncing %s: %w", dst, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), dst)
+}
+
+// Move renames a file, creating the target's folder. If from is gone and to
+// exists, the move already happened.
+func (s *Store) Move(_ context.Context, from, to string) error {
+	src, dst := s.path(from), s.path(to)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	err := os.Rename(src, dst)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, serr := os.Stat(dst); serr == nil {
+			return nil
+		}
+		return fmt.Errorf("moving %s: %w", src, objstore.ErrNotExist)
+	}
+	if err != nil {
+		return fmt.Errorf("moving %s to %s: %w", src, dst, err)
+	}
+	return syncDir(filepath.Dir(dst))
+}
+
+// Delete removes a file and then any folders it leaves empty up to the root.
+func (s *Store) Delete(_ context.Context, key string) error {
+	p := s.path(key)
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("deleting %s: %w", p, err)
+	}
+	for dir := filepath.Dir(p); dir != s.root && strings.HasPrefix(dir, s.root); dir = filepath.Dir(dir) {
+		if os.Remove(dir) != nil { // not empty, or gone
+			break
+		}
+	}
+	return nil
+}
+
+// DeletePrefix removes everything under prefix, which must name a folder.
+func (s *Store) DeletePrefix(_ context.Context, prefix string) error {
+	p := s.path(prefix)
+	if p == s.root {
+		return fmt.Errorf("refusing to delete the whole store root %s", s.root)
+	}
+	if err := os.RemoveAll(p); err != nil {
+		return fmt.Errorf("deleting %s: %w", p, err)
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	_ = d.Sync() // best effort: not every file system supports it
+	return nil
+}

@@ -1,0 +1,232 @@
+package tidemark
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/job"
+	"github.com/tidemark-etl/tidemark/store"
+)
+
+// SourceChangedError means a source's definition changed under the same
+// ctx since its bookmark was written.
+type SourceChangedError struct {
+	Ctx      string
+	Was, Now string
+}
+
+func (e *SourceChangedError) Error() string {
+	return fmt.Sprintf("source %s changed since its bookmark was written (was %s, now %s): "+
+		"run `tidemark bookmark reset` or use a new ctx to start over, or pass --allow-source-change to keep the bookmark",
+		e.Ctx, e.Was, e.Now)
+}
+
+// ModifiedFileError is on_modified: fail meeting a modified file.
+type ModifiedFileError struct {
+	Ctx      string
+	Path     string
+	Old, New bookmark.File
+}
+
+func (e *ModifiedFileError) Error() string {
+	return fmt.Sprintf("source %s: %s was modified since it was processed (size %d -> %d, mtime %s -> %s) and on_modified is fail",
+		e.Ctx, e.Path, e.Old.Size, e.New.Size,
+		e.Old.ModTime().Format(time.RFC3339Nano), e.New.ModTime().Format(time.RFC3339Nano))
+}
+
+// SourcePlan is what one source's run reads.
+type SourcePlan struct {
+	Ctx string
+	// Take is the files the run reads, oldest first.
+	Take []bookmark.File
+	// Superseded are the recorded versions of modified files in Take.
+	Superseded []bookmark.File
+	// Counts of what the listing held besides Take.
+	Unchanged, Modified, IgnoredModified, Deferred int64
+
+	src       *fileSource
+	prev      bookmark.SourceState
+	hasPrev   bool
+	fp, fpDoc string
+}
+
+// Bytes sums the sizes of Take.
+func (p *SourcePlan) Bytes() int64 {
+	var n int64
+	for _, f := range p.Take {
+		n += f.Size
+	}
+	return n
+}
+
+// planInput selects what mode reads of one source. from/to, when set, are
+// the enable runs whose inputs a pause run re-reads.
+type planInput struct {
+	mode       bookmark.Mode
+	states     map[string]bookmark.SourceState
+	rangeRuns  []string // run ids (from, to] for pause from/to
+	allowDrift bool
+	now        time.Time
+}
+
+func planSource(ctx context.Context, st store.Store, jobName string, spec *job.Spec, src job.Source, in planInput) (*SourcePlan, error) {
+	fs, err := openSource(ctx, spec, src)
+	if err != nil {
+		return nil, err
+	}
+	p := &SourcePlan{Ctx: src.Ctx, src: fs}
+	p.prev, p.hasPrev = in.states[src.Ctx]
+	p.fp, p.fpDoc = fs.fingerprint()
+	if p.hasPrev && p.prev.Fingerprint != p.fp && in.mode != bookmark.ModeDisable && !in.allowDrift {
+		return nil, &SourceChangedError{Ctx: src.Ctx, Was: p.prev.Describe, Now: p.fpDoc}
+	}
+	switch {
+	case in.mode == bookmark.ModeDisable:
+		for f, err := range fs.list(ctx) {
+			if err != nil {
+				return nil, err
+			}
+			p.Take = append(p.Take, f)
+		}
+		p.Take, _ = bookmark.Limit(p.Take, bookmark.Bounds{})
+		return p, nil
+	case in.rangeRuns != nil:
+		return p, planRange(ctx, st, jobName, fs, p, in.rangeRuns)
+	case bookmark.Tracking(src.Tracking) == bookmark.TrackTimestamp:
+		ix := bookmark.NewBandIndex(p.prev)
+		var cands []bookmark.File
+		for f, err := range fs.list(ctx) {
+			if err != nil {
+				return nil, err
+			}
+			if ix.Selects(p.prev, src.MaxBand.Duration, f) {
+				cands = append(cands, f)
+			} else {
+				p.Unchanged++
+			}
+		}
+		var deferred []bookmark.File
+		p.Take, deferred = bookmark.Limit(cands, bookmark.Bounds{
+			Files: src.BoundedFiles, Bytes: src.BoundedSize.Bytes,
+			InBand: src.MaxFilesInBand, Band: src.MaxBand.Duration, Now: in.now,
+		})
+		p.Deferred = int64(len(deferred))
+		return p, supersedeTaken(ctx, st, jobName, p)
+	default:
+		var cands []bookmark.File
+		old := map[string]bookmark.File{}
+		unchanged, err := bookmark.DiffExact(fs.list(ctx), st.Files(ctx, jobName, src.Ctx), func(c bookmark.Change) error {
+			if c.Kind == bookmark.Modified {
+				p.Modified++
+				switch bookmark.OnModified(src.OnModified) {
+				case bookmark.Ignore:
+					p.IgnoredModified++
+					return nil
+				case bookmark.Fail:
+					return &ModifiedFileError{Ctx: src.Ctx, Path: c.File.Path, Old: c.Old, New: c.File}
+				}
+				old[c.File.Path] = c.Old
+			}
+			cands = append(cands, c.File)
+			return nil
+		})
+		if err != nil {
+			var me *ModifiedFileError
+			if errors.As(err, &me) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("source %s: diffing listing against bookmark: %w", src.Ctx, err)
+		}
+		p.Unchanged = unchanged
+		var deferred []bookmark.File
+		p.Take, deferred = bookmark.Limit(cands, bookmark.Bounds{Files: src.BoundedFiles, Bytes: src.BoundedSize.Bytes})
+		p.Deferred = int64(len(deferred))
+		for _, f := range p.Take {
+			if o, ok := old[f.Path]; ok {
+				p.Superseded = append(p.Superseded, o)
+			}
+		}
+		return p, nil
+	}
+}
+
+// planRange re-reads exactly the files that the runs read: each by its
+// recorded path; a file since modified or deleted is an error, because its
+// recorded content can no longer be read.
+func planRange(ctx context.Context, st store.Store, jobName string, fs *fileSource, p *SourcePlan, runs []string) error {
+	want := map[string]bookmark.File{}
+	for r, err := range st.RunInputs(ctx, jobName, runs) {
+		if err != nil {
+			return err
+		}
+		if r.Ctx == p.Ctx {
+			want[r.File.Path] = r.File
+		}
+	}
+	for f, err := range fs.list(ctx) {
+		if err != nil {
+			return err
+		}
+		w, ok := want[f.Path]
+		if !ok {
+			continue
+		}
+		if !w.SameIdentity(f) {
+			p.Modified++
+		}
+		p.Take = append(p.Take, f)
+		delete(want, f.Path)
+	}
+	for path := range want {
+		return fmt.Errorf("source %s: %s was read by the runs in range but is gone", p.Ctx, path)
+	}
+	p.Take, _ = bookmark.Limit(p.Take, bookmark.Bounds{})
+	return nil
+}
+
+// nextState is the source's bookmark after a run that read p.Take.
+func (p *SourcePlan) nextState(schema []bookmark.Column) bookmark.SourceState {
+	s := p.prev
+	s.Kind = "files"
+	s.Fingerprint, s.Describe = p.fp, p.fpDoc
+	s.Tracking = bookmark.Tracking(p.src.spec.Tracking)
+	if schema != nil {
+		s.Schema = schema
+	}
+	for _, f := range p.Take {
+		s.Files++
+		s.Bytes += f.Size
+	}
+	for _, f := range p.Superseded {
+		s.Files--
+		s.Bytes -= f.Size
+	}
+	if s.Tracking == bookmark.TrackTimestamp {
+		s = bookmark.AdvanceTimestamp(s, p.src.spec.MaxBand.Duration, p.Take)
+	}
+	return s
+}
+
+// supersedeTaken finds the recorded versions of the paths that timestamp
+// tracking re-reads, so the records stay one current row per path.
+func supersedeTaken(ctx context.Context, st store.Store, jobName string, p *SourcePlan) error {
+	if len(p.Take) == 0 {
+		return nil
+	}
+	taken := make(map[string]bool, len(p.Take))
+	for _, f := range p.Take {
+		taken[f.Path] = true
+	}
+	for f, err := range st.Files(ctx, jobName, p.Ctx) {
+		if err != nil {
+			return err
+		}
+		if taken[f.Path] {
+			p.Superseded = append(p.Superseded, f)
+		}
+	}
+	return nil
+}

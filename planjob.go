@@ -1,0 +1,72 @@
+package tidemark
+
+import (
+	"context"
+	"time"
+
+	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/job"
+)
+
+// SourcePreview is what the next run would read of one source.
+type SourcePreview struct {
+	Files     int64    `json:"files"`
+	Bytes     int64    `json:"bytes"`
+	New       []string `json:"new"`
+	Modified  int64    `json:"modified"`
+	Unchanged int64    `json:"unchanged"`
+	Deferred  int64    `json:"deferred"`
+}
+
+// PlanResult is `tidemark plan`'s answer.
+type PlanResult struct {
+	Job     string                   `json:"job"`
+	Mode    bookmark.Mode            `json:"mode"`
+	Version int64                    `json:"version"`
+	Sources map[string]SourcePreview `json:"sources"`
+}
+
+// Plan says what the next run would read; it changes nothing and takes no
+// lease.
+func Plan(ctx context.Context, spec *job.Spec, opts RunOptions) (*PlanResult, error) {
+	if err := opts.defaults(spec); err != nil {
+		return nil, err
+	}
+	jobName := spec.Job
+	if opts.JobName != "" {
+		jobName = opts.JobName
+	}
+	st, err := OpenState(ctx, StateLocation(opts.State, spec))
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	head, err := st.Head(ctx, jobName)
+	if err != nil {
+		return nil, err
+	}
+	states, err := st.SourceStates(ctx, jobName)
+	if err != nil {
+		return nil, err
+	}
+	in := planInput{mode: opts.Mode, states: states, allowDrift: opts.AllowSourceChange, now: time.Now()}
+	if opts.From != "" {
+		if in.rangeRuns, err = rangeRuns(ctx, st, jobName, opts.From, opts.To); err != nil {
+			return nil, err
+		}
+	}
+	res := &PlanResult{Job: jobName, Mode: opts.Mode, Version: head.Version, Sources: map[string]SourcePreview{}}
+	for _, src := range spec.Sources {
+		p, err := planSource(ctx, st, jobName, spec, src, in)
+		if err != nil {
+			return nil, err
+		}
+		pv := SourcePreview{Files: int64(len(p.Take)), Bytes: p.Bytes(), New: []string{},
+			Modified: p.Modified, Unchanged: p.Unchanged, Deferred: p.Deferred}
+		for _, f := range p.Take {
+			pv.New = append(pv.New, f.Path)
+		}
+		res.Sources[src.Ctx] = pv
+	}
+	return res, nil
+}

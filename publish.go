@@ -1,0 +1,187 @@
+package tidemark
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/tidemark-etl/tidemark/engine"
+	"github.com/tidemark-etl/tidemark/internal/fault"
+	"github.com/tidemark-etl/tidemark/objstore"
+	"github.com/tidemark-etl/tidemark/store"
+)
+
+// Layout of a sink's _tidemark/ folder.
+const (
+	metaDir    = "_tidemark"
+	stagingDir = metaDir + "/staging"
+	rejectsDir = metaDir + "/rejects"
+)
+
+func stagingPrefix(runID string) string { return stagingDir + "/" + runID + "/" }
+
+// finalName maps a staged file to its deterministic published key:
+// [key=value/...]part-<run>-<n>.<ext>. The same staged set always maps to
+// the same names, so a roll-forward after a crash repeats the publish.
+func finalNames(runID string, staged []engine.StagedFile, ext string) []string {
+	idx := make([]int, len(staged))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return staged[idx[a]].Path < staged[idx[b]].Path })
+	names := make([]string, len(staged))
+	for n, i := range idx {
+		dir := path.Dir(staged[i].Path)
+		name := fmt.Sprintf("part-%s-%05d.%s", runID, n, ext)
+		if dir != "." {
+			name = dir + "/" + name
+		}
+		names[i] = name
+	}
+	return names
+}
+
+// roots caches object stores by location.
+type roots map[string]objstore.Store
+
+func (r roots) open(ctx context.Context, loc string) (objstore.Store, error) {
+	if s, ok := r[loc]; ok {
+		return s, nil
+	}
+	s, err := objstore.Open(ctx, loc, nil)
+	if err != nil {
+		return nil, err
+	}
+	r[loc] = s
+	return s, nil
+}
+
+// publish moves a committed run's staged outputs to their final names,
+// applies its overwrite actions and marks it published. Every step is
+// idempotent, so a run killed anywhere in here is finished by the next
+// command that calls publish again.
+func publish(ctx context.Context, st store.Store, rs roots, jobName, runID string, log *slog.Logger) error {
+	outs, err := st.Outputs(ctx, jobName, runID)
+	if err != nil {
+		return fmt.Errorf("reading outputs of run %s: %w", runID, err)
+	}
+	acts, err := st.Actions(ctx, jobName, runID)
+	if err != nil {
+		return fmt.Errorf("reading actions of run %s: %w", runID, err)
+	}
+	finals := map[string]map[string]bool{} // root -> final keys of this run
+	for i, o := range outs {
+		s, err := rs.open(ctx, o.Root)
+		if err != nil {
+			return err
+		}
+		if finals[o.Root] == nil {
+			finals[o.Root] = map[string]bool{}
+		}
+		finals[o.Root][o.Final] = true
+		if !o.Published {
+			if err := s.Move(ctx, o.Staged, o.Final); err != nil {
+				return fmt.Errorf("publishing %s of run %s: %w", o.Final, runID, err)
+			}
+		}
+		if i == 0 {
+			fault.At(fault.MidPublish)
+		}
+	}
+	for _, a := range acts {
+		if err := applyAction(ctx, rs, a, finals[a.Root], log); err != nil {
+			return fmt.Errorf("run %s: %w", runID, err)
+		}
+	}
+	fault.At(fault.AfterPublish)
+	if err := st.MarkPublished(ctx, jobName, runID); err != nil {
+		return fmt.Errorf("marking run %s published: %w", runID, err)
+	}
+	done := map[string]bool{}
+	for _, o := range outs {
+		if !done[o.Root] {
+			done[o.Root] = true
+			s, _ := rs.open(ctx, o.Root)
+			if err := s.DeletePrefix(ctx, stagingPrefix(runID)); err != nil {
+				log.Warn("cleaning staging folder", "root", o.Root, "run", runID, "err", err)
+			}
+		}
+	}
+	return nil
+}
+
+// applyAction deletes the published files that an overwrite replaces: every
+// data file of the sink (or of the written partitions) not written by this
+// run. Files under _-prefixed folders are never touched.
+func applyAction(ctx context.Context, rs roots, a store.SinkAction, keep map[string]bool, log *slog.Logger) error {
+	s, err := rs.open(ctx, a.Root)
+	if err != nil {
+		return err
+	}
+	prefixes := []string{""}
+	if a.Mode == "overwrite_partitions" {
+		prefixes = prefixes[:0]
+		for _, p := range a.Partitions {
+			prefixes = append(prefixes, strings.TrimSuffix(p, "/")+"/")
+		}
+	}
+	for _, prefix := range prefixes {
+		var del []string
+		for o, err := range s.List(ctx, prefix) {
+			if err != nil {
+				return fmt.Errorf("listing sink %s for overwrite: %w", a.Sink, err)
+			}
+			if !keep[o.Key] {
+				del = append(del, o.Key)
+			}
+		}
+		for _, k := range del {
+			if err := s.Delete(ctx, k); err != nil {
+				return fmt.Errorf("overwriting sink %s: %w", a.Sink, err)
+			}
+		}
+		if len(del) > 0 {
+			log.Info("overwrite removed old output", "sink", a.Sink, "files", len(del), "prefix", prefix)
+		}
+	}
+	return nil
+}
+
+// recover finishes what earlier runs of the job left behind: committed runs
+// not yet published are rolled forward, oldest first; then staged files of
+// runs that never committed are deleted from the given sink roots.
+func recoverJob(ctx context.Context, st store.Store, rs roots, jobName string, sinkRoots []string, log *slog.Logger) error {
+	pending, err := st.Unpublished(ctx, jobName)
+	if err != nil {
+		return fmt.Errorf("finding unpublished runs: %w", err)
+	}
+	for _, r := range pending {
+		log.Info("rolling forward committed run", "run", r.RunID)
+		if err := publish(ctx, st, rs, jobName, r.RunID, log); err != nil {
+			return err
+		}
+	}
+	for _, root := range sinkRoots {
+		s, err := rs.open(ctx, root)
+		if err != nil {
+			return err
+		}
+		n := 0
+		for _, err := range s.List(ctx, stagingDir+"/") {
+			if err != nil {
+				return err
+			}
+			n++
+		}
+		if n > 0 {
+			log.Info("deleting staged output of runs that did not commit", "root", root, "files", n)
+			if err := s.DeletePrefix(ctx, stagingDir+"/"); err != nil {
+				return fmt.Errorf("cleaning %s: %w", root, err)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,122 @@
+package tidemark
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/tidemark-etl/tidemark/store"
+)
+
+// ResetOptions are the settings of Reset.
+type ResetOptions struct {
+	// ToRun restores the bookmark exactly as that run committed it (Glue's
+	// rewind); empty clears the bookmark.
+	ToRun string
+	// Purge deletes what every later run published, whatever its mode.
+	Purge  bool
+	Logger *slog.Logger
+}
+
+// ResetResult says what a reset undid and deleted.
+type ResetResult struct {
+	Job     string   `json:"job"`
+	Version int64    `json:"version"`
+	ToRun   string   `json:"to_run,omitempty"`
+	Undone  []string `json:"undone"`
+	Purged  []string `json:"purged"`  // runs whose output was deleted
+	Deleted []string `json:"deleted"` // locations of deleted files
+}
+
+// Reset clears or rewinds a job's bookmark under its lease, after rolling
+// forward any committed run not yet published, and with Purge deletes the
+// output of every run after the target.
+func Reset(ctx context.Context, st store.Store, jobName string, opts ResetOptions) (*ResetResult, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	lease, err := acquire(ctx, st, jobName, "reset-"+newRunID(time.Now()), DefaultLeaseTTL, cancel, log)
+	if err != nil {
+		return nil, err
+	}
+	defer lease.release()
+	rs := roots{}
+	if err := recoverJob(ctx, st, rs, jobName, nil, log); err != nil {
+		return nil, fmt.Errorf("recovering earlier runs: %w", err)
+	}
+	runs, err := st.Runs(ctx, jobName)
+	if err != nil {
+		return nil, err
+	}
+	var targetSeq int64
+	if opts.ToRun != "" {
+		found := false
+		for _, r := range runs {
+			if r.RunID == opts.ToRun {
+				found, targetSeq = true, r.Seq
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("%w: job %s has no run %s (see `tidemark runs %s`)", ErrUsage, jobName, opts.ToRun, jobName)
+		}
+	}
+	undone, err := st.Reset(ctx, jobName, lease.token(), opts.ToRun)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+		}
+		return nil, fmt.Errorf("resetting job %s: %w", jobName, err)
+	}
+	head, err := st.Head(ctx, jobName)
+	if err != nil {
+		return nil, err
+	}
+	res := &ResetResult{Job: jobName, Version: head.Version, ToRun: opts.ToRun, Undone: []string{}, Purged: []string{}, Deleted: []string{}}
+	for _, r := range undone {
+		res.Undone = append(res.Undone, r.RunID)
+	}
+	if !opts.Purge {
+		return res, nil
+	}
+	// Runs undone by an earlier reset without purge are purged too.
+	for i := len(runs) - 1; i >= 0; i-- {
+		r := runs[i]
+		if r.Seq <= targetSeq || r.Status != store.StatusSucceeded || r.Purged {
+			continue
+		}
+		outs, err := st.Outputs(ctx, jobName, r.RunID)
+		if err != nil {
+			return res, err
+		}
+		for _, o := range outs {
+			s, err := rs.open(ctx, o.Root)
+			if err != nil {
+				return res, err
+			}
+			for _, k := range []string{o.Final, o.Staged} {
+				if err := s.Delete(ctx, k); err != nil {
+					return res, fmt.Errorf("purging output of run %s: %w", r.RunID, err)
+				}
+			}
+			res.Deleted = append(res.Deleted, joinLoc(o.Root, o.Final))
+			log.Info("deleted", "run", r.RunID, "file", joinLoc(o.Root, o.Final))
+		}
+		if err := st.MarkPurged(ctx, jobName, r.RunID); err != nil {
+			return res, err
+		}
+		res.Purged = append(res.Purged, r.RunID)
+	}
+	return res, nil
+}
+
+func joinLoc(root, key string) string {
+	if len(root) > 0 && root[len(root)-1] == '/' {
+		return root + key
+	}
+	return root + "/" + key
+}

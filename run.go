@@ -1,0 +1,205 @@
+// Package tidemark is incremental ETL with job bookmarks: the library behind
+// the tidemark command. Run executes a whole job; Bookmarks (api.go) gives a
+// Go program the bookmark alone.
+package tidemark
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/job"
+	"github.com/tidemark-etl/tidemark/store"
+)
+
+// RunOptions are the per-invocation settings of Run.
+type RunOptions struct {
+	// Mode overrides the job file's bookmark mode when set.
+	Mode bookmark.Mode
+	// From and To (pause only) re-read exactly what runs (From, To] read.
+	From, To string
+	// State overrides the state location.
+	State string
+	// JobName overrides the job file's job: (Glue's --JOB_NAME).
+	JobName string
+	// AllowSourceChange keeps bookmarks whose source definition changed.
+	AllowSourceChange bool
+	// LeaseTTL defaults to DefaultLeaseTTL.
+	LeaseTTL time.Duration
+	Logger   *slog.Logger
+	// Progress, if set, receives progress events.
+	Progress Progress
+}
+
+// Progress receives a run's progress: files and bytes read.
+type Progress interface {
+	// Phase starts a phase with a total (files and bytes; 0 if unknown).
+	Phase(name string, files, bytes int64)
+	// Add reports done work in the current phase.
+	Add(files, bytes int64)
+	// Done ends the current phase.
+	Done()
+}
+
+// Result is a run's summary; its JSON form is the contract's run --json.
+type Result struct {
+	Job        string                 `json:"job"`
+	RunID      string                 `json:"run_id"`
+	Attempt    int                    `json:"attempt"`
+	Status     string                 `json:"status"`
+	Mode       bookmark.Mode          `json:"mode"`
+	Sources    map[string]store.Count `json:"sources"`
+	Sinks      map[string]store.Count `json:"sinks"`
+	DurationMS int64                  `json:"duration_ms"`
+	Version    int64                  `json:"version"`
+	Error      string                 `json:"error,omitempty"`
+	StartedAt  *time.Time             `json:"started_at,omitempty"`
+	FinishedAt *time.Time             `json:"finished_at,omitempty"`
+	Undone     bool                   `json:"undone,omitempty"`
+}
+
+// ResultOf converts a stored run record.
+func ResultOf(r store.Run) Result {
+	res := Result{Job: r.Job, RunID: r.RunID, Attempt: r.Attempt, Status: r.Status, Mode: r.Mode,
+		Sources: r.Sources, Sinks: r.Sinks, Version: r.Version, Error: r.Error, Undone: r.Undone}
+	started := r.StartedAt
+	res.StartedAt = &started
+	if !r.FinishedAt.IsZero() {
+		f := r.FinishedAt
+		res.FinishedAt = &f
+		res.DurationMS = f.Sub(started).Milliseconds()
+	}
+	if res.Sources == nil {
+		res.Sources = map[string]store.Count{}
+	}
+	if res.Sinks == nil {
+		res.Sinks = map[string]store.Count{}
+	}
+	return res
+}
+
+func (o *RunOptions) defaults(spec *job.Spec) error {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.LeaseTTL == 0 {
+		o.LeaseTTL = DefaultLeaseTTL
+	}
+	if o.Mode == "" {
+		m, err := bookmark.ParseMode(spec.Bookmark)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrUsage, err)
+		}
+		o.Mode = m
+	}
+	if (o.From == "") != (o.To == "") {
+		return fmt.Errorf("%w: --job-bookmark-from and --job-bookmark-to go together", ErrUsage)
+	}
+	if o.From != "" && o.Mode != bookmark.ModePause {
+		return fmt.Errorf("%w: --job-bookmark-from/--job-bookmark-to need --job-bookmark-option pause", ErrUsage)
+	}
+	return nil
+}
+
+// Run executes one run of the job: plan against the bookmark, execute on the
+// engine, commit bookmark + run + manifests in one transaction, publish.
+// On error the bookmark did not move and nothing of the run is published;
+// the returned Result (non-nil once the run was recorded) says what it did.
+func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) {
+	if err := opts.defaults(spec); err != nil {
+		return nil, err
+	}
+	jobName := spec.Job
+	if opts.JobName != "" {
+		jobName = opts.JobName
+	}
+	st, err := OpenState(ctx, StateLocation(opts.State, spec))
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+
+	started := time.Now().UTC()
+	r := &runner{spec: spec, opts: opts, st: st, job: jobName, log: opts.Logger, rs: roots{}}
+	r.rec = store.Run{Job: jobName, RunID: newRunID(started), Mode: opts.Mode, Status: store.StatusRunning, StartedAt: started}
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	lease, err := acquire(ctx, st, jobName, r.rec.RunID, opts.LeaseTTL, cancel, r.log)
+	if err != nil {
+		return nil, err
+	}
+	defer lease.release()
+	r.lease = lease
+
+	if err := recoverJob(ctx, st, r.rs, jobName, r.sinkRoots(), r.log); err != nil {
+		return nil, fmt.Errorf("recovering earlier runs: %w", err)
+	}
+	if r.rec, err = st.BeginRun(ctx, r.rec); err != nil {
+		return nil, fmt.Errorf("recording run start: %w", err)
+	}
+	err = r.execute(ctx)
+	if cause := context.Cause(ctx); err != nil && cause != nil && !errors.Is(cause, context.Canceled) {
+		err = fmt.Errorf("%w (%v)", err, cause)
+	}
+	res := ResultOf(r.rec)
+	res.DurationMS = time.Since(started).Milliseconds()
+	if err != nil {
+		r.cleanupStaging()
+		r.rec.Status = store.StatusFailed
+		fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer fcancel()
+		if ferr := st.FailRun(fctx, jobName, r.rec.RunID, time.Now().UTC(), r.rec, err.Error()); ferr != nil {
+			r.log.Error("recording run failure", "run", r.rec.RunID, "err", ferr)
+		}
+		res.Status, res.Error = store.StatusFailed, err.Error()
+		return &res, err
+	}
+	res.Status = store.StatusSucceeded
+	return &res, nil
+}
+
+func (r *runner) sinkRoots() []string {
+	var out []string
+	for _, k := range r.spec.Sinks {
+		out = append(out, resolvePath(r.spec, k.Path))
+	}
+	return out
+}
+
+// rangeRuns resolves pause from/to into the enable runs (from, to] whose
+// inputs the run re-reads.
+func rangeRuns(ctx context.Context, st store.Store, jobName, from, to string) ([]string, error) {
+	runs, err := st.Runs(ctx, jobName)
+	if err != nil {
+		return nil, err
+	}
+	var fromSeq, toSeq int64 = -1, -1
+	for _, r := range runs {
+		if r.RunID == from {
+			fromSeq = r.Seq
+		}
+		if r.RunID == to {
+			toSeq = r.Seq
+		}
+	}
+	if fromSeq < 0 {
+		return nil, fmt.Errorf("%w: --job-bookmark-from %s: no such run of job %s", ErrUsage, from, jobName)
+	}
+	if toSeq < 0 {
+		return nil, fmt.Errorf("%w: --job-bookmark-to %s: no such run of job %s", ErrUsage, to, jobName)
+	}
+	if toSeq <= fromSeq {
+		return nil, fmt.Errorf("%w: --job-bookmark-to %s is not after --job-bookmark-from %s", ErrUsage, to, from)
+	}
+	ids := []string{}
+	for _, r := range runs {
+		if r.Seq > fromSeq && r.Seq <= toSeq && r.Mode == bookmark.ModeEnable && r.Status == store.StatusSucceeded && !r.Undone {
+			ids = append(ids, r.RunID)
+		}
+	}
+	return ids, nil
+}

@@ -1,0 +1,435 @@
+package tidemark
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/dustin/go-humanize"
+	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/engine"
+	"github.com/tidemark-etl/tidemark/internal/fault"
+	"github.com/tidemark-etl/tidemark/job"
+	"github.com/tidemark-etl/tidemark/objstore"
+	"github.com/tidemark-etl/tidemark/store"
+)
+
+// runner is one run in progress.
+type runner struct {
+	spec  *job.Spec
+	opts  RunOptions
+	st    store.Store
+	job   string
+	log   *slog.Logger
+	rs    roots
+	lease *heldLease
+	rec   store.Run
+
+	plans   []*SourcePlan
+	staged  []stagedSink // sinks whose staging folders exist
+	tmpDirs []string
+}
+
+// stagedSink is a sink's staging area for this run.
+type stagedSink struct {
+	spec   job.Sink
+	root   string
+	objs   objstore.Store
+	local  string // folder the engine writes
+	remote bool   // local is a temp folder to upload from
+}
+
+func (r *runner) execute(ctx context.Context) error {
+	head, err := r.st.Head(ctx, r.job)
+	if err != nil {
+		return fmt.Errorf("reading bookmark: %w", err)
+	}
+	states, err := r.st.SourceStates(ctx, r.job)
+	if err != nil {
+		return fmt.Errorf("reading bookmark: %w", err)
+	}
+	in := planInput{mode: r.opts.Mode, states: states, allowDrift: r.opts.AllowSourceChange, now: time.Now()}
+	if r.opts.From != "" {
+		if in.rangeRuns, err = rangeRuns(ctx, r.st, r.job, r.opts.From, r.opts.To); err != nil {
+			return err
+		}
+	}
+	r.rec.Sources = map[string]store.Count{}
+	r.rec.Sinks = map[string]store.Count{}
+	var total int
+	for _, src := range r.spec.Sources {
+		p, err := planSource(ctx, r.st, r.job, r.spec, src, in)
+		if err != nil {
+			return err
+		}
+		r.plans = append(r.plans, p)
+		total += len(p.Take)
+		r.log.Info("planned", "source", p.Ctx, "files", len(p.Take), "bytes", humanize.IBytes(uint64(p.Bytes())),
+			"unchanged", p.Unchanged, "modified", p.Modified, "deferred", p.Deferred)
+		if p.IgnoredModified > 0 {
+			r.log.Warn("modified files ignored (on_modified: ignore)", "source", p.Ctx, "files", p.IgnoredModified)
+		}
+	}
+	fault.At(fault.AfterPlan)
+
+	commit := store.Commit{Job: r.job, BaseVersion: head.Version, Advance: r.opts.Mode.Advances() && total > 0}
+	if total == 0 {
+		r.log.Info("nothing new to read")
+		for _, p := range r.plans {
+			r.rec.Sources[p.Ctx] = store.Count{Unchanged: p.Unchanged}
+		}
+		for _, k := range r.spec.Sinks {
+			r.rec.Sinks[k.Ctx] = store.Count{}
+		}
+		return r.commit(ctx, commit, head)
+	}
+
+	res, plans, err := r.runEngine(ctx, states)
+	if err != nil {
+		return err
+	}
+	fault.At(fault.AfterStage)
+
+	commit.Sources = map[string]bookmark.SourceState{}
+	for k, v := range states {
+		commit.Sources[k] = v
+	}
+	for i, p := range r.plans {
+		sr := res.Sources[p.Ctx]
+		c := store.Count{Files: int64(len(p.Take)), Bytes: p.Bytes(), Rows: sr.Rows, Rejected: sr.Rejected,
+			Modified: p.Modified, Deferred: p.Deferred, Missing: int64(len(plans[i].missing))}
+		for _, f := range p.Take {
+			if f.Size == 0 {
+				c.Empty++
+			}
+		}
+		r.rec.Sources[p.Ctx] = c
+		if commit.Advance {
+			commit.Sources[p.Ctx] = p.nextState(sr.Schema)
+			for _, f := range p.Take {
+				commit.Added = append(commit.Added, store.FileRecord{Ctx: p.Ctx, File: f})
+			}
+			for _, f := range p.Superseded {
+				commit.Superseded = append(commit.Superseded, store.FileRecord{Ctx: p.Ctx, File: f})
+			}
+		}
+	}
+	if err := r.stageOutputs(ctx, res, &commit); err != nil {
+		return err
+	}
+	return r.commit(ctx, commit, head)
+}
+
+// commit makes the run durable and publishes it.
+func (r *runner) commit(ctx context.Context, c store.Commit, head store.Head) error {
+	c.Token = r.lease.token()
+	r.rec.Status = store.StatusSucceeded
+	r.rec.FinishedAt = time.Now().UTC()
+	c.Run = r.rec
+	newHead, err := r.st.Commit(ctx, c)
+	if err != nil {
+		return fmt.Errorf("committing run %s: %w", r.rec.RunID, err)
+	}
+	r.rec.Version = newHead.Version
+	r.staged = nil // committed: the staged files belong to the manifest now
+	fault.At(fault.AfterCommit)
+	if len(c.Outputs) > 0 || len(c.Actions) > 0 {
+		if err := publish(ctx, r.st, r.rs, r.job, r.rec.RunID, r.log); err != nil {
+			// Committed: the next command rolls the publish forward.
+			r.log.Error("publishing committed run; the next run will finish it", "run", r.rec.RunID, "err", err)
+			return nil
+		}
+	}
+	r.cleanupTemp()
+	return nil
+}
+
+// plannedInputs is one source's engine input plus what went missing.
+type plannedInputs struct {
+	missing []string
+}
+
+// runEngine executes the plan. A file deleted between planning and reading
+// is reported, dropped from the plan and left unrecorded, and the engine is
+// run again without it.
+func (r *runner) runEngine(ctx context.Context, states map[string]bookmark.SourceState) (engine.Result, []plannedInputs, error) {
+	eng, err := engine.New(r.spec.Engine.Name, engine.Options{
+		MemoryLimit: r.spec.Engine.MemoryLimit, Threads: r.spec.Engine.Threads,
+		SpillDir: r.spillDir(), Remote: r.spec.Engine.Remote,
+	})
+	if err != nil {
+		return engine.Result{}, nil, err
+	}
+	defer eng.Close()
+	planned := make([]plannedInputs, len(r.plans))
+	for attempt := 0; ; attempt++ {
+		plan, err := r.enginePlan(ctx, states)
+		if err != nil {
+			return engine.Result{}, nil, err
+		}
+		if r.opts.Progress != nil {
+			var files, bytes int64
+			for _, p := range r.plans {
+				files += int64(len(p.Take))
+				bytes += p.Bytes()
+			}
+			r.opts.Progress.Phase("processing", files, bytes)
+		}
+		res, err := eng.Execute(ctx, plan)
+		if r.opts.Progress != nil {
+			r.opts.Progress.Done()
+		}
+		if err == nil {
+			return res, planned, nil
+		}
+		if attempt > 0 || !r.dropMissing(ctx, planned) {
+			return engine.Result{}, nil, err
+		}
+		r.cleanupStaging()
+	}
+}
+
+// dropMissing removes planned files that no longer exist; it reports whether
+// any was removed.
+func (r *runner) dropMissing(ctx context.Context, planned []plannedInputs) bool {
+	dropped := false
+	for i, p := range r.plans {
+		kept := p.Take[:0]
+		for _, f := range p.Take {
+			if _, err := p.src.objs.Stat(ctx, f.Path); errors.Is(err, objstore.ErrNotExist) {
+				r.log.Warn("input file disappeared after planning; not recorded, will be read if it comes back", "source", p.Ctx, "file", f.Path)
+				planned[i].missing = append(planned[i].missing, f.Path)
+				dropped = true
+				continue
+			}
+			kept = append(kept, f)
+		}
+		p.Take = kept
+	}
+	return dropped
+}
+
+func (r *runner) spillDir() string {
+	if r.spec.Engine.SpillDir != "" {
+		return resolvePath(r.spec, r.spec.Engine.SpillDir)
+	}
+	return ""
+}
+
+// enginePlan builds the engine's plan: sources with local paths (remote
+// inputs are downloaded first), transforms, and sinks with staging folders.
+func (r *runner) enginePlan(ctx context.Context, states map[string]bookmark.SourceState) (engine.Plan, error) {
+	plan := engine.Plan{}
+	for i, p := range r.plans {
+		src := r.spec.Sources[i]
+		es := engine.Source{Ctx: p.Ctx, Format: src.Format, Options: src.Options, Hive: *src.HivePartitioning}
+		if st, ok := states[p.Ctx]; ok && len(st.Schema) > 0 {
+			es.Schema = st.Schema
+		}
+		for _, f := range p.Take {
+			local, ok := p.src.objs.LocalPath(f.Path)
+			if !ok {
+				var err error
+				if local, err = r.download(ctx, p, f); err != nil {
+					return plan, err
+				}
+			}
+			es.Files = append(es.Files, engine.Input{Path: local, Key: f.Path, Size: f.Size})
+		}
+		if src.OnBadRecord != plan.OnBadRecord && plan.OnBadRecord != "" {
+			// one policy per plan: the strictest wins
+			if src.OnBadRecord == engine.BadFail || plan.OnBadRecord == engine.BadFail {
+				plan.OnBadRecord = engine.BadFail
+			}
+		} else {
+			plan.OnBadRecord = src.OnBadRecord
+		}
+		plan.Sources = append(plan.Sources, es)
+	}
+	for _, t := range r.spec.Transforms {
+		plan.Transforms = append(plan.Transforms, engine.Transform{Name: t.Key.(string), SQL: t.Value.(string)})
+	}
+	r.staged = nil
+	for _, k := range r.spec.Sinks {
+		ss, err := r.stagingFor(ctx, k)
+		if err != nil {
+			return plan, err
+		}
+		r.staged = append(r.staged, ss)
+		plan.Sinks = append(plan.Sinks, engine.Sink{Ctx: k.Ctx, From: k.From, Format: k.Format, Options: k.Options,
+			PartitionBy: k.PartitionBy, Dir: path.Join(ss.local, "data")})
+	}
+	if len(r.staged) > 0 {
+		plan.RejectsDir = path.Join(r.staged[0].local, "rejects")
+	}
+	return plan, nil
+}
+
+// stagingFor prepares a sink's staging folder: in place under the sink's
+// _tidemark/staging/<run>/ on local disks, a temporary folder otherwise.
+func (r *runner) stagingFor(ctx context.Context, k job.Sink) (stagedSink, error) {
+	root := resolvePath(r.spec, k.Path)
+	objs, err := r.rs.open(ctx, root)
+	if err != nil {
+		return stagedSink{}, fmt.Errorf("sink %s: %w", k.Ctx, err)
+	}
+	ss := stagedSink{spec: k, root: root, objs: objs}
+	if p, ok := objs.LocalPath(stagingPrefix(r.rec.RunID)); ok {
+		ss.local = p
+	} else {
+		dir, err := os.MkdirTemp(r.spillDir(), "tidemark-stage-")
+		if err != nil {
+			return ss, fmt.Errorf("sink %s: making staging folder: %w", k.Ctx, err)
+		}
+		r.tmpDirs = append(r.tmpDirs, dir)
+		ss.local, ss.remote = dir, true
+	}
+	if err := os.MkdirAll(ss.local, 0o755); err != nil {
+		return ss, fmt.Errorf("sink %s: making staging folder: %w", k.Ctx, err)
+	}
+	return ss, nil
+}
+
+// stageOutputs records every staged file in the commit (uploading it first
+// when the sink is remote) and the sink's overwrite action.
+func (r *runner) stageOutputs(ctx context.Context, res engine.Result, c *store.Commit) error {
+	for i, ss := range r.staged {
+		k := ss.spec
+		sr := res.Sinks[k.Ctx]
+		ext := map[string]string{"parquet": "parquet", "csv": "csv", "json": "json"}[k.Format]
+		names := finalNames(r.rec.RunID, sr.Files, ext)
+		var bytes int64
+		parts := map[string]bool{}
+		for j, f := range sr.Files {
+			staged := stagingPrefix(r.rec.RunID) + "data/" + f.Path
+			if err := r.upload(ctx, ss, filepath.Join(ss.local, "data", filepath.FromSlash(f.Path)), staged); err != nil {
+				return err
+			}
+			c.Outputs = append(c.Outputs, store.Output{RunID: r.rec.RunID, Sink: k.Ctx, Root: ss.root,
+				Staged: staged, Final: names[j], Rows: f.Rows, Bytes: f.Bytes})
+			bytes += f.Bytes
+			if d := path.Dir(names[j]); d != "." {
+				parts[d] = true
+			}
+		}
+		r.rec.Sinks[k.Ctx] = store.Count{Files: int64(len(sr.Files)), Rows: sr.Rows, Bytes: bytes}
+		switch k.Mode {
+		case "overwrite":
+			c.Actions = append(c.Actions, store.SinkAction{Sink: k.Ctx, Root: ss.root, Mode: k.Mode})
+		case "overwrite_partitions":
+			a := store.SinkAction{Sink: k.Ctx, Root: ss.root, Mode: k.Mode}
+			for p := range parts {
+				a.Partitions = append(a.Partitions, p)
+			}
+			if len(a.Partitions) > 0 {
+				c.Actions = append(c.Actions, a)
+			}
+		}
+		if i == 0 {
+			if err := r.stageRejects(ctx, ss, c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// stageRejects records quarantined rows as outputs published under
+// _tidemark/rejects/<run>/.
+func (r *runner) stageRejects(ctx context.Context, ss stagedSink, c *store.Commit) error {
+	dir := filepath.Join(ss.local, "rejects")
+	return filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		staged := stagingPrefix(r.rec.RunID) + "rejects/" + rel
+		if err := r.upload(ctx, ss, p, staged); err != nil {
+			return err
+		}
+		info, _ := d.Info()
+		c.Outputs = append(c.Outputs, store.Output{RunID: r.rec.RunID, Sink: "rejects:" + strings.SplitN(rel, "/", 2)[0],
+			Root: ss.root, Staged: staged, Final: rejectsDir + "/" + r.rec.RunID + "/" + rel, Bytes: info.Size()})
+		return nil
+	})
+}
+
+// upload puts a staged file in place when the sink is remote.
+func (r *runner) upload(ctx context.Context, ss stagedSink, local, key string) error {
+	if !ss.remote {
+		return nil
+	}
+	f, err := os.Open(local)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := ss.objs.Put(ctx, key, f); err != nil {
+		return fmt.Errorf("sink %s: uploading %s: %w", ss.spec.Ctx, key, err)
+	}
+	return nil
+}
+
+// download copies a remote input into the spill folder.
+func (r *runner) download(ctx context.Context, p *SourcePlan, f bookmark.File) (string, error) {
+	if len(r.tmpDirs) == 0 || !strings.Contains(r.tmpDirs[0], "tidemark-in-") {
+		dir, err := os.MkdirTemp(r.spillDir(), "tidemark-in-")
+		if err != nil {
+			return "", err
+		}
+		r.tmpDirs = append([]string{dir}, r.tmpDirs...)
+	}
+	dst := filepath.Join(r.tmpDirs[0], p.Ctx, filepath.FromSlash(f.Path))
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return "", err
+	}
+	in, err := p.src.objs.Open(ctx, f.Path)
+	if err != nil {
+		return "", fmt.Errorf("source %s: reading %s: %w", p.Ctx, f.Path, err)
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return "", fmt.Errorf("source %s: downloading %s: %w", p.Ctx, f.Path, err)
+	}
+	return dst, out.Close()
+}
+
+// cleanupStaging deletes this run's staged output (a failed run publishes
+// nothing).
+func (r *runner) cleanupStaging() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, ss := range r.staged {
+		if err := ss.objs.DeletePrefix(ctx, stagingPrefix(r.rec.RunID)); err != nil {
+			r.log.Warn("cleaning staged output", "sink", ss.spec.Ctx, "err", err)
+		}
+		if !ss.remote {
+			_ = os.RemoveAll(ss.local)
+		}
+	}
+	r.staged = nil
+	r.cleanupTemp()
+}
+
+func (r *runner) cleanupTemp() {
+	for _, d := range r.tmpDirs {
+		_ = os.RemoveAll(d)
+	}
+	r.tmpDirs = nil
+}

@@ -1,0 +1,229 @@
+// Package store defines tidemark's state store: bookmarks with every
+// committed version, runs, input and output manifests, and leases. Backends
+// (store/sqlite, later store/postgres and store/s3) implement Store and
+// register themselves by URL scheme; every backend passes store/storetest.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/tidemark-etl/tidemark/bookmark"
+)
+
+// Sentinel errors that callers test with errors.Is.
+var (
+	// ErrLeaseHeld means another live holder has the job's lease. The error
+	// returned is a *LeaseHeldError that names the holder.
+	ErrLeaseHeld = errors.New("lease held by another run")
+	// ErrLeaseLost means the caller's fencing token is no longer current: its
+	// lease expired and another run took it.
+	ErrLeaseLost = errors.New("lease lost")
+	// ErrVersionConflict means the bookmark moved since the caller read it.
+	ErrVersionConflict = errors.New("bookmark version conflict")
+	// ErrNotFound means the job or run does not exist.
+	ErrNotFound = errors.New("not found")
+)
+
+// Holder describes who holds a lease.
+type Holder struct {
+	ID      string    `json:"id"` // unique per process/run, e.g. the run id
+	Host    string    `json:"host"`
+	PID     int       `json:"pid"`
+	Started time.Time `json:"started"`
+}
+
+// Lease is a held lease on one job. Token is the fencing token: it grows
+// with every acquisition of the job's lease and is checked at commit.
+type Lease struct {
+	Job     string
+	Token   int64
+	Holder  Holder
+	Expires time.Time
+}
+
+// LeaseHeldError is returned (wrapping ErrLeaseHeld) when the lease is held.
+type LeaseHeldError struct {
+	Job     string
+	Holder  Holder
+	Expires time.Time
+}
+
+func (e *LeaseHeldError) Error() string {
+	return fmt.Sprintf("job %q is being run by %s (host %s, pid %d, started %s); lease expires %s",
+		e.Job, e.Holder.ID, e.Holder.Host, e.Holder.PID,
+		e.Holder.Started.UTC().Format(time.RFC3339), e.Expires.UTC().Format(time.RFC3339))
+}
+
+func (e *LeaseHeldError) Unwrap() error { return ErrLeaseHeld }
+
+// Head is a job's current bookmark version. Version 0 with an empty RunID
+// is the state of a job that never committed (or was reset).
+type Head struct {
+	Job       string    `json:"job"`
+	Version   int64     `json:"version"`
+	RunID     string    `json:"run_id"` // the run whose commit (or rewind target) the version holds
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Run statuses.
+const (
+	StatusRunning   = "running"
+	StatusSucceeded = "succeeded"
+	StatusFailed    = "failed"
+)
+
+// Count is one source's or sink's totals in a run summary.
+type Count struct {
+	Files     int64 `json:"files"`
+	Bytes     int64 `json:"bytes"`
+	Rows      int64 `json:"rows"`
+	Rejected  int64 `json:"rejected,omitempty"`
+	Skipped   int64 `json:"skipped,omitempty"`
+	Modified  int64 `json:"modified,omitempty"`
+	Missing   int64 `json:"missing,omitempty"`
+	Empty     int64 `json:"empty,omitempty"`
+	Deferred  int64 `json:"deferred,omitempty"`
+	Unchanged int64 `json:"unchanged,omitempty"`
+}
+
+// Run is one run's record.
+type Run struct {
+	Job        string           `json:"job"`
+	RunID      string           `json:"run_id"`
+	Seq        int64            `json:"seq"` // order of runs within the job, assigned by the store at BeginRun
+	Attempt    int              `json:"attempt"`
+	Mode       bookmark.Mode    `json:"mode"`
+	Status     string           `json:"status"`
+	Sources    map[string]Count `json:"sources"`
+	Sinks      map[string]Count `json:"sinks"`
+	StartedAt  time.Time        `json:"started_at"`
+	FinishedAt time.Time        `json:"finished_at,omitzero"`
+	Error      string           `json:"error,omitempty"`
+	// Version is the bookmark version this run committed (enable runs), or
+	// the version it read (other modes). 0 until committed.
+	Version int64 `json:"version"`
+	// Undone is set when a reset or rewind undid this run's bookmark and
+	// (with purge) its output.
+	Undone bool `json:"undone,omitempty"`
+	// Purged is set once --purge-output deleted this run's published output.
+	Purged bool `json:"purged,omitempty"`
+}
+
+// FileRecord is one processed file of one source ctx.
+type FileRecord struct {
+	Ctx  string
+	File bookmark.File
+}
+
+// Output is one file a run writes to a sink: staged first, then published
+// under its final, deterministic name.
+type Output struct {
+	RunID     string `json:"run_id"`
+	Sink      string `json:"sink"`
+	Root      string `json:"root"`   // the sink's location (URL or path)
+	Staged    string `json:"staged"` // key relative to Root, under _tidemark/
+	Final     string `json:"final"`  // key relative to Root
+	Rows      int64  `json:"rows"`
+	Bytes     int64  `json:"bytes"`
+	Published bool   `json:"published"`
+}
+
+// SinkAction is a publish-time action that replaces old output (overwrite
+// modes). It is recorded with the commit so a roll-forward repeats it.
+type SinkAction struct {
+	Sink string `json:"sink"`
+	Root string `json:"root"`
+	// Mode is the sink mode: "overwrite" deletes every published file of the
+	// sink not written by this run; "overwrite_partitions" does so within
+	// Partitions only.
+	Mode       string   `json:"mode"`
+	Partitions []string `json:"partitions,omitempty"` // partition folders, e.g. "product=a"
+}
+
+// Commit is everything one run makes durable, in one transaction.
+type Commit struct {
+	Job   string
+	Token int64 // fencing token of the lease the run holds
+	// BaseVersion is the bookmark version the run planned against; with
+	// Advance the commit fails with ErrVersionConflict unless it is still
+	// the head, and the new head is BaseVersion+1.
+	BaseVersion int64
+	Advance     bool
+	Run         Run // final record; Status is StatusSucceeded
+	// Sources holds every source ctx's new state (Advance only).
+	Sources map[string]bookmark.SourceState
+	// Added are the files this run read, recorded for exact tracking and as
+	// the run's input manifest (Advance only).
+	Added []FileRecord
+	// Superseded are earlier records replaced by a new version of the same
+	// path (on_modified: reprocess) (Advance only).
+	Superseded []FileRecord
+	Outputs    []Output
+	Actions    []SinkAction
+}
+
+// Store is the state store. All methods are safe for concurrent use by
+// several processes; a method that returns an error changed nothing, unless
+// its comment says otherwise.
+type Store interface {
+	// AcquireLease takes the job's lease for ttl if it is free or expired,
+	// with a fencing token greater than any before. If a live holder has it,
+	// it returns a *LeaseHeldError at once (no waiting).
+	AcquireLease(ctx context.Context, job string, h Holder, ttl time.Duration) (Lease, error)
+	// RenewLease extends a held lease; ErrLeaseLost if the token is stale.
+	RenewLease(ctx context.Context, l Lease, ttl time.Duration) (Lease, error)
+	// ReleaseLease frees the lease if the token is still current; releasing
+	// a lost lease is not an error. Idempotent.
+	ReleaseLease(ctx context.Context, l Lease) error
+
+	// Head returns the job's current bookmark version (Version 0 if none).
+	Head(ctx context.Context, job string) (Head, error)
+	// SourceStates returns the source states of the job's head version.
+	SourceStates(ctx context.Context, job string) (map[string]bookmark.SourceState, error)
+	// Files yields the current (not superseded) file records of one source
+	// ctx in ascending Path order (byte order), streaming.
+	Files(ctx context.Context, job, srcCtx string) iter.Seq2[bookmark.File, error]
+	// RunInputs yields the files recorded by the given runs (superseded
+	// records included), per source ctx, in Path order within each ctx.
+	RunInputs(ctx context.Context, job string, runIDs []string) iter.Seq2[FileRecord, error]
+
+	// BeginRun records a run as running and assigns its Seq and Attempt
+	// (1 + the number of failed runs since the last succeeded one).
+	BeginRun(ctx context.Context, r Run) (Run, error)
+	// FailRun records a run's failure; the bookmark does not move.
+	FailRun(ctx context.Context, job, runID string, finished time.Time, summary Run, msg string) error
+	// Commit makes c durable atomically: run record, outputs, actions and,
+	// with Advance, the new bookmark version. ErrLeaseLost if c.Token is not
+	// the job's current lease token; ErrVersionConflict on a stale base.
+	Commit(ctx context.Context, c Commit) (Head, error)
+	// Runs returns the job's runs, newest first.
+	Runs(ctx context.Context, job string) ([]Run, error)
+	// Run returns one run; ErrNotFound if unknown.
+	Run(ctx context.Context, job, runID string) (Run, error)
+
+	// Outputs returns the outputs of a run, ordered by sink then Final.
+	Outputs(ctx context.Context, job, runID string) ([]Output, error)
+	// Actions returns the publish actions of a run.
+	Actions(ctx context.Context, job, runID string) ([]SinkAction, error)
+	// Unpublished returns the committed runs whose outputs are not all
+	// published yet, oldest first (what a roll-forward must finish).
+	Unpublished(ctx context.Context, job string) ([]Run, error)
+	// MarkPublished records that all of a run's outputs are in place.
+	MarkPublished(ctx context.Context, job, runID string) error
+
+	// Reset restores the bookmark as run toRunID committed it (or clears it
+	// when toRunID is empty) under a new head version, marks every later
+	// committed run (any mode) Undone and returns them, oldest first.
+	// toRunID must name a committed, not undone, enable-mode run.
+	Reset(ctx context.Context, job string, token int64, toRunID string) ([]Run, error)
+	// MarkPurged records that a run's published output was deleted.
+	MarkPurged(ctx context.Context, job, runID string) error
+
+	// Stats returns backend-specific size figures (for reports).
+	Stats(ctx context.Context) (map[string]int64, error)
+	Close() error
+}
