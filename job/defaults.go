@@ -28,8 +28,8 @@ var (
 	Engines       = []string{"duckdb", "spark"}
 )
 
-// applyDefaults fills unset fields.
-func (s *Spec) applyDefaults() {
+// ApplyDefaults fills unset fields; Parse calls it before Validate.
+func (s *Spec) ApplyDefaults() {
 	if s.Engine.Name == "" {
 		s.Engine.Name = DefaultEngine
 	}

@@ -68,7 +68,7 @@ func Parse(name string, data []byte) (*Spec, error) {
 	}
 	s.Dir = filepath.Dir(abs)
 	s.lines = func(p string) int { return lineOf(file, p) }
-	s.applyDefaults()
+	s.ApplyDefaults()
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
@@ -152,7 +152,8 @@ func (d *Duration) UnmarshalYAML(unmarshal func(any) error) error {
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		return fmt.Errorf("invalid duration %q (want e.g. 15m, 90s)", s)
+		d.err = fmt.Errorf("invalid duration %q (want e.g. 15m, 90s)", s)
+		return nil
 	}
 	d.Duration = v
 	return nil
@@ -171,7 +172,8 @@ func (z *Size) UnmarshalYAML(unmarshal func(any) error) error {
 	}
 	v, err := humanize.ParseBytes(s)
 	if err != nil {
-		return fmt.Errorf("invalid size %q (want e.g. 10GiB, 500MB)", s)
+		z.err = fmt.Errorf("invalid size %q (want e.g. 10GiB, 500MB)", s)
+		return nil
 	}
 	z.Bytes = int64(v)
 	return nil

@@ -96,7 +96,13 @@ type Sink struct {
 }
 
 // Duration is a time.Duration written as "15m" in YAML.
-type Duration struct{ time.Duration }
+type Duration struct {
+	time.Duration
+	err error // reported by Validate, which knows the line
+}
 
 // Size is a byte count written as "10GiB" in YAML.
-type Size struct{ Bytes int64 }
+type Size struct {
+	Bytes int64
+	err   error
+}

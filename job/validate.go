@@ -63,6 +63,12 @@ func (s *Spec) Validate() error {
 		if src.BoundedFiles < 0 {
 			v.fail(p+".bounded_files", "must be positive")
 		}
+		if src.MaxBand.err != nil {
+			v.fail(p+".max_band", "%v", src.MaxBand.err)
+		}
+		if src.BoundedSize.err != nil {
+			v.fail(p+".bounded_size", "%v", src.BoundedSize.err)
+		}
 		if src.BoundedSize.Bytes < 0 {
 			v.fail(p+".bounded_size", "must be positive")
 		}

@@ -1,0 +1,82 @@
+package job
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+const valid = `job: sales-daily
+sources:
+  - ctx: orders_source
+    path: landing/
+    format: csv
+    options: {header: true}
+transforms:
+  clean_orders: |
+    SELECT order_id FROM orders_source
+sinks:
+  - ctx: orders_sink
+    path: out/
+    partition_by: [product]
+`
+
+func TestParseDefaults(t *testing.T) {
+	s, err := Parse("job.yaml", []byte(valid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, sink := s.Sources[0], s.Sinks[0]
+	if src.Tracking != "exact" || src.OnModified != "reprocess" || src.MaxBand.Duration != DefaultMaxBand || !*src.HivePartitioning {
+		t.Errorf("source defaults: got %+v", src)
+	}
+	if sink.From != "clean_orders" || sink.Format != "parquet" || sink.Mode != "append" {
+		t.Errorf("sink defaults: got from %q format %q mode %q", sink.From, sink.Format, sink.Mode)
+	}
+	if s.Engine.Name != "duckdb" || s.Bookmark != "enable" {
+		t.Errorf("job defaults: engine %q bookmark %q", s.Engine.Name, s.Bookmark)
+	}
+}
+
+func TestParseErrorsNameKeyAndLine(t *testing.T) {
+	cases := []struct {
+		name, edit, want string
+		line             int
+	}{
+		{"unknown key", strings.Replace(valid, "    format: csv\n", "    format: csv\n    formatt: csv\n", 1), `unknown key "formatt"`, 6},
+		{"bad format", strings.Replace(valid, "format: csv", "format: xml", 1), "sources[0].format", 5},
+		{"bad tracking", strings.Replace(valid, "format: csv", "format: csv\n    tracking: fuzzy", 1), "sources[0].tracking", 6},
+		{"bad from", strings.Replace(valid, "    partition_by", "    from: nope\n    partition_by", 1), "sinks[0].from", 13},
+		{"bad duration", strings.Replace(valid, "format: csv", "format: csv\n    max_band: soon", 1), "invalid duration", 6},
+		{"bad engine", strings.Replace(valid, "sources:", "engine: {flink: {}}\nsources:", 1), "engine", 2},
+		{"missing job", strings.Replace(valid, "job: sales-daily\n", "", 1), "job: is required", 0},
+		{"duplicate ctx", strings.Replace(valid, "clean_orders: |", "orders_source: |", 1), "already used", 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse("job.yaml", []byte(c.edit))
+			var je *Error
+			if !errors.As(err, &je) {
+				t.Fatalf("got %v, want *job.Error", err)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %q, want it to mention %q", err, c.want)
+			}
+			if c.line > 0 && je.Line != c.line {
+				t.Errorf("got line %d, want %d (%v)", je.Line, c.line, err)
+			}
+		})
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(valid))
+	f.Add([]byte("job: [x\n"))
+	f.Add([]byte("job: x\nsources: 3\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := Parse("job.yaml", data)
+		if err == nil && (s.Job == "" || len(s.Sources) == 0 || len(s.Sinks) == 0) {
+			t.Fatalf("accepted an incomplete job: %+v", s)
+		}
+	})
+}
