@@ -97,9 +97,11 @@ func (r *runner) execute(ctx context.Context) error {
 	}
 	fault.At(fault.AfterStage)
 
-	commit.Sources = map[string]bookmark.SourceState{}
-	for k, v := range states {
-		commit.Sources[k] = v
+	if commit.Advance {
+		commit.Sources = map[string]bookmark.SourceState{}
+		for k, v := range states {
+			commit.Sources[k] = v
+		}
 	}
 	for i, p := range r.plans {
 		sr := res.Sources[p.Ctx]

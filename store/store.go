@@ -61,7 +61,9 @@ func (e *LeaseHeldError) Error() string {
 func (e *LeaseHeldError) Unwrap() error { return ErrLeaseHeld }
 
 // Head is a job's current bookmark version. Version 0 with an empty RunID
-// is the state of a job that never committed (or was reset).
+// is the state of a job that never committed; a full reset leaves an empty
+// RunID under a new, higher Version (versions only grow, so a commit
+// planned before the reset fails with ErrVersionConflict).
 type Head struct {
 	Job       string    `json:"job"`
 	Version   int64     `json:"version"`

@@ -22,8 +22,16 @@ var Steps = []string{AfterPlan, AfterStage, AfterCommit, MidPublish, AfterPublis
 
 var armed = os.Getenv("TIDEMARK_FAULT")
 
+// Hook, when set (by in-process tests), is called at every step instead of
+// the environment check; a test simulates a crash by panicking from it.
+var Hook func(step string)
+
 // At kills the process if step is the armed fault.
 func At(step string) {
+	if Hook != nil {
+		Hook(step)
+		return
+	}
 	if armed != "" && armed == step {
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {} // the signal is on its way

@@ -1,0 +1,282 @@
+// Command bench measures tidemark against its baselines, side by side in one
+// run, and writes the report docs/benchmarks.md. From the repository root:
+//
+//	go run ./bench            # the full run: regenerates docs/benchmarks.md
+//	go run ./bench -quick     # small sizes, a smoke run; writes bench/.data/benchmarks-quick.md
+//
+// Every size and target is a flag; each flag can also be set by an
+// environment variable TMBENCH_<FLAG> with dashes as underscores (e.g.
+// TMBENCH_CONVERT_FILES=4). Generated input is cached under -data (default
+// bench/.data, which git ignores) and reused by later runs; outputs and
+// state of a run go to a scratch folder under it that is removed at the end.
+//
+// The scenarios (see docs/benchmarks.md for what each compares):
+//
+//	convert  CSV -> Parquet: tidemark run vs DuckDB alone (bench/duckdbcopy)
+//	noop     a no-op run over 100k processed files vs find | sort; 10 new files;
+//	         the state store's size
+//	memory   peak RSS of a 2 GB conversion under memory_limit: 512MB
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// config is everything a run can vary.
+type config struct {
+	Quick    bool
+	Out      string
+	DataDir  string
+	Tidemark string // a prebuilt binary; empty: build ./cmd/tidemark
+	Only     string
+	Timeout  time.Duration
+	Reps     int
+	Keep     bool
+	Settle   time.Duration
+
+	ConvertFiles  int
+	ConvertRows   int64
+	ConvertTarget float64
+
+	NoopDirs      int
+	NoopPerDir    int
+	NoopNew       int
+	NoopTarget    float64
+	NewTarget     float64
+	BackfillBatch int
+
+	MemFiles     int
+	MemFileBytes int64
+	MemLimit     string
+	MemTarget    int64
+	MemReps      int
+
+	root string // module root
+	work string // scratch folder of this run
+	bin  binaries
+}
+
+// binaries are the programs under test.
+type binaries struct {
+	tidemark    string
+	tidemarkErr error // why tidemark could not be built
+	duckdb      string
+}
+
+func main() {
+	cfg, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.BoolVar(&c.Quick, "quick", false, "small sizes for a smoke run (sizes given explicitly still win)")
+	fs.StringVar(&c.Out, "out", "", "report to write (default docs/benchmarks.md; with -quick bench/.data/benchmarks-quick.md)")
+	fs.StringVar(&c.DataDir, "data", "", "cache and scratch folder (default bench/.data)")
+	fs.StringVar(&c.Tidemark, "tidemark", "", "use this tidemark binary instead of building ./cmd/tidemark")
+	fs.StringVar(&c.Only, "only", "convert,noop,memory", "scenarios to run, comma-separated")
+	fs.DurationVar(&c.Timeout, "timeout", 15*time.Minute, "cap on any one measured process; past it the process is killed and reported as did not finish")
+	fs.IntVar(&c.Reps, "reps", 3, "repetitions per measurement (the report shows the median)")
+	fs.BoolVar(&c.Keep, "keep", false, "keep the scratch folder (outputs, state, logs) after the run")
+	fs.DurationVar(&c.Settle, "settle", 30*time.Second, "before each measurement, wait up to this long for a second in which other processes use < 0.25 cores (0: don't wait)")
+
+	fs.IntVar(&c.ConvertFiles, "convert-files", 20, "convert: CSV files")
+	fs.Int64Var(&c.ConvertRows, "convert-rows", 250_000, "convert: rows per file")
+	fs.Float64Var(&c.ConvertTarget, "convert-target", 0.9, "convert: minimum throughput ratio tidemark/duckdb")
+
+	fs.IntVar(&c.NoopDirs, "noop-dirs", 100, "noop: folders")
+	fs.IntVar(&c.NoopPerDir, "noop-files-per-dir", 1000, "noop: tiny files per folder")
+	fs.IntVar(&c.NoopNew, "noop-new", 10, "noop: new files added before the incremental run")
+	fs.Float64Var(&c.NoopTarget, "noop-target", 5, "noop: maximum ratio no-op run / find|sort")
+	fs.Float64Var(&c.NewTarget, "new-target", 1.5, "noop: maximum ratio run-with-new-files / no-op run (\"about the same\")")
+	fs.IntVar(&c.BackfillBatch, "backfill-batch", 10_000, "noop: if the first run over all files fails, fill the state in runs of bounded_files this many (0: don't)")
+
+	fs.IntVar(&c.MemFiles, "memory-files", 4, "memory: CSV files")
+	fs.Int64Var(&c.MemFileBytes, "memory-file-bytes", 500_000_000, "memory: bytes per CSV file")
+	fs.StringVar(&c.MemLimit, "memory-limit", "512MB", "memory: the engine's memory_limit")
+	fs.Int64Var(&c.MemTarget, "memory-target", 1_000_000_000, "memory: maximum peak RSS of tidemark, bytes")
+	fs.IntVar(&c.MemReps, "memory-reps", 1, "memory: repetitions (each converts the whole input)")
+
+	// TMBENCH_<FLAG> sets a flag's default; the command line wins.
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		env := "TMBENCH_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(env); ok && envErr == nil {
+			if err := f.Value.Set(v); err != nil {
+				envErr = fmt.Errorf("%s=%q: %w", env, v, err)
+			}
+		}
+	})
+	if envErr != nil {
+		return nil, envErr
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if c.Quick {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		quick := map[string]string{
+			"convert-files": "4", "convert-rows": "25000",
+			"noop-dirs": "10", "noop-files-per-dir": "100",
+			"memory-files": "2", "memory-file-bytes": "20000000",
+			"timeout": "3m",
+		}
+		for name, v := range quick {
+			if !set[name] && os.Getenv("TMBENCH_"+strings.ToUpper(strings.ReplaceAll(name, "-", "_"))) == "" {
+				fs.Set(name, v)
+			}
+		}
+	}
+	if c.Reps < 1 || c.MemReps < 1 {
+		return nil, fmt.Errorf("-reps and -memory-reps must be at least 1")
+	}
+	return c, nil
+}
+
+func run(ctx context.Context, c *config) error {
+	started := time.Now()
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	c.root = root
+	if c.DataDir == "" {
+		c.DataDir = filepath.Join(root, "bench", ".data")
+	}
+	if c.Out == "" {
+		c.Out = filepath.Join(root, "docs", "benchmarks.md")
+		if c.Quick {
+			c.Out = filepath.Join(c.DataDir, "benchmarks-quick.md")
+		}
+	}
+	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
+		return err
+	}
+	c.work, err = os.MkdirTemp(c.DataDir, "run-")
+	if err != nil {
+		return err
+	}
+	if c.Keep {
+		logf("scratch folder: %s (kept)", c.work)
+	} else {
+		defer os.RemoveAll(c.work)
+	}
+	if err := c.build(ctx); err != nil {
+		return err
+	}
+
+	rep := &report{cfg: c, machine: machineFacts(ctx, c)}
+	if c.bin.tidemarkErr != nil {
+		rep.problems = append(rep.problems, "tidemark does not build, so nothing of it was measured: "+
+			strings.ReplaceAll(c.bin.tidemarkErr.Error(), "\n", " / "))
+	}
+	for _, name := range strings.Split(c.Only, ",") {
+		var s section
+		switch strings.TrimSpace(name) {
+		case "convert":
+			s = benchConvert(ctx, c)
+		case "noop":
+			s = benchNoop(ctx, c)
+		case "memory":
+			s = benchMemory(ctx, c)
+		case "":
+			continue
+		default:
+			return fmt.Errorf("-only: unknown scenario %q (want convert, noop, memory)", name)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		rep.sections = append(rep.sections, s)
+	}
+	rep.elapsed = time.Since(started)
+	if err := os.MkdirAll(filepath.Dir(c.Out), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(c.Out, []byte(c.show(rep.markdown())), 0o644); err != nil {
+		return err
+	}
+	logf("wrote %s in %s", c.Out, rep.elapsed.Round(time.Second))
+	return nil
+}
+
+// build compiles tidemark (unless -tidemark names a binary) and the DuckDB
+// baseline into the scratch folder. A tidemark that does not build is
+// reported in every scenario; the baselines still run.
+func (c *config) build(ctx context.Context) error {
+	bin := filepath.Join(c.work, "bin")
+	c.bin.duckdb = filepath.Join(bin, "duckdbcopy")
+	if err := goBuild(ctx, c.root, c.bin.duckdb, "./bench/duckdbcopy"); err != nil {
+		return fmt.Errorf("building the DuckDB baseline: %w", err)
+	}
+	if c.Tidemark != "" {
+		p, err := filepath.Abs(c.Tidemark)
+		if err != nil {
+			return err
+		}
+		c.bin.tidemark = p
+		return nil
+	}
+	c.bin.tidemark = filepath.Join(bin, "tidemark")
+	if err := goBuild(ctx, c.root, c.bin.tidemark, "./cmd/tidemark"); err != nil {
+		c.bin.tidemarkErr = err
+		c.bin.tidemark = ""
+		logf("tidemark does not build; its measurements are skipped: %v", err)
+	}
+	return nil
+}
+
+func goBuild(ctx context.Context, root, out, pkg string) error {
+	logf("go build -o %s %s", out, pkg)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	msg, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("go build %s: %w\n%s", pkg, err, strings.TrimSpace(string(msg)))
+	}
+	return nil
+}
+
+// moduleRoot is the folder of the go.mod the harness belongs to.
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	mod := strings.TrimSpace(string(out))
+	if mod == "" || mod == os.DevNull {
+		return "", fmt.Errorf("run from inside the tidemark module (go run ./bench)")
+	}
+	return filepath.Dir(mod), nil
+}
+
+var logStart = time.Now()
+
+// logf prints progress on stderr.
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "[%7.1fs] %s\n", time.Since(logStart).Seconds(), fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// measured is one timed process.
+type measured struct {
+	Wall     time.Duration
+	PeakRSS  int64 // bytes (the child's ru_maxrss)
+	Stdout   []byte
+	Stderr   string // tail, for messages
+	ExitCode int
+	TimedOut bool
+	// OtherLoad is the CPU, in cores, that other processes used meanwhile:
+	// a measurement taken while someone else builds is noise.
+	OtherLoad float64
+	Err       error // nil when the process exited 0 within the time limit
+}
+
+// ok reports whether the process finished and exited 0.
+func (m measured) ok() bool { return m.Err == nil }
+
+// status is a short word for a table: "ok", "did not finish" or "exit N".
+func (m measured) status() string {
+	switch {
+	case m.TimedOut:
+		return "did not finish"
+	case m.Err == nil:
+		return "ok"
+	case m.ExitCode > 0:
+		return fmt.Sprintf("exit %d", m.ExitCode)
+	}
+	return "error"
+}
+
+// runSpec describes a process to time.
+type runSpec struct {
+	Name    string
+	Args    []string
+	Dir     string
+	Env     []string // added to the harness's environment
+	Timeout time.Duration
+	// Settle, when positive, waits up to this long for a quiet machine first.
+	Settle time.Duration
+	// StderrFile, when set, also keeps the whole stderr there.
+	StderrFile string
+}
+
+// timeProcess runs one process and measures its wall time and peak RSS.
+// The process runs in its own process group; on timeout the whole group is
+// killed, so a stuck run cannot outlive the harness's cap.
+func timeProcess(ctx context.Context, rs runSpec) measured {
+	if rs.Settle > 0 {
+		settle(ctx, rs.Settle)
+	}
+	if rs.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, rs.Timeout)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(ctx, rs.Name, rs.Args...)
+	cmd.Dir = rs.Dir
+	cmd.Env = append(os.Environ(), rs.Env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	cmd.WaitDelay = 10 * time.Second
+	var stdout bytes.Buffer
+	stderr := &tailBuffer{max: 8 << 10}
+	cmd.Stdout = &stdout
+	cmd.Stderr = stderr
+	if rs.StderrFile != "" {
+		f, err := os.Create(rs.StderrFile)
+		if err == nil {
+			defer f.Close()
+			cmd.Stderr = io.MultiWriter(stderr, f)
+		}
+	}
+
+	busy0 := cpuBusy()
+	start := time.Now()
+	err := cmd.Run()
+	m := measured{Wall: time.Since(start), Stdout: stdout.Bytes(), Stderr: strings.TrimSpace(stderr.String())}
+	busy1 := cpuBusy()
+	if cmd.ProcessState != nil {
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			m.PeakRSS = ru.Maxrss * 1024 // Linux reports kilobytes
+		}
+		m.ExitCode = cmd.ProcessState.ExitCode()
+		m.OtherLoad = otherLoad(busy0, busy1, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime(), m.Wall)
+	}
+	if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		m.TimedOut = true
+		m.Err = fmt.Errorf("%s did not finish within %s", rs.Name, rs.Timeout)
+		return m
+	}
+	if err != nil {
+		m.Err = fmt.Errorf("%s: %w; stderr ends: %s", filepath.Base(rs.Name), err, lastLines(m.Stderr, 6))
+	}
+	return m
+}
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	max int
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 2*t.max {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	if len(t.buf) > t.max {
+		return string(t.buf[len(t.buf)-t.max:])
+	}
+	return string(t.buf)
+}
+
+// cpuBusy is the machine's busy CPU time so far, from /proc/stat: user,
+// nice, system, irq, softirq and steal of all cores.
+func cpuBusy() time.Duration {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0
+	}
+	var ticks int64
+	for _, i := range []int{1, 2, 3, 6, 7, 8} {
+		n, _ := strconv.ParseInt(f[i], 10, 64)
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTicks
+}
+
+// clockTicks is USER_HZ, the unit of /proc/stat; 100 on every Linux
+// architecture Go supports.
+const clockTicks = 100
+
+// otherLoad is how busy the machine was with anything but the measured
+// process, in cores, over the interval: its busy time minus the child's CPU
+// time, divided by the wall time.
+func otherLoad(busy0, busy1, child, wall time.Duration) float64 {
+	if wall <= 0 {
+		return 0
+	}
+	return max(0, (busy1-busy0-child).Seconds()/wall.Seconds())
+}
+
+// settle waits, up to limit, for a second in which the machine is nearly
+// idle (others use under a quarter of a core), so that a measurement does not
+// start in the middle of someone else's build. It returns the load seen last.
+func settle(ctx context.Context, limit time.Duration) float64 {
+	deadline := time.Now().Add(limit)
+	load := 0.0
+	for {
+		b0, t0 := cpuBusy(), time.Now()
+		select {
+		case <-ctx.Done():
+			return load
+		case <-time.After(time.Second):
+		}
+		load = otherLoad(b0, cpuBusy(), 0, time.Since(t0))
+		if load < 0.25 || time.Now().After(deadline) {
+			return load
+		}
+	}
+}

@@ -1,0 +1,129 @@
+package duckdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/tidemark-etl/tidemark/engine"
+)
+
+var (
+	// CSV: "CSV Error on Line: 4"; JSON: "... at byte 17 in line 3: ..." and
+	// "JSON transform error in file "x", in line 2: ...".
+	reLine = regexp.MustCompile(`(?i)(?:CSV Error on Line:\s*|\bin line\s+|\bat line\s+)(\d+)`)
+	// "Error when converting column "id"."; JSON: "... key "id" ...".
+	reColumn = regexp.MustCompile(`(?:converting column|column|key) "((?:[^"]|"")+)"`)
+	// DuckDB's error class prefix, e.g. "Invalid Input Error: ".
+	rePrefix = regexp.MustCompile(`^[A-Za-z ]*Error: `)
+)
+
+// message returns the useful part of a DuckDB error: the class prefix,
+// the echoed SQL, the "Possible fixes" advice and the reader settings dump
+// dropped, the offending raw line last.
+func message(err error) string {
+	msg := err.Error()
+	var de *duckdb.Error
+	if errors.As(err, &de) {
+		msg = de.Msg
+	}
+	var keep, original []string
+	for i, line := range strings.Split(msg, "\n") {
+		t := strings.TrimSpace(line)
+		if i == 0 {
+			t = rePrefix.ReplaceAllString(t, "")
+		}
+		switch {
+		case t == "" && len(keep)+len(original) > 0:
+			return strings.Join(append(keep, original...), "; ")
+		case t == "", strings.HasPrefix(t, "CSV Error on Line"):
+			// The line number travels in InputError.Line.
+		case strings.HasPrefix(t, "Possible fixes"), strings.HasPrefix(t, "Possible solutions"),
+			strings.HasPrefix(t, "LINE "), strings.HasPrefix(t, "Try setting"):
+			return strings.Join(append(keep, original...), "; ")
+		case strings.HasPrefix(t, "Original Line:"):
+			original = append(original, t)
+		default:
+			keep = append(keep, t)
+		}
+	}
+	if out := strings.Join(append(keep, original...), "; "); out != "" {
+		return out
+	}
+	return strings.TrimSpace(msg)
+}
+
+// dbError is a DuckDB error reduced to its message; it still unwraps to
+// the driver's error.
+type dbError struct {
+	msg string
+	err error
+}
+
+func (e *dbError) Error() string { return e.msg }
+func (e *dbError) Unwrap() error { return e.err }
+
+// locate finds which source file a DuckDB error is about: the longest read
+// path of any source that the message contains.
+func locate(msg string, readers []*reader) (*reader, string) {
+	var best *reader
+	var bestPath string
+	for _, r := range readers {
+		for _, p := range r.in.paths {
+			if len(p) > len(bestPath) && strings.Contains(msg, p) {
+				best, bestPath = r, p
+			}
+		}
+	}
+	return best, bestPath
+}
+
+// asInputError turns a DuckDB error that names a source file into an
+// *engine.InputError with file, line and column; ok is false otherwise.
+func asInputError(err error, readers []*reader) (*engine.InputError, bool) {
+	raw := err.Error()
+	r, p := locate(raw, readers)
+	if r == nil {
+		return nil, false
+	}
+	ie := &engine.InputError{Source: r.src.Ctx, File: r.in.keyOf(p)}
+	if m := reLine.FindStringSubmatch(raw); m != nil {
+		ie.Line, _ = strconv.ParseInt(m[1], 10, 64)
+	}
+	msg := message(err)
+	if strings.Contains(raw, "Malformed JSON") && ie.Line > 1 {
+		// DuckDB 1.5 counts the line of a malformed JSON record one too
+		// high (a bad first line is reported as line 2); its transform
+		// (type) errors count right.
+		ie.Line--
+		msg = strings.Replace(msg, fmt.Sprintf("in line %d", ie.Line+1), fmt.Sprintf("in line %d", ie.Line), 1)
+	}
+	if m := reColumn.FindStringSubmatch(raw); m != nil {
+		ie.Column = strings.ReplaceAll(m[1], `""`, `"`)
+	}
+	ie.Msg = strings.ReplaceAll(msg, p, ie.File)
+	return ie, true
+}
+
+// wrap maps an error met while doing something that may read any source:
+// cancellation wins, then an error naming a file becomes an InputError,
+// else the cleaned message says what was being done.
+func wrap(ctx context.Context, err error, readers []*reader, format string, args ...any) error {
+	doing := fmt.Sprintf(format, args...)
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s: %w", doing, ctx.Err())
+	}
+	var ie *engine.InputError
+	if errors.As(err, &ie) {
+		return err
+	}
+	if ie, ok := asInputError(err, readers); ok {
+		return ie
+	}
+	return fmt.Errorf("%s: %w", doing, &dbError{message(err), err})
+}

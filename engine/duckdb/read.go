@@ -1,0 +1,136 @@
+package duckdb
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/engine"
+)
+
+// reader builds the DuckDB read calls of one source. Every read it builds
+// for the view states the schema exactly (columns={...} for CSV and JSON,
+// an explicit projection for Parquet, hive_types for partition folders), so
+// the first run and every later run read the files the same way.
+type reader struct {
+	src  *engine.Source
+	n    int // the source's index in the plan; names internal objects
+	in   *inputs
+	opts options
+	// dialect is the CSV dialect settled for this run (delim, quote,
+	// escape, header, skip, ...), as rendered named arguments.
+	dialect options
+	data    []bookmark.Column // columns inside the files, in file order
+	hive    []bookmark.Column // partition columns, in folder order
+	// rejects makes bad rows skipped instead of failing the run: CSV reads
+	// keep them in per-chunk rejects tables; JSON is read as lines.
+	rejects bool
+}
+
+// schema is the full schema the view exposes: file columns, then hive ones.
+func (r *reader) schema() []bookmark.Column {
+	out := make([]bookmark.Column, 0, len(r.data)+len(r.hive))
+	return append(append(out, r.data...), r.hive...)
+}
+
+// pathList renders paths as a DuckDB list literal.
+func pathList(paths []string) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, p := range paths {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(literal(p))
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// columnsArg renders columns as a DuckDB struct literal {'name': 'TYPE'}.
+func columnsArg(cols []bookmark.Column) string {
+	parts := make([]string, len(cols))
+	for i, c := range cols {
+		parts[i] = literal(c.Name) + ": " + literal(c.Type)
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// rejectsTable names the rejects table of chunk i; rejectsScan its scans.
+func (r *reader) rejectsTable(i int) string {
+	return fmt.Sprintf("%s_rejects_%d_%d", internalPrefix, r.n, i)
+}
+func (r *reader) rejectsScan(i int) string {
+	return fmt.Sprintf("%s_scans_%d_%d", internalPrefix, r.n, i)
+}
+
+// readCall renders the table function call that reads paths with the
+// settled schema. chunk numbers the call for its rejects tables; hiveAuto
+// leaves partition column types to DuckDB's detection (used once, to infer
+// them over all files).
+func (r *reader) readCall(paths []string, chunk int, hiveAuto bool) string {
+	var b strings.Builder
+	switch r.src.Format {
+	case "csv":
+		fmt.Fprintf(&b, "read_csv(%s, columns=%s, auto_detect=false", pathList(paths), columnsArg(r.data))
+		b.WriteString(namedArgs(r.dialect, nil))
+		b.WriteString(namedArgs(r.opts, func(o option) bool { return o.spec.inferOnly || r.dialect.has(o.name) }))
+		if r.rejects {
+			fmt.Fprintf(&b, ", ignore_errors=true, store_rejects=true, rejects_table=%s, rejects_scan=%s",
+				literal(r.rejectsTable(chunk)), literal(r.rejectsScan(chunk)))
+		}
+	case "json":
+		fmt.Fprintf(&b, "read_json(%s, format='newline_delimited', columns=%s, auto_detect=false", pathList(paths), columnsArg(r.data))
+		b.WriteString(namedArgs(r.opts, func(o option) bool { return o.spec.inferOnly }))
+	case "parquet":
+		fmt.Fprintf(&b, "read_parquet(%s", pathList(paths))
+		b.WriteString(namedArgs(r.opts, nil))
+	}
+	b.WriteString(r.hiveArgs(hiveAuto))
+	b.WriteByte(')')
+	return b.String()
+}
+
+func (r *reader) hiveArgs(auto bool) string {
+	if !r.src.Hive || len(r.in.hiveKeys) == 0 {
+		return ", hive_partitioning=false"
+	}
+	if auto {
+		return ", hive_partitioning=true"
+	}
+	return ", hive_partitioning=true, hive_types=" + columnsArg(r.hive)
+}
+
+// projection lists the schema's columns, quoted, in schema order.
+func projection(cols []bookmark.Column) string {
+	parts := make([]string, len(cols))
+	for i, c := range cols {
+		parts[i] = ident(c.Name)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// selectSQL is the source's full read: a UNION ALL of reads over chunks of
+// at most chunkFiles files. With no readable files it is an empty relation
+// of the schema's types, read from an empty file so that type names from a
+// recorded schema only ever travel inside string literals.
+func (r *reader) selectSQL(l *linker) (string, error) {
+	cols := r.schema()
+	chunks := r.in.chunks()
+	if len(chunks) == 0 {
+		if len(cols) == 0 {
+			return "SELECT NULL::VARCHAR AS " + ident(internalPrefix+"_empty") + " WHERE false", nil
+		}
+		empty, err := l.emptyFile()
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("SELECT * FROM read_csv(%s, columns=%s, header=false, auto_detect=false)",
+			literal(empty), columnsArg(cols)), nil
+	}
+	parts := make([]string, len(chunks))
+	for i, c := range chunks {
+		parts[i] = fmt.Sprintf("SELECT %s FROM %s", projection(cols), r.readCall(c, i, false))
+	}
+	return strings.Join(parts, "\nUNION ALL\n"), nil
+}

@@ -1,0 +1,206 @@
+package duckdb
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tidemark-etl/tidemark/engine"
+)
+
+func TestCSVToParquet(t *testing.T) {
+	e := newEngine(t)
+	root := t.TempDir()
+	out := filepath.Join(t.TempDir(), "out")
+	src := engine.Source{Ctx: "orders", Format: "csv", Options: map[string]any{"header": true}, Files: []engine.Input{
+		input(t, root, "a.csv", []byte("id,product,amount\n1,apple,1.5\n2,pear,2\n")),
+		input(t, root, "b.csv", []byte("id,product,amount\n3,fig,3.25\n")),
+	}}
+	res := execute(t, e, engine.Plan{
+		Sources: []engine.Source{src},
+		Sinks:   []engine.Sink{{Ctx: "s", From: "orders", Format: "parquet", Dir: out}},
+	})
+	equal(t, "rows", res.Sources["orders"].Rows, 3)
+	equal(t, "schema", schemaString(res.Sources["orders"].Schema), "id BIGINT, product VARCHAR, amount DOUBLE")
+	equal(t, "sink rows", res.Sinks["s"].Rows, 3)
+	equal(t, "files", paths(res.Sinks["s"].Files), []string{"data_0.parquet"})
+	got := query(t, fmt.Sprintf("SELECT * FROM read_parquet('%s') ORDER BY id", filepath.Join(out, "data_0.parquet")))
+	equal(t, "output", got, []string{"1|apple|1.5", "2|pear|2", "3|fig|3.25"})
+	if f := res.Sinks["s"].Files[0]; f.Bytes <= 0 || f.Rows != 3 {
+		t.Errorf("file = %+v, want rows 3 and bytes > 0", f)
+	}
+}
+
+// TestFormats reads every input format and writes every output format.
+func TestFormats(t *testing.T) {
+	e := newEngine(t)
+	root := t.TempDir()
+	csvIn := input(t, root, "in/x.csv", []byte("id,name\n1,a\n2,b\n"))
+	jsonIn := input(t, root, "in/x.json", []byte(`{"id":1,"name":"a"}`+"\n"+`{"id":2,"name":"b"}`+"\n"))
+	pqDir := filepath.Join(t.TempDir(), "pq")
+	execute(t, e, engine.Plan{
+		Sources: []engine.Source{{Ctx: "src", Format: "csv", Files: []engine.Input{csvIn}}},
+		Sinks:   []engine.Sink{{Ctx: "pq", Format: "parquet", Dir: pqDir}},
+	})
+	pqIn := engine.Input{Path: filepath.Join(pqDir, "data_0.parquet"), Key: "x.parquet", Size: 1}
+	ins := map[string]engine.Input{"csv": csvIn, "json": jsonIn, "parquet": pqIn}
+	readers := map[string]string{
+		"parquet": "SELECT id, name FROM read_parquet('%s') ORDER BY id",
+		"csv":     "SELECT id, name FROM read_csv('%s', header=true) ORDER BY id",
+		"json":    "SELECT id, name FROM read_json('%s', format='newline_delimited') ORDER BY id",
+	}
+	for _, inF := range []string{"csv", "json", "parquet"} {
+		for _, outF := range []string{"parquet", "csv", "json"} {
+			t.Run(inF+"_to_"+outF, func(t *testing.T) {
+				out := filepath.Join(t.TempDir(), "out")
+				res := execute(t, e, engine.Plan{
+					Sources: []engine.Source{{Ctx: "src", Format: inF, Files: []engine.Input{ins[inF]}}},
+					Sinks:   []engine.Sink{{Ctx: "snk", Format: outF, Dir: out}},
+				})
+				equal(t, "source rows", res.Sources["src"].Rows, 2)
+				equal(t, "sink rows", res.Sinks["snk"].Rows, 2)
+				equal(t, "files", paths(res.Sinks["snk"].Files), []string{"data_0." + outF})
+				got := query(t, fmt.Sprintf(readers[outF], filepath.Join(out, "data_0."+outF)))
+				equal(t, "output", got, []string{"1|a", "2|b"})
+			})
+		}
+	}
+}
+
+func TestCompressedInputs(t *testing.T) {
+	e := newEngine(t)
+	root := t.TempDir()
+	csvText := "id,name\n1,a\n2,b\n"
+	jsonText := `{"id":1,"name":"a"}` + "\n" + `{"id":2,"name":"b"}` + "\n"
+	cases := []struct {
+		format string
+		in     engine.Input
+	}{
+		{"csv", input(t, root, "c.csv.gz", gz(t, csvText))},
+		{"csv", input(t, root, "c.csv.zst", zst(t, csvText))},
+		{"json", input(t, root, "j.json.gz", gz(t, jsonText))},
+		{"json", input(t, root, "j.json.zst", zst(t, jsonText))},
+		// A cached download whose local name lost the suffix is read by key.
+		{"csv", func() engine.Input {
+			in := input(t, root, "cache/0001", zst(t, csvText))
+			in.Key = "remote/c.csv.zst"
+			return in
+		}()},
+	}
+	for _, c := range cases {
+		t.Run(c.in.Key, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			res := execute(t, e, engine.Plan{
+				Sources: []engine.Source{{Ctx: "src", Format: c.format, Files: []engine.Input{c.in}}},
+				Sinks:   []engine.Sink{{Ctx: "snk", Format: "csv", Dir: out}},
+			})
+			equal(t, "rows", res.Sources["src"].Rows, 2)
+			equal(t, "schema", schemaString(res.Sources["src"].Schema), "id BIGINT, name VARCHAR")
+			got := query(t, fmt.Sprintf("SELECT * FROM read_csv('%s') ORDER BY id", filepath.Join(out, "data_0.csv")))
+			equal(t, "output", got, []string{"1|a", "2|b"})
+		})
+	}
+}
+
+func TestHiveColumnsFromKeyOnly(t *testing.T) {
+	e := newEngine(t)
+	// The source root itself sits under a key=value folder that must not
+	// become a column.
+	root := filepath.Join(t.TempDir(), "env=prod", "landing")
+	files := []engine.Input{
+		input(t, root, "year=2024/region=eu/a.csv", []byte("id\n1\n2\n")),
+		input(t, root, "year=2024/region=us/b.csv", []byte("id\n3\n")),
+		input(t, root, "year=2025/region=eu/sub/c.csv", []byte("id\n4\n")),
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	src := engine.Source{Ctx: "src", Format: "csv", Hive: true, Files: files}
+	res := execute(t, e, engine.Plan{
+		Sources: []engine.Source{src},
+		Sinks:   []engine.Sink{{Ctx: "snk", Format: "parquet", Dir: out}},
+	})
+	equal(t, "schema", schemaString(res.Sources["src"].Schema), "id BIGINT, region VARCHAR, year BIGINT")
+	got := query(t, fmt.Sprintf("SELECT id, year, region FROM read_parquet('%s') ORDER BY id", filepath.Join(out, "data_0.parquet")))
+	equal(t, "output", got, []string{"1|2024|eu", "2|2024|eu", "3|2024|us", "4|2025|eu"})
+
+	// Second run with the recorded schema: a value that does not fit the
+	// recorded partition type names the file.
+	src.Schema = res.Sources["src"].Schema
+	src.Files = []engine.Input{input(t, root, "year=next/region=eu/d.csv", []byte("id\n5\n"))}
+	_, err := e.Execute(t.Context(), engine.Plan{
+		Sources: []engine.Source{src},
+		Sinks:   []engine.Sink{{Ctx: "snk", Format: "parquet", Dir: filepath.Join(t.TempDir(), "out2")}},
+	})
+	ie := inputError(t, err)
+	equal(t, "file", ie.File, "year=next/region=eu/d.csv")
+	equal(t, "column", ie.Column, "year")
+}
+
+func TestNoHiveLeakWithoutHive(t *testing.T) {
+	e := newEngine(t)
+	root := filepath.Join(t.TempDir(), "k=v")
+	out := filepath.Join(t.TempDir(), "out")
+	res := execute(t, e, engine.Plan{
+		Sources: []engine.Source{{Ctx: "src", Format: "parquet", Files: []engine.Input{
+			writeParquet(t, root, "p=1/x.parquet", "SELECT 1 AS id"),
+		}}},
+		Sinks: []engine.Sink{{Ctx: "snk", Format: "parquet", Dir: out}},
+	})
+	equal(t, "schema", schemaString(res.Sources["src"].Schema), "id INTEGER")
+}
+
+// writeParquet writes the result of q as root/key.
+func writeParquet(tb testing.TB, root, key, q string) engine.Input {
+	tb.Helper()
+	in := input(tb, root, key, nil)
+	query(tb, fmt.Sprintf("COPY (%s) TO '%s' (FORMAT parquet)", q, strings.ReplaceAll(in.Path, "'", "''")))
+	in.Size = 1
+	return in
+}
+
+func TestZeroByteFiles(t *testing.T) {
+	e := newEngine(t)
+	root := t.TempDir()
+	out := filepath.Join(t.TempDir(), "out")
+	res := execute(t, e, engine.Plan{
+		Sources: []engine.Source{
+			{Ctx: "c", Format: "csv", Files: []engine.Input{
+				input(t, root, "empty.csv", nil),
+				input(t, root, "x.csv", []byte("id\n1\n")),
+				input(t, root, "empty2.csv.gz", nil),
+			}},
+			{Ctx: "p", Format: "parquet", Files: []engine.Input{input(t, root, "empty.parquet", nil)},
+				Schema: nil},
+			{Ctx: "j", Format: "json", Files: []engine.Input{input(t, root, "e.json", nil)}},
+		},
+		Sinks: []engine.Sink{{Ctx: "snk", From: "c", Format: "parquet", Dir: out}},
+	})
+	equal(t, "rows c", res.Sources["c"].Rows, 1)
+	equal(t, "rows p", res.Sources["p"].Rows, 0)
+	equal(t, "rows j", res.Sources["j"].Rows, 0)
+}
+
+// TestHiveFormats: partition columns for JSON and Parquet sources too.
+func TestHiveFormats(t *testing.T) {
+	e := newEngine(t)
+	root := filepath.Join(t.TempDir(), "x=1")
+	for _, c := range []struct {
+		format string
+		in     engine.Input
+	}{
+		{"json", input(t, root, "j/day=2024-01-02/a.json", []byte(`{"id":1}`+"\n"))},
+		{"parquet", writeParquet(t, root, "p/day=2024-01-02/a.parquet", "SELECT 1 AS id")},
+	} {
+		t.Run(c.format, func(t *testing.T) {
+			res := execute(t, e, engine.Plan{
+				Sources: []engine.Source{{Ctx: "src", Format: c.format, Hive: true, Files: []engine.Input{c.in}}},
+				Sinks:   []engine.Sink{{Ctx: "snk", Format: "csv", Dir: filepath.Join(t.TempDir(), "out")}},
+			})
+			schema := schemaString(res.Sources["src"].Schema)
+			if schema != "id BIGINT, day DATE" && schema != "id INTEGER, day DATE" {
+				t.Errorf("schema = %s, want id and day DATE only", schema)
+			}
+			equal(t, "rows", res.Sources["src"].Rows, 1)
+		})
+	}
+}

@@ -1,0 +1,7 @@
+package duckdb
+
+import "github.com/tidemark-etl/tidemark/engine"
+
+func init() {
+	engine.Register("duckdb", func(opts engine.Options) (engine.Engine, error) { return New(opts) })
+}

@@ -1,0 +1,19 @@
+package local_test
+
+import (
+	"testing"
+
+	"github.com/tidemark-etl/tidemark/objstore"
+	"github.com/tidemark-etl/tidemark/objstore/local"
+	"github.com/tidemark-etl/tidemark/objstore/objstoretest"
+)
+
+func TestContract(t *testing.T) {
+	objstoretest.Run(t, func(t *testing.T) objstore.Store {
+		s, err := local.New(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}

@@ -1,0 +1,113 @@
+package s3
+
+import (
+	"context"
+	"iter"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/tidemark-etl/tidemark/objstore"
+)
+
+// List yields every object under prefix in ascending byte order of key (S3
+// lists in UTF-8 binary order, which is Go's string order), one
+// ListObjectsV2 page at a time. Keys with a segment starting with '_' or
+// '.' are skipped unless prefix names that segment, and so are folder
+// markers (keys ending in '/'). ModTime has S3's one-second resolution.
+func (s *Store) List(ctx context.Context, prefix string) iter.Seq2[objstore.Object, error] {
+	return s.ListAfter(ctx, prefix, "")
+}
+
+// ListAfter is List restricted to keys after startAfter (exclusive), sent
+// to S3 as StartAfter: a prefix whose keys sort in arrival order can be
+// listed from the last key already seen at the cost of the new keys only.
+func (s *Store) ListAfter(ctx context.Context, prefix, startAfter string) iter.Seq2[objstore.Object, error] {
+	return func(yield func(objstore.Object, error) bool) {
+		in := &s3.ListObjectsV2Input{
+			Bucket:  aws.String(s.bucket),
+			Prefix:  aws.String(s.key(prefix)),
+			MaxKeys: aws.Int32(int32(s.cfg.ListPageSize)),
+		}
+		if startAfter != "" {
+			in.StartAfter = aws.String(s.key(startAfter))
+		}
+		for {
+			out, err := s.client.ListObjectsV2(ctx, in)
+			if err != nil {
+				yield(objstore.Object{}, s.wrap("ListObjectsV2", s.key(prefix), err))
+				return
+			}
+			last := ""
+			for _, o := range out.Contents {
+				full := aws.ToString(o.Key)
+				last = full
+				key, ok := strings.CutPrefix(full, s.prefix)
+				if !ok || strings.HasSuffix(key, "/") || !visible(key, prefix) {
+					continue
+				}
+				obj := objstore.Object{Key: key, Size: aws.ToInt64(o.Size), ModTime: modTime(o.LastModified), ETag: etag(o.ETag)}
+				if !yield(obj, nil) {
+					return
+				}
+			}
+			if !aws.ToBool(out.IsTruncated) {
+				return
+			}
+			// A page that ends inside a hidden folder: jump past the folder
+			// instead of paging through it (a sink's _tidemark/ may hold
+			// many files that List never yields).
+			if dir, ok := hiddenDir(strings.TrimPrefix(last, s.prefix), prefix); ok {
+				in.ContinuationToken = nil
+				in.StartAfter = aws.String(s.prefix + dir + "/" + maxRune)
+				continue
+			}
+			in.ContinuationToken = out.NextContinuationToken
+			in.StartAfter = nil
+		}
+	}
+}
+
+// maxRune sorts after every valid UTF-8 sequence that can follow it, so
+// dir+"/"+maxRune is past every key under dir/ (S3 keys are UTF-8).
+const maxRune = "\U0010FFFF"
+
+// hidden reports whether a path segment is one tidemark and other readers
+// skip.
+func hidden(seg string) bool { return strings.HasPrefix(seg, "_") || strings.HasPrefix(seg, ".") }
+
+// visible reports whether key is listed under prefix: no segment is hidden
+// unless prefix names it (the local store's rule: a hidden segment counts
+// as named when the key up to it is a prefix of prefix).
+func visible(key, prefix string) bool {
+	for i := 0; i <= len(key); {
+		end := strings.IndexByte(key[i:], '/')
+		if end < 0 {
+			end = len(key)
+		} else {
+			end += i
+		}
+		if hidden(key[i:end]) && !strings.HasPrefix(prefix, key[:end]) {
+			return false
+		}
+		i = end + 1
+	}
+	return true
+}
+
+// hiddenDir returns the first folder of key that List skips (a hidden
+// segment that is not the key's last), if any.
+func hiddenDir(key, prefix string) (string, bool) {
+	for i := 0; ; {
+		end := strings.IndexByte(key[i:], '/')
+		if end < 0 {
+			return "", false
+		}
+		end += i
+		if hidden(key[i:end]) && !strings.HasPrefix(prefix, key[:end]) {
+			return key[:end], true
+		}
+		i = end + 1
+	}
+}

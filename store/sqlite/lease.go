@@ -1,0 +1,136 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tidemark-etl/tidemark/store"
+)
+
+// AcquireLease takes the job's lease if it is free or expired. The check
+// and the write run under SQLite's write lock, so of several processes
+// racing for a free lease exactly one wins; the others get a
+// *store.LeaseHeldError naming the winner.
+func (s *Store) AcquireLease(ctx context.Context, job string, h store.Holder, ttl time.Duration) (store.Lease, error) {
+	if ttl <= 0 {
+		return store.Lease{}, fmt.Errorf("acquiring lease of job %q: ttl %s is not positive", job, ttl)
+	}
+	var l store.Lease
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		now := time.Now()
+		cur, ok, err := lease(ctx, tx, job)
+		if err != nil {
+			return err
+		}
+		if ok && cur.Expires.After(now) {
+			return &store.LeaseHeldError{Job: job, Holder: cur.Holder, Expires: cur.Expires}
+		}
+		var token int64
+		err = tx.QueryRowContext(ctx, `
+			INSERT INTO lease_tokens (job, last_token) VALUES (?, 1)
+			ON CONFLICT (job) DO UPDATE SET last_token = last_token + 1
+			RETURNING last_token`, job).Scan(&token)
+		if err != nil {
+			return err
+		}
+		if h.Started.IsZero() {
+			h.Started = now
+		}
+		h.Started = h.Started.UTC()
+		l = store.Lease{Job: job, Token: token, Holder: h, Expires: now.Add(ttl).UTC()}
+		_, err = tx.ExecContext(ctx, `
+			INSERT OR REPLACE INTO leases (job, token, holder_id, host, pid, started, expires)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			job, token, h.ID, h.Host, h.PID, nanos(h.Started), nanos(l.Expires))
+		return err
+	})
+	if err != nil {
+		var held *store.LeaseHeldError
+		if errors.As(err, &held) {
+			return store.Lease{}, err
+		}
+		return store.Lease{}, fmt.Errorf("acquiring lease of job %q: %w", job, err)
+	}
+	l.Holder.Started = fromNanos(nanos(l.Holder.Started))
+	return l, nil
+}
+
+// RenewLease extends the lease to ttl from now if l.Token is still the
+// job's current token (even if the lease expired meanwhile, as long as no
+// one else took it).
+func (s *Store) RenewLease(ctx context.Context, l store.Lease, ttl time.Duration) (store.Lease, error) {
+	if ttl <= 0 {
+		return store.Lease{}, fmt.Errorf("renewing lease of job %q: ttl %s is not positive", l.Job, ttl)
+	}
+	expires := time.Now().Add(ttl).UTC()
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		if err := checkToken(ctx, tx, l.Job, l.Token); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE leases SET expires = ? WHERE job = ? AND token = ?`,
+			nanos(expires), l.Job, l.Token)
+		return err
+	})
+	if err != nil {
+		return store.Lease{}, fmt.Errorf("renewing lease of job %q: %w", l.Job, err)
+	}
+	l.Expires = expires
+	return l, nil
+}
+
+// ReleaseLease deletes the lease row if l.Token is current. The token
+// counter stays, so the next acquisition gets a larger token.
+func (s *Store) ReleaseLease(ctx context.Context, l store.Lease) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM leases WHERE job = ? AND token = ?`, l.Job, l.Token)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("releasing lease of job %q: %w", l.Job, err)
+	}
+	return nil
+}
+
+// lease reads the job's lease row; ok is false if there is none.
+func lease(ctx context.Context, q querier, job string) (l store.Lease, ok bool, err error) {
+	var started, expires int64
+	err = q.QueryRowContext(ctx, `
+		SELECT token, holder_id, host, pid, started, expires FROM leases WHERE job = ?`, job).
+		Scan(&l.Token, &l.Holder.ID, &l.Holder.Host, &l.Holder.PID, &started, &expires)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Lease{}, false, nil
+	}
+	if err != nil {
+		return store.Lease{}, false, fmt.Errorf("reading lease: %w", err)
+	}
+	l.Job = job
+	l.Holder.Started = fromNanos(started)
+	l.Expires = fromNanos(expires)
+	return l, true, nil
+}
+
+// checkToken returns store.ErrLeaseLost unless token is the token of the
+// job's lease row. Expiry alone does not fence a run out: only another
+// acquisition (which replaces the row) or a release does.
+func checkToken(ctx context.Context, tx *sql.Tx, job string, token int64) error {
+	cur, ok, err := lease(ctx, tx, job)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("token %d: job %q has no lease: %w", token, job, store.ErrLeaseLost)
+	}
+	if cur.Token != token {
+		return fmt.Errorf("token %d is stale, %s holds token %d: %w", token, cur.Holder.ID, cur.Token, store.ErrLeaseLost)
+	}
+	return nil
+}
+
+// querier is what *sql.DB and *sql.Tx share for reads.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}

@@ -1,0 +1,119 @@
+package storetest
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/store"
+)
+
+// output returns an unpublished output of run id.
+func output(id, sink, final string) store.Output {
+	return store.Output{
+		RunID: id, Sink: sink, Root: "s3://out/" + sink + "/",
+		Staged: "_tidemark/" + id + "/" + final, Final: final, Rows: int64(len(final)), Bytes: int64(100 * len(final)),
+	}
+}
+
+func testOutputsAndActions(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	l := acquire(t, s, job, "r1")
+	c := commitOf(t, s, l, "r1", bookmark.ModeEnable, 0)
+	c.Outputs = []store.Output{
+		output("r1", "sink_b", "part-r1-0.parquet"),
+		output("r1", "sink_a", "product=b/part-r1-1.parquet"),
+		output("r1", "sink_a", "product=a/part-r1-0.parquet"),
+	}
+	c.Actions = []store.SinkAction{
+		{Sink: "sink_b", Root: "s3://out/sink_b/", Mode: "overwrite"},
+		{Sink: "sink_a", Root: "s3://out/sink_a/", Mode: "overwrite_partitions", Partitions: []string{"product=b", "product=a"}},
+	}
+	mustCommit(t, s, c)
+
+	outs, err := s.Outputs(ctx, job, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []store.Output{c.Outputs[2], c.Outputs[1], c.Outputs[0]} // by sink, then final
+	if !reflect.DeepEqual(outs, want) {
+		t.Errorf("Outputs(r1):\n got %+v\nwant %+v", outs, want)
+	}
+	acts, err := s.Actions(ctx, job, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(acts, c.Actions) {
+		t.Errorf("Actions(r1):\n got %+v\nwant %+v", acts, c.Actions)
+	}
+
+	if err := s.MarkPublished(ctx, job, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	outs, _ = s.Outputs(ctx, job, "r1")
+	for i := range want {
+		want[i].Published = true
+	}
+	if !reflect.DeepEqual(outs, want) {
+		t.Errorf("Outputs(r1) after MarkPublished:\n got %+v\nwant %+v", outs, want)
+	}
+	if err := s.MarkPublished(ctx, job, "r1"); err != nil {
+		t.Errorf("second MarkPublished: %v, want nil", err)
+	}
+	if outs, _ := s.Outputs(ctx, otherJob, "r1"); len(outs) != 0 {
+		t.Errorf("Outputs of run r1 of another job = %v, want none", outs)
+	}
+}
+
+func testUnpublished(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	l := acquire(t, s, job, "r")
+	wantUnpublished := func(want ...string) {
+		t.Helper()
+		runs, err := s.Unpublished(ctx, job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := runIDs(runs); !reflect.DeepEqual(got, want) && len(got)+len(want) > 0 {
+			t.Errorf("Unpublished = %v, want %v", got, want)
+		}
+	}
+
+	c1 := commitOf(t, s, l, "r1", bookmark.ModeEnable, 0)
+	c1.Outputs = []store.Output{output("r1", "sink", "part-r1-0.csv"), output("r1", "sink", "part-r1-1.csv")}
+	mustCommit(t, s, c1)
+	mustCommit(t, s, commitOf(t, s, l, "r2", bookmark.ModeEnable, 1)) // no outputs: never unpublished
+	c3 := commitOf(t, s, l, "r3", bookmark.ModePause, 2)
+	c3.Outputs = []store.Output{output("r3", "sink", "part-r3-0.csv")}
+	mustCommit(t, s, c3)
+	c4 := commitOf(t, s, l, "r4", bookmark.ModeDisable, 2)
+	published := output("r4", "sink", "part-r4-0.csv")
+	published.Published = true
+	c4.Outputs = []store.Output{published}
+	mustCommit(t, s, c4)                        // committed as already published
+	begin(t, s, job, "r5", bookmark.ModeEnable) // running: not committed
+	if err := s.FailRun(ctx, job, "r5", t0, store.Run{}, "boom"); err != nil {
+		t.Fatal(err)
+	}
+
+	wantUnpublished("r1", "r3")
+	if err := s.MarkPublished(ctx, job, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	wantUnpublished("r3")
+	if err := s.MarkPublished(ctx, job, "r3"); err != nil {
+		t.Fatal(err)
+	}
+	wantUnpublished()
+
+	// A run undone by a reset before its output was published is not rolled
+	// forward: its input is read again.
+	c6 := commitOf(t, s, l, "r6", bookmark.ModeEnable, 2)
+	c6.Outputs = []store.Output{output("r6", "sink", "part-r6-0.csv")}
+	mustCommit(t, s, c6)
+	wantUnpublished("r6")
+	if _, err := s.Reset(ctx, job, l.Token, "r2"); err != nil {
+		t.Fatal(err)
+	}
+	wantUnpublished()
+}
