@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/tidemark-etl/tidemark/store"
@@ -41,7 +43,18 @@ type heldLease struct {
 // anyway).
 func acquire(ctx context.Context, st store.Store, jobName, holderID string, ttl time.Duration, cancel context.CancelCauseFunc, log *slog.Logger) (*heldLease, error) {
 	host, _ := os.Hostname()
-	l, err := st.AcquireLease(ctx, jobName, store.Holder{ID: holderID, Host: host, PID: os.Getpid(), Started: time.Now().UTC()}, ttl)
+	h0 := store.Holder{ID: holderID, Host: host, PID: os.Getpid(), Started: time.Now().UTC()}
+	l, err := st.AcquireLease(ctx, jobName, h0, ttl)
+	var held *store.LeaseHeldError
+	if errors.As(err, &held) && held.Holder.Host == host && held.Holder.PID != os.Getpid() && !processAlive(held.Holder.PID) {
+		// The holder was a process on this host that is gone (killed,
+		// crashed): its lease would expire anyway; take it over now. Its
+		// token is fenced out, so even a mistaken break cannot let it commit.
+		log.Warn("taking over the lease of a dead run", "job", jobName, "holder", held.Holder.ID, "pid", held.Holder.PID)
+		if err = st.BreakLease(ctx, jobName, held.Token); err == nil {
+			l, err = st.AcquireLease(ctx, jobName, h0, ttl)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -93,4 +106,13 @@ func (h *heldLease) release() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_ = h.st.ReleaseLease(ctx, h.lease)
+}
+
+// processAlive reports whether a process with pid exists on this host.
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return true // unknown: assume alive, let the lease expire
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }

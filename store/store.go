@@ -48,6 +48,7 @@ type Lease struct {
 // LeaseHeldError is returned (wrapping ErrLeaseHeld) when the lease is held.
 type LeaseHeldError struct {
 	Job     string
+	Token   int64 // the holder's fencing token, for BreakLease
 	Holder  Holder
 	Expires time.Time
 }
@@ -178,6 +179,10 @@ type Store interface {
 	AcquireLease(ctx context.Context, job string, h Holder, ttl time.Duration) (Lease, error)
 	// RenewLease extends a held lease; ErrLeaseLost if the token is stale.
 	RenewLease(ctx context.Context, l Lease, ttl time.Duration) (Lease, error)
+	// BreakLease frees the job's lease if its token is still token: for a
+	// holder known to be dead (a crashed process on this host). A live
+	// holder that was broken cannot commit: its token is stale. Idempotent.
+	BreakLease(ctx context.Context, job string, token int64) error
 	// ReleaseLease frees the lease if the token is still current; releasing
 	// a lost lease is not an error. Idempotent.
 	ReleaseLease(ctx context.Context, l Lease) error

@@ -82,7 +82,12 @@ func runRun(ctx context.Context, g *globals, o *runOptions, path string) error {
 				return jerr
 			}
 		}
-		printSummary(res)
+		if g.logFormat == "json" {
+			log.Info("run finished", "run_id", res.RunID, "status", res.Status, "mode", res.Mode,
+				"attempt", res.Attempt, "duration_ms", res.DurationMS, "sources", res.Sources, "sinks", res.Sinks)
+		} else {
+			printSummary(res)
+		}
 	}
 	return err
 }

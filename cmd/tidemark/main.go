@@ -50,12 +50,25 @@ func run(args []string) int {
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringVar(&g.logFormat, "log-format", "text", "log format on stderr: text or json")
+	// Errors before a command's RunE starts (unknown command or flag, wrong
+	// arguments) are usage errors.
+	started := false
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if g.logFormat != "text" && g.logFormat != "json" {
+			return usageError{fmt.Errorf("--log-format %q: want text or json", g.logFormat)}
+		}
+		started = true
+		return nil
+	}
 	root.AddCommand(newRunCmd(g), newPlanCmd(g), newRunsCmd(g), newBookmarkCmd(g), newVersionCmd())
 	root.SetArgs(args)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
+	}
+	if !started {
+		err = usageError{err}
 	}
 	code := exitCode(err)
 	if code == exitUsage && cmd != nil && isCobraUsage(err) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
@@ -17,7 +18,11 @@ import (
 // for the column types of one file per distinct schema only.
 func (r *reader) checkParquet(ctx context.Context, c *sql.Conn) (int64, error) {
 	var rows int64
-	sigFile := map[string]string{} // schema signature -> first file with it
+	order := make(map[string]int, len(r.in.paths))
+	for i, p := range r.in.paths {
+		order[p] = i
+	}
+	sigFile := map[string]string{} // schema signature -> first file (plan order) with it
 	var sigs []string
 	for _, chunk := range r.in.chunks() {
 		q := fmt.Sprintf(`SELECT m.file_name, m.num_rows, s.sig FROM parquet_file_metadata(%[1]s) m
@@ -36,9 +41,11 @@ func (r *reader) checkParquet(ctx context.Context, c *sql.Conn) (int64, error) {
 				return 0, err
 			}
 			rows += n
-			if _, ok := sigFile[sig]; !ok {
+			if first, ok := sigFile[sig]; !ok {
 				sigFile[sig] = file
 				sigs = append(sigs, sig)
+			} else if order[file] < order[first] {
+				sigFile[sig] = file
 			}
 		}
 		err = res.Err()
@@ -47,6 +54,9 @@ func (r *reader) checkParquet(ctx context.Context, c *sql.Conn) (int64, error) {
 			return 0, r.footerError(ctx, c, chunk, err)
 		}
 	}
+	// Check signatures in the plan order of their first files, so that the
+	// error names the first file that does not fit.
+	sort.Slice(sigs, func(i, j int) bool { return order[sigFile[sigs[i]]] < order[sigFile[sigs[j]]] })
 	for _, sig := range sigs {
 		file := sigFile[sig]
 		cols, err := describe(ctx, c, fmt.Sprintf("SELECT * FROM read_parquet(%s%s, hive_partitioning=false)",

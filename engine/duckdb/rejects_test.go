@@ -2,6 +2,7 @@ package duckdb
 
 import (
 	"encoding/csv"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,8 +33,12 @@ func TestBadRecordFail(t *testing.T) {
 	})
 	ie := inputError(t, err)
 	equal(t, "source", ie.Source, "orders")
-	equal(t, "file", ie.File, "a.csv")
-	equal(t, "line", ie.Line, 4)
+	// DuckDB reads files in parallel: the error is about whichever bad
+	// row a thread met first.
+	bad := map[string]bool{"a.csv:4": true, "a.csv:6": true, "sub/b.csv:3": true}
+	if !bad[fmt.Sprintf("%s:%d", ie.File, ie.Line)] {
+		t.Errorf("got %s line %d, want one of %v", ie.File, ie.Line, bad)
+	}
 	t.Log(err)
 
 	// JSON: a malformed line names file and line.

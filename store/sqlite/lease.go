@@ -26,7 +26,7 @@ func (s *Store) AcquireLease(ctx context.Context, job string, h store.Holder, tt
 			return err
 		}
 		if ok && cur.Expires.After(now) {
-			return &store.LeaseHeldError{Job: job, Holder: cur.Holder, Expires: cur.Expires}
+			return &store.LeaseHeldError{Job: job, Token: cur.Token, Holder: cur.Holder, Expires: cur.Expires}
 		}
 		var token int64
 		err = tx.QueryRowContext(ctx, `
@@ -133,4 +133,16 @@ func checkToken(ctx context.Context, tx *sql.Tx, job string, token int64) error 
 type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// BreakLease deletes the job's lease row if it still has token.
+func (s *Store) BreakLease(ctx context.Context, job string, token int64) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM leases WHERE job = ? AND token = ?`, job, token)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("breaking lease of job %q: %w", job, err)
+	}
+	return nil
 }

@@ -167,3 +167,35 @@ func testLeaseRace(t *testing.T, s store.Store) {
 		}
 	}
 }
+
+// testLeaseBreak: breaking a dead holder's lease frees it at once, only with
+// the holder's current token, and fences the broken holder out.
+func testLeaseBreak(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	a := acquire(t, s, job, "run-a")
+	_, err := s.AcquireLease(ctx, job, holder("run-b"), time.Hour)
+	held := wantHeld(t, err, job, "run-a")
+	if held.Token != a.Token {
+		t.Fatalf("LeaseHeldError token %d, want the holder's %d", held.Token, a.Token)
+	}
+	if err := s.BreakLease(ctx, job, a.Token+1); err != nil {
+		t.Fatalf("BreakLease with a wrong token: %v", err)
+	}
+	_, err = s.AcquireLease(ctx, job, holder("run-b"), time.Hour)
+	wantHeld(t, err, job, "run-a") // a wrong token breaks nothing
+	if err := s.BreakLease(ctx, job, a.Token); err != nil {
+		t.Fatalf("BreakLease: %v", err)
+	}
+	b := acquire(t, s, job, "run-b")
+	if b.Token <= a.Token {
+		t.Errorf("token after break %d, want > %d", b.Token, a.Token)
+	}
+	if err := s.BreakLease(ctx, job, a.Token); err != nil { // idempotent, and b stays
+		t.Fatalf("BreakLease again: %v", err)
+	}
+	if _, err := s.RenewLease(ctx, a, time.Hour); !errors.Is(err, store.ErrLeaseLost) {
+		t.Errorf("renewing a broken lease: got %v, want ErrLeaseLost", err)
+	}
+	_, err = s.AcquireLease(ctx, job, holder("run-c"), time.Hour)
+	wantHeld(t, err, job, "run-b")
+}

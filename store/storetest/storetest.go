@@ -35,6 +35,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"LeaseRenew", testLeaseRenew},
 		{"LeaseRelease", testLeaseRelease},
 		{"LeaseRace", testLeaseRace},
+		{"LeaseBreak", testLeaseBreak},
 
 		{"EmptyJob", testEmptyJob},
 		{"CommitAdvances", testCommitAdvances},
