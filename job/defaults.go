@@ -15,6 +15,9 @@ const (
 	DefaultOnBadRecord    = "fail"
 	DefaultSinkMode       = "append"
 	DefaultStateFile      = ".tidemark/state.db"
+	DefaultListing        = "full"
+	DefaultIOConcurrency  = 8
+	DefaultDiskBudget     = 10 << 30
 )
 
 // Allowed values of the enumerated keys.
@@ -25,7 +28,10 @@ var (
 	OnModifieds   = []string{"reprocess", "ignore", "fail"}
 	OnBadRecords  = []string{"fail", "skip", "quarantine"}
 	SinkModes     = []string{"append", "overwrite", "overwrite_partitions"}
-	Engines       = []string{"duckdb", "spark"}
+	// TableSinkModes are the modes of SQL table sinks.
+	TableSinkModes = []string{"append", "merge", "overwrite"}
+	Engines        = []string{"duckdb", "spark"}
+	Listings       = []string{"full", "ordered"}
 )
 
 // ApplyDefaults fills unset fields; Parse calls it before Validate.
@@ -38,6 +44,12 @@ func (s *Spec) ApplyDefaults() {
 	}
 	if s.OnBadRecord == "" {
 		s.OnBadRecord = DefaultOnBadRecord
+	}
+	if s.IO.Concurrency == 0 {
+		s.IO.Concurrency = DefaultIOConcurrency
+	}
+	if s.IO.DiskBudget.Bytes == 0 {
+		s.IO.DiskBudget.Bytes = DefaultDiskBudget
 	}
 	for i := range s.Sources {
 		src := &s.Sources[i]
@@ -58,6 +70,9 @@ func (s *Spec) ApplyDefaults() {
 		}
 		if src.OnBadRecord == "" {
 			src.OnBadRecord = s.OnBadRecord
+		}
+		if src.Listing == "" {
+			src.Listing = DefaultListing
 		}
 		if src.HivePartitioning == nil {
 			t := true

@@ -28,6 +28,8 @@ type Spec struct {
 	Transforms yaml.MapSlice `yaml:"transforms"`
 	// Sinks are the outputs.
 	Sinks []Sink `yaml:"sinks"`
+	// IO bounds downloads and uploads of remote (S3) inputs and outputs.
+	IO IO `yaml:"io"`
 
 	// Dir is the folder of the job file; relative paths resolve against it.
 	Dir string `yaml:"-"`
@@ -77,7 +79,36 @@ type Source struct {
 	OnBadRecord string `yaml:"on_bad_record"`
 	// HivePartitioning turns key=value folders into columns (default true).
 	HivePartitioning *bool `yaml:"hive_partitioning"`
+	// Listing is full (default) or ordered: for prefixes whose keys sort in
+	// arrival order, list only after the last key recorded (S3 StartAfter).
+	Listing string `yaml:"listing"`
+	// S3 overrides the S3 settings for this source: endpoint, region,
+	// path_style, profile (and tuning: max_attempts, part_size, ...).
+	S3 map[string]string `yaml:"s3"`
+
+	// SQL table sources (instead of Path):
+	// Connection is postgres://..., mysql://... or sqlite:PATH, without a password.
+	Connection string `yaml:"connection"`
+	// PasswordEnv names the environment variable holding the password.
+	PasswordEnv string `yaml:"password_env"`
+	// Table or Query (a subquery the keys apply to) is what is read.
+	Table string `yaml:"table"`
+	Query string `yaml:"query"`
+	// BookmarkKeys are compared as a tuple; default: the primary key.
+	BookmarkKeys []string `yaml:"bookmark_keys"`
+	// BookmarkKeysSortOrder is asc (default) or desc.
+	BookmarkKeysSortOrder string `yaml:"bookmark_keys_sort_order"`
+	// Lookback re-reads this far behind the mark: a key distance or, for
+	// time keys, a duration; rows already delivered are dropped.
+	Lookback string `yaml:"lookback"`
+	// BoundedRows limits the rows of one run.
+	BoundedRows int64 `yaml:"bounded_rows"`
+	// OnNullKey is fail (default) or skip.
+	OnNullKey string `yaml:"on_null_key"`
 }
+
+// IsTable reports whether the source reads a SQL table instead of files.
+func (s Source) IsTable() bool { return s.Connection != "" }
 
 // Sink is one output.
 type Sink struct {
@@ -93,6 +124,28 @@ type Sink struct {
 	PartitionBy []string       `yaml:"partition_by"`
 	// Mode is append (default), overwrite or overwrite_partitions.
 	Mode string `yaml:"mode"`
+	// S3 overrides the S3 settings for this sink, as for sources.
+	S3 map[string]string `yaml:"s3"`
+
+	// SQL table sinks (instead of Path): Connection, PasswordEnv and Table
+	// as for sources; Mode is append, merge or overwrite.
+	Connection  string `yaml:"connection"`
+	PasswordEnv string `yaml:"password_env"`
+	Table       string `yaml:"table"`
+	// MergeKeys are the upsert keys of mode merge.
+	MergeKeys []string `yaml:"merge_keys"`
+}
+
+// IsTable reports whether the sink writes a SQL table instead of files.
+func (k Sink) IsTable() bool { return k.Connection != "" }
+
+// IO bounds the transfers of remote inputs and outputs.
+type IO struct {
+	// Concurrency is how many objects move at once (default 8).
+	Concurrency int `yaml:"concurrency"`
+	// DiskBudget caps the bytes of remote inputs held in the spill folder
+	// at once (default 10GiB); a single larger file is still read.
+	DiskBudget Size `yaml:"disk_budget"`
 }
 
 // Duration is a time.Duration written as "15m" in YAML.

@@ -31,6 +31,12 @@ func (s *Spec) Validate() error {
 		v.fail("$.engine", "threads must be positive")
 	}
 	v.oneOf("$.on_bad_record", s.OnBadRecord, OnBadRecords)
+	if s.IO.Concurrency < 0 {
+		v.fail("$.io.concurrency", "must be positive")
+	}
+	if s.IO.DiskBudget.err != nil {
+		v.fail("$.io.disk_budget", "%v", s.IO.DiskBudget.err)
+	}
 	if len(s.Sources) == 0 {
 		v.fail("$.sources", "at least one source is required")
 	}
@@ -53,13 +59,21 @@ func (s *Spec) Validate() error {
 		} else {
 			name(p+".ctx", src.Ctx, "source")
 		}
+		if src.IsTable() {
+			v.tableSource(p, src)
+			continue
+		}
 		if src.Path == "" {
-			v.fail(p+".path", "is required")
+			v.fail(p+".path", "is required (or connection: and table: for a SQL table)")
 		}
 		v.oneOf(p+".format", src.Format, InputFormats)
 		v.oneOf(p+".tracking", src.Tracking, Trackings)
 		v.oneOf(p+".on_modified", src.OnModified, OnModifieds)
 		v.oneOf(p+".on_bad_record", src.OnBadRecord, OnBadRecords)
+		v.oneOf(p+".listing", src.Listing, Listings)
+		if src.Listing == "ordered" && src.Tracking != "exact" {
+			v.fail(p+".listing", "ordered listing needs tracking: exact")
+		}
 		if src.BoundedFiles < 0 {
 			v.fail(p+".bounded_files", "must be positive")
 		}
@@ -114,11 +128,24 @@ func (s *Spec) Validate() error {
 			v.fail(p+".ctx", "sink %q is defined twice", k.Ctx)
 		}
 		sinkNames[k.Ctx] = true
-		if k.Path == "" {
-			v.fail(p+".path", "is required")
+		if k.IsTable() {
+			if k.Path != "" {
+				v.fail(p+".path", "a sink has either path: or connection:, not both")
+			}
+			if k.Table == "" {
+				v.fail(p+".table", "is required with connection:")
+			}
+			v.oneOf(p+".mode", k.Mode, TableSinkModes)
+			if k.Mode == "merge" && len(k.MergeKeys) == 0 {
+				v.fail(p+".merge_keys", "mode merge needs merge_keys")
+			}
+		} else {
+			if k.Path == "" {
+				v.fail(p+".path", "is required (or connection: and table: for a SQL table)")
+			}
+			v.oneOf(p+".format", k.Format, OutputFormats)
+			v.oneOf(p+".mode", k.Mode, SinkModes)
 		}
-		v.oneOf(p+".format", k.Format, OutputFormats)
-		v.oneOf(p+".mode", k.Mode, SinkModes)
 		if k.From == "" {
 			v.fail(p+".from", "is required when there are several sources and no transforms")
 		} else if _, ok := names[strings.ToLower(k.From)]; !ok {
@@ -155,5 +182,30 @@ func (v *validator) fail(path, format string, args ...any) {
 func (v *validator) oneOf(path, got string, allowed []string) {
 	if !slices.Contains(allowed, got) {
 		v.fail(path, "%q is not one of %s", got, strings.Join(allowed, ", "))
+	}
+}
+
+// tableSource checks a SQL table source.
+func (v *validator) tableSource(p string, src Source) {
+	if src.Path != "" {
+		v.fail(p+".path", "a source has either path: or connection:, not both")
+	}
+	if (src.Table == "") == (src.Query == "") {
+		v.fail(p+".table", "give exactly one of table: or query:")
+	}
+	if strings.Contains(src.Connection, "://") {
+		if i := strings.Index(src.Connection, "@"); i > 0 && strings.Contains(src.Connection[:i], ":") &&
+			strings.Count(src.Connection[:i], ":") > 1 {
+			v.fail(p+".connection", "must not contain a password: use password_env")
+		}
+	}
+	if src.BookmarkKeysSortOrder != "" {
+		v.oneOf(p+".bookmark_keys_sort_order", src.BookmarkKeysSortOrder, []string{"asc", "desc"})
+	}
+	if src.OnNullKey != "" {
+		v.oneOf(p+".on_null_key", src.OnNullKey, []string{"fail", "skip"})
+	}
+	if src.BoundedRows < 0 {
+		v.fail(p+".bounded_rows", "must be positive")
 	}
 }
