@@ -8,6 +8,7 @@ import (
 
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/job"
+	"github.com/tidemark-etl/tidemark/objstore"
 	"github.com/tidemark-etl/tidemark/store"
 )
 
@@ -70,6 +71,19 @@ type planInput struct {
 	rangeRuns  []string // run ids (from, to] for pause from/to
 	allowDrift bool
 	now        time.Time
+	// diskBudget caps the bytes a remote source's run downloads (0: none);
+	// what does not fit waits for the next run, like bounded_size.
+	diskBudget int64
+}
+
+// bounds are a source's per-run limits, the disk budget included for
+// remote sources.
+func (in planInput) bounds(fs *fileSource) bookmark.Bounds {
+	b := bookmark.Bounds{Files: fs.spec.BoundedFiles, Bytes: fs.spec.BoundedSize.Bytes}
+	if _, local := fs.objs.LocalPath(""); !local && in.diskBudget > 0 && (b.Bytes == 0 || in.diskBudget < b.Bytes) {
+		b.Bytes = in.diskBudget
+	}
+	return b
 }
 
 func planSource(ctx context.Context, st store.Store, jobName string, spec *job.Spec, src job.Source, in planInput) (*SourcePlan, error) {
@@ -109,12 +123,13 @@ func planSource(ctx context.Context, st store.Store, jobName string, spec *job.S
 			}
 		}
 		var deferred []bookmark.File
-		p.Take, deferred = bookmark.Limit(cands, bookmark.Bounds{
-			Files: src.BoundedFiles, Bytes: src.BoundedSize.Bytes,
-			InBand: src.MaxFilesInBand, Band: src.MaxBand.Duration, Now: in.now,
-		})
+		b := in.bounds(fs)
+		b.InBand, b.Band, b.Now = src.MaxFilesInBand, src.MaxBand.Duration, in.now
+		p.Take, deferred = bookmark.Limit(cands, b)
 		p.Deferred = int64(len(deferred))
 		return p, supersedeTaken(ctx, st, jobName, p)
+	case src.Listing == "ordered":
+		return p, planOrdered(ctx, fs, p, in.bounds(fs))
 	default:
 		var cands []bookmark.File
 		old := map[string]bookmark.File{}
@@ -142,7 +157,7 @@ func planSource(ctx context.Context, st store.Store, jobName string, spec *job.S
 		}
 		p.Unchanged = unchanged
 		var deferred []bookmark.File
-		p.Take, deferred = bookmark.Limit(cands, bookmark.Bounds{Files: src.BoundedFiles, Bytes: src.BoundedSize.Bytes})
+		p.Take, deferred = bookmark.Limit(cands, in.bounds(fs))
 		p.Deferred = int64(len(deferred))
 		for _, f := range p.Take {
 			if o, ok := old[f.Path]; ok {
@@ -204,6 +219,11 @@ func (p *SourcePlan) nextState(schema []bookmark.Column) bookmark.SourceState {
 		s.Files--
 		s.Bytes -= f.Size
 	}
+	for _, f := range p.Take {
+		if p.src.spec.Listing == "ordered" && f.Path > s.LastKey {
+			s.LastKey = f.Path
+		}
+	}
 	if s.Tracking == bookmark.TrackTimestamp {
 		s = bookmark.AdvanceTimestamp(s, p.src.spec.MaxBand.Duration, p.Take)
 	}
@@ -227,6 +247,32 @@ func supersedeTaken(ctx context.Context, st store.Store, jobName string, p *Sour
 		if taken[f.Path] {
 			p.Superseded = append(p.Superseded, f)
 		}
+	}
+	return nil
+}
+
+// planOrdered lists only after the last key recorded: for prefixes whose
+// keys sort in arrival order (dated keys), where every key at or before it
+// was read. Keys are taken in key order, so bounds keep that true; a key
+// that lands behind the mark, or an object rewritten in place, is not seen
+// (the documented condition for using it).
+func planOrdered(ctx context.Context, fs *fileSource, p *SourcePlan, b bookmark.Bounds) error {
+	var bytes int64
+	for o, err := range objstore.ListAfter(ctx, fs.objs, "", p.prev.LastKey) {
+		if err != nil {
+			return fmt.Errorf("source %s: %w", p.Ctx, err)
+		}
+		if !fs.match.match(o.Key) {
+			continue
+		}
+		f := bookmark.File{Path: o.Key, Size: o.Size, MTime: o.ModTime.UnixNano(), ETag: o.ETag}
+		n := len(p.Take)
+		if n > 0 && ((b.Files > 0 && n >= b.Files) || (b.Bytes > 0 && bytes+f.Size > b.Bytes)) {
+			p.Deferred++
+			continue
+		}
+		bytes += f.Size
+		p.Take = append(p.Take, f)
 	}
 	return nil
 }

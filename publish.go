@@ -21,6 +21,10 @@ const (
 	rejectsDir = metaDir + "/rejects"
 )
 
+// publishConcurrency is how many staged files move at once (S3 moves are
+// a copy and a delete each).
+const publishConcurrency = 8
+
 func stagingPrefix(runID string) string { return stagingDir + "/" + runID + "/" }
 
 // finalName maps a staged file to its deterministic published key:
@@ -73,7 +77,8 @@ func publish(ctx context.Context, st store.Store, rs roots, jobName, runID strin
 		return fmt.Errorf("reading actions of run %s: %w", runID, err)
 	}
 	finals := map[string]map[string]bool{} // root -> final keys of this run
-	for i, o := range outs {
+	var moves []func(context.Context) error
+	for _, o := range outs {
 		s, err := rs.open(ctx, o.Root)
 		if err != nil {
 			return err
@@ -82,13 +87,23 @@ func publish(ctx context.Context, st store.Store, rs roots, jobName, runID strin
 			finals[o.Root] = map[string]bool{}
 		}
 		finals[o.Root][o.Final] = true
-		if !o.Published {
-			if err := s.Move(ctx, o.Staged, o.Final); err != nil {
-				return fmt.Errorf("publishing %s of run %s: %w", o.Final, runID, err)
-			}
+		if o.Published {
+			continue
 		}
-		if i == 0 {
-			fault.At(fault.MidPublish)
+		moves = append(moves, func(ctx context.Context) error {
+			if err := s.Move(ctx, o.Staged, o.Final); err != nil {
+				return fmt.Errorf("publishing %s of run %s: %w", joinLoc(o.Root, o.Final), runID, err)
+			}
+			return nil
+		})
+	}
+	if len(moves) > 0 {
+		if err := moves[0](ctx); err != nil {
+			return err
+		}
+		fault.At(fault.MidPublish)
+		if err := parallel(ctx, publishConcurrency, moves[1:]); err != nil {
+			return err
 		}
 	}
 	for _, a := range acts {
@@ -168,6 +183,18 @@ func recoverJob(ctx context.Context, st store.Store, rs roots, jobName string, s
 		s, err := rs.open(ctx, root)
 		if err != nil {
 			return err
+		}
+		// A dead run's incomplete multipart uploads are invisible to List.
+		// The caller holds the job's lease, and a sink location belongs to
+		// one job, so every upload under staging is a dead run's.
+		if a, ok := s.(objstore.UploadAborter); ok {
+			n, err := a.AbortStaleUploads(ctx, stagingDir+"/", 0)
+			if err != nil {
+				return fmt.Errorf("aborting stale uploads under %s: %w", root, err)
+			}
+			if n > 0 {
+				log.Info("aborted incomplete uploads of runs that did not commit", "root", root, "uploads", n)
+			}
 		}
 		n := 0
 		for _, err := range s.List(ctx, stagingDir+"/") {

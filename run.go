@@ -165,7 +165,7 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 func (r *runner) sinkRoots() []string {
 	var out []string
 	for _, k := range r.spec.Sinks {
-		out = append(out, resolvePath(r.spec, k.Path))
+		out = append(out, sinkLocation(r.spec, k))
 	}
 	return out
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path"
@@ -35,6 +34,8 @@ type runner struct {
 	plans   []*SourcePlan
 	staged  []stagedSink // sinks whose staging folders exist
 	tmpDirs []string
+	inDir   string // spill folder of remote inputs
+	uploads []func(context.Context) error
 }
 
 // stagedSink is a sink's staging area for this run.
@@ -64,10 +65,15 @@ func (r *runner) execute(ctx context.Context) error {
 	r.rec.Sources = map[string]store.Count{}
 	r.rec.Sinks = map[string]store.Count{}
 	var total int
+	budget := r.spec.IO.DiskBudget.Bytes
 	for _, src := range r.spec.Sources {
+		in.diskBudget = max(budget, 1)
 		p, err := planSource(ctx, r.st, r.job, r.spec, src, in)
 		if err != nil {
 			return err
+		}
+		if _, local := p.src.objs.LocalPath(""); !local {
+			budget -= p.Bytes()
 		}
 		r.plans = append(r.plans, p)
 		total += len(p.Take)
@@ -182,7 +188,7 @@ func (r *runner) runEngine(ctx context.Context, states map[string]bookmark.Sourc
 				files += int64(len(p.Take))
 				bytes += p.Bytes()
 			}
-			r.opts.Progress.Phase("processing", files, bytes)
+			r.opts.Progress.Phase(fmt.Sprintf("processing %d files (%s)", files, humanize.IBytes(uint64(bytes))), files, 0)
 		}
 		res, err := eng.Execute(ctx, plan)
 		if r.opts.Progress != nil {
@@ -229,21 +235,18 @@ func (r *runner) spillDir() string {
 // inputs are downloaded first), transforms, and sinks with staging folders.
 func (r *runner) enginePlan(ctx context.Context, states map[string]bookmark.SourceState) (engine.Plan, error) {
 	plan := engine.Plan{}
+	locals, err := r.fetchInputs(ctx)
+	if err != nil {
+		return plan, err
+	}
 	for i, p := range r.plans {
 		src := r.spec.Sources[i]
 		es := engine.Source{Ctx: p.Ctx, Format: src.Format, Options: src.Options, Hive: *src.HivePartitioning}
 		if st, ok := states[p.Ctx]; ok && len(st.Schema) > 0 {
 			es.Schema = st.Schema
 		}
-		for _, f := range p.Take {
-			local, ok := p.src.objs.LocalPath(f.Path)
-			if !ok {
-				var err error
-				if local, err = r.download(ctx, p, f); err != nil {
-					return plan, err
-				}
-			}
-			es.Files = append(es.Files, engine.Input{Path: local, Key: f.Path, Size: f.Size})
+		for j, f := range p.Take {
+			es.Files = append(es.Files, engine.Input{Path: locals[i][j], Key: f.Path, Size: f.Size})
 		}
 		if src.OnBadRecord != plan.OnBadRecord && plan.OnBadRecord != "" {
 			// one policy per plan: the strictest wins
@@ -277,7 +280,7 @@ func (r *runner) enginePlan(ctx context.Context, states map[string]bookmark.Sour
 // stagingFor prepares a sink's staging folder: in place under the sink's
 // _tidemark/staging/<run>/ on local disks, a temporary folder otherwise.
 func (r *runner) stagingFor(ctx context.Context, k job.Sink) (stagedSink, error) {
-	root := resolvePath(r.spec, k.Path)
+	root := sinkLocation(r.spec, k)
 	objs, err := r.rs.open(ctx, root)
 	if err != nil {
 		return stagedSink{}, fmt.Errorf("sink %s: %w", k.Ctx, err)
@@ -311,9 +314,7 @@ func (r *runner) stageOutputs(ctx context.Context, res engine.Result, c *store.C
 		parts := map[string]bool{}
 		for j, f := range sr.Files {
 			staged := stagingPrefix(r.rec.RunID) + "data/" + f.Path
-			if err := r.upload(ctx, ss, filepath.Join(ss.local, "data", filepath.FromSlash(f.Path)), staged); err != nil {
-				return err
-			}
+			r.queueUpload(ss, filepath.Join(ss.local, "data", filepath.FromSlash(f.Path)), staged)
 			c.Outputs = append(c.Outputs, store.Output{RunID: r.rec.RunID, Sink: k.Ctx, Root: ss.root,
 				Staged: staged, Final: names[j], Rows: f.Rows, Bytes: f.Bytes})
 			bytes += f.Bytes
@@ -335,17 +336,17 @@ func (r *runner) stageOutputs(ctx context.Context, res engine.Result, c *store.C
 			}
 		}
 		if i == 0 {
-			if err := r.stageRejects(ctx, ss, c); err != nil {
+			if err := r.stageRejects(ss, c); err != nil {
 				return err
 			}
 		}
 	}
-	return nil
+	return r.runUploads(ctx)
 }
 
 // stageRejects records quarantined rows as outputs published under
 // _tidemark/rejects/<run>/.
-func (r *runner) stageRejects(ctx context.Context, ss stagedSink, c *store.Commit) error {
+func (r *runner) stageRejects(ss stagedSink, c *store.Commit) error {
 	dir := filepath.Join(ss.local, "rejects")
 	return filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if errors.Is(err, os.ErrNotExist) {
@@ -357,9 +358,7 @@ func (r *runner) stageRejects(ctx context.Context, ss stagedSink, c *store.Commi
 		rel, _ := filepath.Rel(dir, p)
 		rel = filepath.ToSlash(rel)
 		staged := stagingPrefix(r.rec.RunID) + "rejects/" + rel
-		if err := r.upload(ctx, ss, p, staged); err != nil {
-			return err
-		}
+		r.queueUpload(ss, p, staged)
 		info, _ := d.Info()
 		c.Outputs = append(c.Outputs, store.Output{RunID: r.rec.RunID, Sink: "rejects:" + strings.SplitN(rel, "/", 2)[0],
 			Root: ss.root, Staged: staged, Final: rejectsDir + "/" + r.rec.RunID + "/" + rel, Bytes: info.Size()})
@@ -367,49 +366,43 @@ func (r *runner) stageRejects(ctx context.Context, ss stagedSink, c *store.Commi
 	})
 }
 
-// upload puts a staged file in place when the sink is remote.
-func (r *runner) upload(ctx context.Context, ss stagedSink, local, key string) error {
+// queueUpload schedules a staged file's upload when the sink is remote.
+func (r *runner) queueUpload(ss stagedSink, local, key string) {
 	if !ss.remote {
+		return
+	}
+	r.uploads = append(r.uploads, func(ctx context.Context) error {
+		f, err := os.Open(local)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		info, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		if err := ss.objs.Put(ctx, key, f); err != nil {
+			return fmt.Errorf("sink %s: uploading %s: %w", ss.spec.Ctx, joinLoc(ss.root, key), err)
+		}
+		if r.opts.Progress != nil {
+			r.opts.Progress.Add(1, info.Size())
+		}
 		return nil
-	}
-	f, err := os.Open(local)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := ss.objs.Put(ctx, key, f); err != nil {
-		return fmt.Errorf("sink %s: uploading %s: %w", ss.spec.Ctx, key, err)
-	}
-	return nil
+	})
 }
 
-// download copies a remote input into the spill folder.
-func (r *runner) download(ctx context.Context, p *SourcePlan, f bookmark.File) (string, error) {
-	if len(r.tmpDirs) == 0 || !strings.Contains(r.tmpDirs[0], "tidemark-in-") {
-		dir, err := os.MkdirTemp(r.spillDir(), "tidemark-in-")
-		if err != nil {
-			return "", err
-		}
-		r.tmpDirs = append([]string{dir}, r.tmpDirs...)
+// runUploads uploads the queued files, io.concurrency at a time.
+func (r *runner) runUploads(ctx context.Context) error {
+	jobs := r.uploads
+	r.uploads = nil
+	if len(jobs) == 0 {
+		return nil
 	}
-	dst := filepath.Join(r.tmpDirs[0], p.Ctx, filepath.FromSlash(f.Path))
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return "", err
+	if r.opts.Progress != nil {
+		r.opts.Progress.Phase("uploading", int64(len(jobs)), 0)
+		defer r.opts.Progress.Done()
 	}
-	in, err := p.src.objs.Open(ctx, f.Path)
-	if err != nil {
-		return "", fmt.Errorf("source %s: reading %s: %w", p.Ctx, f.Path, err)
-	}
-	defer in.Close()
-	out, err := os.Create(dst)
-	if err != nil {
-		return "", err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return "", fmt.Errorf("source %s: downloading %s: %w", p.Ctx, f.Path, err)
-	}
-	return dst, out.Close()
+	return parallel(ctx, r.spec.IO.Concurrency, jobs)
 }
 
 // cleanupStaging deletes this run's staged output (a failed run publishes

@@ -41,7 +41,7 @@ type fileSource struct {
 
 func openSource(ctx context.Context, spec *job.Spec, src job.Source) (*fileSource, error) {
 	loc := resolvePath(spec, src.Path)
-	objs, err := objstore.Open(ctx, loc, nil)
+	objs, err := objstore.Open(ctx, loc, src.S3)
 	if err != nil {
 		return nil, fmt.Errorf("source %s: %w", src.Ctx, err)
 	}
@@ -91,4 +91,11 @@ func (s *fileSource) fingerprint() (sum, describe string) {
 	b, _ := json.Marshal(d) // map keys are sorted
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:12]), string(b)
+}
+
+// sinkLocation is where a sink writes, with its S3 settings (never
+// credentials) as a query string, so the output manifests name a location
+// that a roll-forward or purge can open without the job file.
+func sinkLocation(spec *job.Spec, k job.Sink) string {
+	return objstore.WithOptions(resolvePath(spec, k.Path), k.S3)
 }

@@ -53,6 +53,9 @@ type SourceState struct {
 	// Files and Bytes count the files recorded so far (for display).
 	Files int64 `json:"files"`
 	Bytes int64 `json:"bytes"`
-	// Cursor is a SQL source's key cursor (later work); opaque JSON.
+	// LastKey is the greatest key read under ordered listing: the next
+	// run lists after it.
+	LastKey string `json:"last_key,omitempty"`
+	// Cursor is a SQL source's key cursor; opaque JSON.
 	Cursor []byte `json:"cursor,omitempty"`
 }

@@ -48,3 +48,41 @@ type Store interface {
 	// local disk, so the engine can read and write it in place.
 	LocalPath(key string) (string, bool)
 }
+
+// Downloader is implemented by remote stores that copy an object to a local
+// file faster than Open (ranged, parallel GETs). The returned Object is the
+// version that was read, so callers can check it against what they planned.
+type Downloader interface {
+	Download(ctx context.Context, key, localPath string, concurrency int, partSize int64) (Object, error)
+}
+
+// AfterLister is implemented by stores that can start a listing after a key
+// (S3 StartAfter), so a prefix whose keys sort in arrival order is listed
+// from where the last run stopped.
+type AfterLister interface {
+	ListAfter(ctx context.Context, prefix, startAfter string) iter.Seq2[Object, error]
+}
+
+// UploadAborter is implemented by stores with multipart uploads: it aborts
+// incomplete uploads under prefix older than olderThan (a dead run's).
+type UploadAborter interface {
+	AbortStaleUploads(ctx context.Context, prefix string, olderThan time.Duration) (int, error)
+}
+
+// ListAfter lists keys after startAfter under prefix: with the store's
+// StartAfter where it has one, else by skipping.
+func ListAfter(ctx context.Context, s Store, prefix, startAfter string) iter.Seq2[Object, error] {
+	if a, ok := s.(AfterLister); ok {
+		return a.ListAfter(ctx, prefix, startAfter)
+	}
+	return func(yield func(Object, error) bool) {
+		for o, err := range s.List(ctx, prefix) {
+			if err == nil && o.Key <= startAfter {
+				continue
+			}
+			if !yield(o, err) || err != nil {
+				return
+			}
+		}
+	}
+}

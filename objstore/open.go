@@ -3,6 +3,7 @@ package objstore
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync"
 )
@@ -33,8 +34,26 @@ func Scheme(location string) string {
 // Open opens the store rooted at location: a plain path, file://PATH or
 // another registered scheme such as s3://bucket/prefix. opts are
 // backend-specific settings (for S3: endpoint, region, path_style, profile).
+//
+// A remote location may carry its options as a query string
+// (s3://bucket/prefix?endpoint=...&region=...), which is how tidemark keeps
+// a sink's settings in its output manifests (never credentials).
 func Open(ctx context.Context, location string, opts map[string]string) (Store, error) {
 	scheme := Scheme(location)
+	if i := strings.IndexByte(location, '?'); i >= 0 && scheme != "file" {
+		q, err := url.ParseQuery(location[i+1:])
+		if err != nil {
+			return nil, fmt.Errorf("opening %s: bad options: %w", location, err)
+		}
+		merged := map[string]string{}
+		for k := range q {
+			merged[k] = q.Get(k)
+		}
+		for k, v := range opts {
+			merged[k] = v
+		}
+		location, opts = location[:i], merged
+	}
 	mu.Lock()
 	o, ok := openers[scheme]
 	mu.Unlock()
@@ -42,4 +61,17 @@ func Open(ctx context.Context, location string, opts map[string]string) (Store, 
 		return nil, fmt.Errorf("opening %s: no object store for scheme %q", location, scheme)
 	}
 	return o(ctx, location, opts)
+}
+
+// WithOptions returns location with opts as its query string (sorted), so
+// that Open(WithOptions(loc, opts), nil) opens the same store.
+func WithOptions(location string, opts map[string]string) string {
+	if len(opts) == 0 || Scheme(location) == "file" {
+		return location
+	}
+	q := url.Values{}
+	for k, v := range opts {
+		q.Set(k, v)
+	}
+	return location + "?" + q.Encode()
 }

@@ -16,6 +16,7 @@ import (
 	_ "github.com/tidemark-etl/tidemark/engine/duckdb"
 	"github.com/tidemark-etl/tidemark/job"
 	_ "github.com/tidemark-etl/tidemark/objstore/local"
+	_ "github.com/tidemark-etl/tidemark/objstore/s3"
 	"github.com/tidemark-etl/tidemark/store"
 	_ "github.com/tidemark-etl/tidemark/store/sqlite"
 )

@@ -87,7 +87,6 @@ var readerOptions = map[string]map[string]optSpec{
 		"maximum_object_size":         {kind: kInt},
 		"sample_size":                 {kind: kInt, inferOnly: true},
 		"maximum_depth":               {kind: kInt, inferOnly: true},
-		"field_appearance_threshold":  {kind: kString, inferOnly: true},
 		"map_inference_threshold":     {kind: kInt, inferOnly: true},
 		"convert_strings_to_integers": {kind: kBool, inferOnly: true},
 	},
