@@ -91,10 +91,11 @@ func TestSourceChanged(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		changed func(f *fixture) jobOpts
+		newSays string // the new setting, which the message must show
 	}{
-		{"path", func(f *fixture) jobOpts { return jobOpts{sourcePath: filepath.Join(f.dir, "landing2")} }},
-		{"options", func(f *fixture) jobOpts { return jobOpts{options: "{header: true, delim: ','}"} }},
-		{"format", func(f *fixture) jobOpts { return jobOpts{format: "json"} }},
+		{"path", func(f *fixture) jobOpts { return jobOpts{sourcePath: filepath.Join(f.dir, "landing2")} }, "landing2"},
+		{"options", func(f *fixture) jobOpts { return jobOpts{options: "{header: true, delim: ','}"} }, "delim"},
+		{"format", func(f *fixture) jobOpts { return jobOpts{format: "json"} }, "json"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -112,8 +113,8 @@ func TestSourceChanged(t *testing.T) {
 			f.writeJob(o)
 			_, r := f.runExpect(2)
 			assertMentions(t, r, "orders_source")
-			if !strings.Contains(r.output(), tc.name) {
-				t.Errorf("the error does not say that the %s changed\n%v", tc.name, r)
+			if !strings.Contains(r.output(), tc.newSays) {
+				t.Errorf("the error does not show the new %s (%s)\n%v", tc.name, tc.newSays, r)
 			}
 			if !strings.Contains(r.output(), "--allow-source-change") && !strings.Contains(r.output(), "bookmark reset") {
 				t.Errorf("the error suggests neither --allow-source-change nor bookmark reset\n%v", r)

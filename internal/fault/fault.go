@@ -1,11 +1,15 @@
 // Package fault is the fault-injection hook for crash tests: when the
 // environment variable TIDEMARK_FAULT names a step, the process kills itself
-// (SIGKILL, no deferred cleanup) when it reaches that step.
+// (SIGKILL, no deferred cleanup) when it reaches that step. The form
+// STEP:sleep=DURATION pauses there instead, so a test can change the world
+// at that moment (delete an input between planning and reading, say).
 package fault
 
 import (
 	"os"
+	"strings"
 	"syscall"
+	"time"
 )
 
 // The steps a run passes, in order.
@@ -20,20 +24,37 @@ const (
 // Steps lists every step, for tests.
 var Steps = []string{AfterPlan, AfterStage, AfterCommit, MidPublish, AfterPublish}
 
-var armed = os.Getenv("TIDEMARK_FAULT")
+var armed, pause = parse(os.Getenv("TIDEMARK_FAULT"))
+
+func parse(v string) (string, time.Duration) {
+	step, arg, ok := strings.Cut(v, ":")
+	if !ok {
+		return step, 0
+	}
+	d, err := time.ParseDuration(strings.TrimPrefix(arg, "sleep="))
+	if err != nil || !strings.HasPrefix(arg, "sleep=") {
+		return step, 0
+	}
+	return step, d
+}
 
 // Hook, when set (by in-process tests), is called at every step instead of
 // the environment check; a test simulates a crash by panicking from it.
 var Hook func(step string)
 
-// At kills the process if step is the armed fault.
+// At kills (or pauses) the process if step is the armed fault.
 func At(step string) {
 	if Hook != nil {
 		Hook(step)
 		return
 	}
-	if armed != "" && armed == step {
-		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
-		select {} // the signal is on its way
+	if armed == "" || armed != step {
+		return
 	}
+	if pause > 0 {
+		time.Sleep(pause)
+		return
+	}
+	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	select {} // the signal is on its way
 }
