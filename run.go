@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/engine"
 	"github.com/tidemark-etl/tidemark/job"
 	"github.com/tidemark-etl/tidemark/store"
 )
@@ -81,7 +82,30 @@ func ResultOf(r store.Run) Result {
 	return res
 }
 
+// checkOptions has the engine check every reader and writer option.
+func checkOptions(spec *job.Spec) error {
+	c := engine.CheckOptions(spec.Engine.Name)
+	for i, src := range spec.Sources {
+		if c.Source != nil && !src.IsTable() {
+			if err := c.Source(src.Format, src.Options); err != nil {
+				return spec.ErrorAt(fmt.Sprintf("$.sources[%d].options", i), "%v", err)
+			}
+		}
+	}
+	for i, k := range spec.Sinks {
+		if c.Sink != nil && !k.IsTable() {
+			if err := c.Sink(k.Format, k.Options); err != nil {
+				return spec.ErrorAt(fmt.Sprintf("$.sinks[%d].options", i), "%v", err)
+			}
+		}
+	}
+	return nil
+}
+
 func (o *RunOptions) defaults(spec *job.Spec) error {
+	if err := checkOptions(spec); err != nil {
+		return err
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}

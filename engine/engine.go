@@ -147,3 +147,18 @@ func New(name string, opts Options) (Engine, error) {
 	}
 	return f(opts)
 }
+
+// OptionChecker checks a job's reader and writer options before a run, so
+// a bad option is a job-file error (exit 2) rather than a failed run.
+type OptionChecker struct {
+	Source func(format string, opts map[string]any) error
+	Sink   func(format string, opts map[string]any) error
+}
+
+var checkers = map[string]OptionChecker{}
+
+// RegisterOptions registers the named engine's option checks.
+func RegisterOptions(name string, c OptionChecker) { checkers[name] = c }
+
+// CheckOptions returns the named engine's option checks (zero if none).
+func CheckOptions(name string) OptionChecker { return checkers[name] }

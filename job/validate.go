@@ -209,3 +209,11 @@ func (v *validator) tableSource(p string, src Source) {
 		v.fail(p+".bounded_rows", "must be positive")
 	}
 }
+
+// ErrorAt returns a job-file error for the key at a YAML path such as
+// "$.sources[0].options", with its line.
+func (s *Spec) ErrorAt(path, format string, args ...any) *Error {
+	v := validator{s: s}
+	v.fail(path, format, args...)
+	return v.errs[0].(*Error)
+}

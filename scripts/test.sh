@@ -68,6 +68,125 @@ if ! command -v versitygw >/dev/null; then
 fi
 log "versitygw: $(command -v versitygw)"
 
+# --- setup: PostgreSQL and MariaDB (SQL table sources and sinks) -----------
+# One throwaway PostgreSQL and one MariaDB for the whole run, on free
+# loopback ports, data in scratch folders, fsync off. Tests create a
+# database each (internal/sqltest) and find the servers through
+#   TIDEMARK_TEST_PG    postgres://postgres:PASSWORD@127.0.0.1:PORT/postgres
+#   TIDEMARK_TEST_MYSQL mysql://tidemark:PASSWORD@127.0.0.1:PORT/
+# The password is in the URL for the tests' convenience; the tests pass it
+# to tidemark through password_env, as a job would. Already set variables
+# (a developer's own servers) are used as they are. Packages come from
+# Debian when missing; with them installed this block takes a few seconds.
+# SQL tests fail without these servers unless TIDEMARK_SKIP_SQL=1.
+SQL_PASSWORD="tidemark-test-pw"
+
+free_port() {
+	local p
+	for _ in $(seq 1 50); do
+		p=$((20000 + RANDOM % 40000))
+		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return 0; }
+	done
+	echo "scripts/test.sh: no free loopback port found" >&2
+	return 1
+}
+
+apt_install() {
+	if [ -z "${APT_UPDATED:-}" ]; then
+		apt-get update -qq
+		APT_UPDATED=1
+	fi
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1; }
+
+start_postgres() {
+	local bin dir port
+	bin="$(pg_bin)"
+	if [ -z "$bin" ] || [ ! -x "$bin/postgres" ]; then
+		log "installing PostgreSQL (Debian packages)"
+		apt_install postgresql postgresql-client
+		bin="$(pg_bin)"
+	fi
+	dir="$(mktemp -d /tmp/tidemark-pg.XXXXXX)"
+	SCRATCH+=("$dir")
+	chmod 755 "$dir"
+	local as=()
+	if [ "$(id -u)" = 0 ]; then
+		chown postgres: "$dir" # postgres refuses to run as root
+		as=(runuser -u postgres --)
+	fi
+	printf '%s\n' "$SQL_PASSWORD" >"$dir/pw"
+	"${as[@]}" "$bin/initdb" -D "$dir/data" -U postgres --pwfile="$dir/pw" -E UTF8 --locale=C.UTF-8 \
+		--auth-local=trust --auth-host=scram-sha-256 --no-sync >"$dir/initdb.log" 2>&1 ||
+		{ cat "$dir/initdb.log" >&2; return 1; }
+	for _ in 1 2 3; do
+		port="$(free_port)"
+		"${as[@]}" "$bin/postgres" -D "$dir/data" -k "$dir" -h 127.0.0.1 -p "$port" \
+			-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 \
+			-c shared_buffers=256MB -c max_wal_size=4GB >"$dir/server.log" 2>&1 &
+		SERVER_PIDS+=($!)
+		for _ in $(seq 1 100); do
+			"$bin/pg_isready" -q -h 127.0.0.1 -p "$port" && break
+			kill -0 "${SERVER_PIDS[-1]}" 2>/dev/null || break
+			sleep 0.1
+		done
+		if "$bin/pg_isready" -q -h 127.0.0.1 -p "$port"; then
+			export TIDEMARK_TEST_PG="postgres://postgres:$SQL_PASSWORD@127.0.0.1:$port/postgres"
+			export PATH="$bin:$PATH" # psql for the benchmarks
+			log "postgres $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port"
+			return 0
+		fi
+	done
+	cat "$dir/server.log" >&2
+	return 1
+}
+
+start_mariadb() {
+	local dir port
+	if ! command -v mariadbd >/dev/null || ! command -v mariadb-install-db >/dev/null; then
+		log "installing MariaDB (Debian packages)"
+		apt_install mariadb-server mariadb-client
+	fi
+	dir="$(mktemp -d /tmp/tidemark-mariadb.XXXXXX)"
+	SCRATCH+=("$dir")
+	local user=()
+	[ "$(id -u)" = 0 ] && user=(--user=root)
+	mariadb-install-db --no-defaults "${user[@]}" --datadir="$dir/data" --auth-root-authentication-method=socket \
+		--skip-test-db >"$dir/install.log" 2>&1 || { cat "$dir/install.log" >&2; return 1; }
+	for _ in 1 2 3; do
+		port="$(free_port)"
+		mariadbd --no-defaults "${user[@]}" --datadir="$dir/data" --socket="$dir/sock" --port="$port" \
+			--bind-address=127.0.0.1 --skip-name-resolve --skip-log-bin --local-infile=1 \
+			--innodb-flush-log-at-trx-commit=0 --innodb-doublewrite=0 --innodb-buffer-pool-size=512M \
+			--innodb-log-file-size=256M --max-connections=300 --log-error="$dir/server.log" \
+			--pid-file="$dir/pid" >/dev/null 2>&1 &
+		SERVER_PIDS+=($!)
+		for _ in $(seq 1 150); do
+			mariadb-admin --no-defaults -S "$dir/sock" -u root ping >/dev/null 2>&1 && break
+			kill -0 "${SERVER_PIDS[-1]}" 2>/dev/null || break
+			sleep 0.1
+		done
+		if mariadb-admin --no-defaults -S "$dir/sock" -u root ping >/dev/null 2>&1; then
+			mariadb --no-defaults -S "$dir/sock" -u root -e \
+				"CREATE USER 'tidemark'@'%' IDENTIFIED BY '$SQL_PASSWORD'; GRANT ALL ON *.* TO 'tidemark'@'%' WITH GRANT OPTION;"
+			export TIDEMARK_TEST_MYSQL="mysql://tidemark:$SQL_PASSWORD@127.0.0.1:$port/"
+			log "mariadb $(mariadbd --version | awk '{print $3}') on 127.0.0.1:$port"
+			return 0
+		fi
+	done
+	cat "$dir/server.log" >&2
+	return 1
+}
+
+if [ "${TIDEMARK_SKIP_SQL:-}" = 1 ]; then
+	log "TIDEMARK_SKIP_SQL=1: no PostgreSQL/MariaDB; SQL table tests skip"
+else
+	[ -n "${TIDEMARK_TEST_PG:-}" ] || start_postgres
+	[ -n "${TIDEMARK_TEST_MYSQL:-}" ] || start_mariadb
+fi
+
 # --- vet and test ----------------------------------------------------------
 log "go vet ./..."
 go vet ./...
