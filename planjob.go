@@ -29,14 +29,7 @@ type PlanResult struct {
 // Plan says what the next run would read; it changes nothing and takes no
 // lease.
 func Plan(ctx context.Context, spec *job.Spec, opts RunOptions) (*PlanResult, error) {
-	if err := opts.defaults(spec); err != nil {
-		return nil, err
-	}
-	jobName := spec.Job
-	if opts.JobName != "" {
-		jobName = opts.JobName
-	}
-	st, err := OpenState(ctx, StateLocation(opts.State, spec))
+	jobName, st, err := opts.open(ctx, spec)
 	if err != nil {
 		return nil, err
 	}

@@ -102,6 +102,20 @@ func checkOptions(spec *job.Spec) error {
 	return nil
 }
 
+// open applies defaults, checks the options and opens the job's state
+// store; it returns the job name in force (--JOB_NAME wins).
+func (o *RunOptions) open(ctx context.Context, spec *job.Spec) (string, store.Store, error) {
+	if err := o.defaults(spec); err != nil {
+		return "", nil, err
+	}
+	jobName := spec.Job
+	if o.JobName != "" {
+		jobName = o.JobName
+	}
+	st, err := OpenState(ctx, StateLocation(o.State, spec))
+	return jobName, st, err
+}
+
 func (o *RunOptions) defaults(spec *job.Spec) error {
 	if err := checkOptions(spec); err != nil {
 		return err
@@ -133,14 +147,7 @@ func (o *RunOptions) defaults(spec *job.Spec) error {
 // On error the bookmark did not move and nothing of the run is published;
 // the returned Result (non-nil once the run was recorded) says what it did.
 func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) {
-	if err := opts.defaults(spec); err != nil {
-		return nil, err
-	}
-	jobName := spec.Job
-	if opts.JobName != "" {
-		jobName = opts.JobName
-	}
-	st, err := OpenState(ctx, StateLocation(opts.State, spec))
+	jobName, st, err := opts.open(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
