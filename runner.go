@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -120,7 +121,11 @@ func (r *runner) execute(ctx context.Context) error {
 		}
 		r.rec.Sources[p.Ctx] = c
 		if commit.Advance {
-			commit.Sources[p.Ctx] = p.nextState(sr.Schema)
+			schema := sr.Schema
+			if c.Empty == c.Files {
+				schema = nil // nothing was read to infer it from
+			}
+			commit.Sources[p.Ctx] = p.nextState(schema)
 			for _, f := range p.Take {
 				commit.Added = append(commit.Added, store.FileRecord{Ctx: p.Ctx, File: f})
 			}
@@ -178,22 +183,7 @@ func (r *runner) runEngine(ctx context.Context, states map[string]bookmark.Sourc
 	defer eng.Close()
 	planned := make([]plannedInputs, len(r.plans))
 	for attempt := 0; ; attempt++ {
-		plan, err := r.enginePlan(ctx, states)
-		if err != nil {
-			return engine.Result{}, nil, err
-		}
-		if r.opts.Progress != nil {
-			var files, bytes int64
-			for _, p := range r.plans {
-				files += int64(len(p.Take))
-				bytes += p.Bytes()
-			}
-			r.opts.Progress.Phase(fmt.Sprintf("processing %d files (%s)", files, humanize.IBytes(uint64(bytes))), files, 0)
-		}
-		res, err := eng.Execute(ctx, plan)
-		if r.opts.Progress != nil {
-			r.opts.Progress.Done()
-		}
+		res, err := r.executeOnce(ctx, eng, states)
 		if err == nil {
 			return res, planned, nil
 		}
@@ -204,22 +194,44 @@ func (r *runner) runEngine(ctx context.Context, states map[string]bookmark.Sourc
 	}
 }
 
+// executeOnce fetches the inputs and runs the engine once.
+func (r *runner) executeOnce(ctx context.Context, eng engine.Engine, states map[string]bookmark.SourceState) (engine.Result, error) {
+	plan, err := r.enginePlan(ctx, states)
+	if err != nil {
+		return engine.Result{}, err
+	}
+	if r.opts.Progress != nil {
+		var files, bytes int64
+		for _, p := range r.plans {
+			files += int64(len(p.Take))
+			bytes += p.Bytes()
+		}
+		r.opts.Progress.Phase(fmt.Sprintf("processing %d files (%s)", files, humanize.IBytes(uint64(bytes))), files, 0)
+		defer r.opts.Progress.Done()
+	}
+	return eng.Execute(ctx, plan)
+}
+
 // dropMissing removes planned files that no longer exist; it reports whether
 // any was removed.
 func (r *runner) dropMissing(ctx context.Context, planned []plannedInputs) bool {
 	dropped := false
 	for i, p := range r.plans {
 		kept := p.Take[:0]
+		gone := map[string]bool{}
 		for _, f := range p.Take {
 			if _, err := p.src.objs.Stat(ctx, f.Path); errors.Is(err, objstore.ErrNotExist) {
 				r.log.Warn("input file disappeared after planning; not recorded, will be read if it comes back", "source", p.Ctx, "file", f.Path)
 				planned[i].missing = append(planned[i].missing, f.Path)
+				gone[f.Path] = true
 				dropped = true
 				continue
 			}
 			kept = append(kept, f)
 		}
 		p.Take = kept
+		// A modified file that vanished keeps its old record.
+		p.Superseded = slices.DeleteFunc(p.Superseded, func(f bookmark.File) bool { return gone[f.Path] })
 	}
 	return dropped
 }
