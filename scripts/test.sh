@@ -159,6 +159,7 @@ start_mariadb() {
 		port="$(free_port)"
 		mariadbd --no-defaults "${user[@]}" --datadir="$dir/data" --socket="$dir/sock" --port="$port" \
 			--bind-address=127.0.0.1 --skip-name-resolve --skip-log-bin --local-infile=1 \
+			--character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci \
 			--innodb-flush-log-at-trx-commit=0 --innodb-doublewrite=0 --innodb-buffer-pool-size=512M \
 			--innodb-log-file-size=256M --max-connections=300 --log-error="$dir/server.log" \
 			--pid-file="$dir/pid" >/dev/null 2>&1 &

@@ -130,7 +130,11 @@ func newServerDB(tb testing.TB, k sqldb.Kind, env, pwEnv string) *DB {
 		tb.Fatalf("sqltest: connecting to the %s test server: %v", k, err)
 	}
 	defer root.Close()
-	if _, err := root.ExecContext(ctx, "CREATE DATABASE "+k.Quote(name)); err != nil {
+	create := "CREATE DATABASE " + k.Quote(name)
+	if k == sqldb.MySQL {
+		create += " CHARACTER SET utf8mb4"
+	}
+	if _, err := root.ExecContext(ctx, create); err != nil {
 		tb.Fatalf("sqltest: creating database %s: %v", name, err)
 	}
 	dbURL := admin

@@ -20,6 +20,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"net/url"
 	"os"
 	"strings"
@@ -30,6 +32,12 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite" // driver "sqlite"
 )
+
+func init() {
+	// The MySQL driver logs lost connections on its own; tidemark reports
+	// them as errors.
+	_ = mysql.SetLogger(log.New(io.Discard, "", 0))
+}
 
 // Kind is a database family.
 type Kind int

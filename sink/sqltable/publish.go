@@ -1,0 +1,237 @@
+package sqltable
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
+)
+
+// Publish moves the run's staged rows into the target and writes its
+// marker row in _tidemark_runs, in one transaction: append inserts,
+// overwrite deletes every row first, merge upserts on the merge keys. If
+// the marker already exists the run was published and Publish only drops
+// the staging table, so it can be repeated any number of times (roll
+// forward after a crash). A run with neither marker nor staging table
+// cannot be published: that is an error.
+func (k *Sink) Publish(ctx context.Context, job, runID string) error {
+	if err := k.ensureMeta(ctx); err != nil {
+		return k.fail("publishing run "+runID, err)
+	}
+	err := k.inTx(ctx, func(tx *sql.Tx) error {
+		done, err := k.published(ctx, tx, job, runID)
+		if err != nil || done {
+			return err
+		}
+		stageCols, err := k.tableColumns(ctx, tx, k.meta(k.stageName(runID)))
+		if err != nil {
+			return err
+		}
+		if stageCols == nil {
+			return fmt.Errorf("nothing is staged for run %s (no table %s) and it was never published", runID, k.stageName(runID))
+		}
+		cols := slices.DeleteFunc(stageCols, func(c string) bool { return c == "_tidemark_seq" })
+		targetCols, err := k.tableColumns(ctx, tx, k.target)
+		if err != nil {
+			return err
+		}
+		var n int64
+		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM "+k.stageSQL(runID)).Scan(&n); err != nil {
+			return err
+		}
+		if k.cfg.mode() == "overwrite" {
+			if _, err := tx.ExecContext(ctx, "DELETE FROM "+k.targetSQL()); err != nil {
+				return fmt.Errorf("emptying the table (mode overwrite): %w", err)
+			}
+		}
+		if len(cols) > 0 && n > 0 {
+			if _, err := tx.ExecContext(ctx, k.insertSQL(runID, cols, slices.Contains(targetCols, RunColumn))); err != nil {
+				return fmt.Errorf("moving %d staged rows in (mode %s): %w", n, k.cfg.mode(), err)
+			}
+		}
+		ins := "INSERT INTO " + k.qn(k.meta(runsTable)) + " (job, run_id, sink, target_table, row_count) VALUES (" +
+			k.ph(1) + ", " + k.ph(2) + ", " + k.ph(3) + ", " + k.ph(4) + ", " + k.ph(5) + ")"
+		if _, err := tx.ExecContext(ctx, ins, job, runID, k.cfg.Ctx, k.target.String(), n); err != nil {
+			return fmt.Errorf("writing the run's marker: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return k.fail("publishing run "+runID, err)
+	}
+	if err := k.dropStage(ctx, runID); err != nil {
+		return k.fail("dropping the staging table of published run "+runID, err)
+	}
+	return nil
+}
+
+// insertSQL moves the stage into the target by the sink's mode.
+func (k *Sink) insertSQL(runID string, cols []string, runCol bool) string {
+	quoted := make([]string, len(cols))
+	for i, c := range cols {
+		quoted[i] = k.q(c)
+	}
+	into, sel := slices.Clone(quoted), slices.Clone(quoted)
+	if runCol {
+		into = append(into, k.q(RunColumn))
+		sel = append(sel, k.lit(runID))
+	}
+	head := "INSERT INTO " + k.targetSQL() + " (" + strings.Join(into, ", ") + ") "
+	seq := k.q("_tidemark_seq")
+	if k.cfg.mode() != "merge" {
+		return head + "SELECT " + strings.Join(sel, ", ") + " FROM " + k.stageSQL(runID) + " ORDER BY " + seq
+	}
+	var updates []string
+	for i, c := range into {
+		if i < len(cols) && slices.Contains(k.cfg.MergeKeys, cols[i]) {
+			continue
+		}
+		if k.k == sqldb.Postgres {
+			updates = append(updates, c+" = EXCLUDED."+c)
+		} else {
+			updates = append(updates, c+" = VALUES("+c+")")
+		}
+	}
+	keys := k.quoteList(k.cfg.MergeKeys)
+	if k.k == sqldb.Postgres {
+		// One row per key (the last staged wins): ON CONFLICT cannot touch
+		// a row twice in one statement.
+		s := head + "SELECT DISTINCT ON (" + keys + ") " + strings.Join(sel, ", ") + " FROM " + k.stageSQL(runID) +
+			" ORDER BY " + keys + ", " + seq + " DESC ON CONFLICT (" + keys + ") DO "
+		if len(updates) == 0 {
+			return s + "NOTHING"
+		}
+		return s + "UPDATE SET " + strings.Join(updates, ", ")
+	}
+	// MySQL applies the rows in order: the last staged wins.
+	s := head + "SELECT " + strings.Join(sel, ", ") + " FROM " + k.stageSQL(runID) + " ORDER BY " + seq + " ON DUPLICATE KEY UPDATE "
+	if len(updates) == 0 {
+		return s + k.q(k.cfg.MergeKeys[0]) + " = " + k.q(k.cfg.MergeKeys[0])
+	}
+	return s + strings.Join(updates, ", ")
+}
+
+// published reports whether the run's marker exists.
+func (k *Sink) published(ctx context.Context, q sqlQuerier, job, runID string) (bool, error) {
+	var one int
+	err := q.QueryRowContext(ctx, "SELECT 1 FROM "+k.qn(k.meta(runsTable))+" WHERE job = "+k.ph(1)+
+		" AND run_id = "+k.ph(2)+" AND sink = "+k.ph(3), job, runID, k.cfg.Ctx).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Published reports whether the run's marker exists in the target's
+// schema: the run's rows are in the table (or were, and were purged).
+func (k *Sink) Published(ctx context.Context, job, runID string) (bool, error) {
+	if err := k.ensureMeta(ctx); err != nil {
+		return false, k.fail("reading markers", err)
+	}
+	ok, err := k.published(ctx, k.db, job, runID)
+	if err != nil {
+		return false, k.fail("reading the marker of run "+runID, err)
+	}
+	return ok, nil
+}
+
+// Purge deletes the rows the run loaded (those whose RunColumn names it),
+// its marker and its staging table, in one transaction, and returns the
+// rows deleted. See the package comment for what each mode can undo. It
+// is idempotent; a run never published purges nothing.
+func (k *Sink) Purge(ctx context.Context, job, runID string) (int64, error) {
+	if err := k.ensureMeta(ctx); err != nil {
+		return 0, k.fail("purging run "+runID, err)
+	}
+	var n int64
+	err := k.inTx(ctx, func(tx *sql.Tx) error {
+		cols, err := k.tableColumns(ctx, tx, k.target)
+		if err != nil {
+			return err
+		}
+		if cols != nil && slices.Contains(cols, RunColumn) {
+			res, err := tx.ExecContext(ctx, "DELETE FROM "+k.targetSQL()+" WHERE "+k.q(RunColumn)+" = "+k.ph(1), runID)
+			if err != nil {
+				return err
+			}
+			n, _ = res.RowsAffected()
+		} else if cols != nil {
+			done, err := k.published(ctx, tx, job, runID)
+			if err != nil {
+				return err
+			}
+			if done {
+				return ErrNoRunColumn
+			}
+		}
+		_, err = tx.ExecContext(ctx, "DELETE FROM "+k.qn(k.meta(runsTable))+" WHERE job = "+k.ph(1)+
+			" AND run_id = "+k.ph(2)+" AND sink = "+k.ph(3), job, runID, k.cfg.Ctx)
+		return err
+	})
+	if err != nil {
+		return 0, k.fail("purging run "+runID, err)
+	}
+	if err := k.dropStage(ctx, runID); err != nil {
+		return n, k.fail("dropping the staging table of run "+runID, err)
+	}
+	return n, nil
+}
+
+// Cleanup drops the staging tables of this sink whose run keep rejects:
+// runs that never committed (keep returns true for runs committed but not
+// yet published, whose stages a roll-forward still needs).
+func (k *Sink) Cleanup(ctx context.Context, keep func(runID string) bool) error {
+	if err := k.ensureMeta(ctx); err != nil {
+		return k.fail("cleaning up", err)
+	}
+	rows, err := k.db.QueryContext(ctx, "SELECT run_id FROM "+k.qn(k.meta(stagesTable))+" WHERE sink = "+k.ph(1)+
+		" AND target_table = "+k.ph(2), k.cfg.Ctx, k.target.String())
+	if err != nil {
+		return k.fail("listing staging tables", err)
+	}
+	var runs []string
+	for rows.Next() {
+		var r string
+		if err := rows.Scan(&r); err != nil {
+			rows.Close()
+			return k.fail("listing staging tables", err)
+		}
+		runs = append(runs, r)
+	}
+	rows.Close()
+	for _, r := range runs {
+		if keep(r) {
+			continue
+		}
+		if err := k.dropStage(ctx, r); err != nil {
+			return k.fail("dropping the staging table of run "+r, err)
+		}
+	}
+	return nil
+}
+
+// dropStage drops a run's staging table and forgets it.
+func (k *Sink) dropStage(ctx context.Context, runID string) error {
+	if _, err := k.db.ExecContext(ctx, "DROP TABLE IF EXISTS "+k.stageSQL(runID)); err != nil {
+		return err
+	}
+	_, err := k.db.ExecContext(ctx, "DELETE FROM "+k.qn(k.meta(stagesTable))+" WHERE stage_table = "+k.ph(1), k.stageName(runID))
+	return err
+}
+
+// inTx runs fn in a transaction, committing when it returns nil.
+func (k *Sink) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := k.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}

@@ -1,0 +1,280 @@
+package sqltable
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
+)
+
+// Extract is what one read of a source wrote: local files for the engine
+// and, for a run, the cursor to commit and the range to record.
+type Extract struct {
+	// Files are local CSV files (no header) in Schema's column order; read
+	// them with Format and Options and the explicit Schema.
+	Files   []string
+	Format  string
+	Options map[string]any
+	Schema  []bookmark.Column
+	// Rows counts the rows written; Late those of them that came from the
+	// lookback window (late commits).
+	Rows int64
+	Late int64
+	// Cursor is the source's next cursor (bookmark.SourceState.Cursor),
+	// to commit with the run; nil from ReadRanges.
+	Cursor []byte
+	// Range describes what was read (JSON), for the run's input manifest;
+	// ReadRanges reads it again. Nil from ReadRanges.
+	Range []byte
+}
+
+// Extract reads what p planned into files under dir (which must exist):
+// the rows of the lookback window not delivered yet, then the rows in
+// (From, To]. Everything, including the next cursor, comes from one
+// snapshot of the database, so a row is either in the files and in the
+// cursor's delivered set, or in neither. On error nothing is to be
+// committed; files written so far are left in dir for the caller to
+// remove with it.
+func (p *Plan) Extract(ctx context.Context, dir string) (*Extract, error) {
+	s := p.s
+	ex := &Extract{Format: "csv", Options: csvOptions(), Schema: s.Schema()}
+	next := &cursor{V: cursorVersion, Keys: s.Keys(), Order: s.cfg.order()}
+	rng := &readRange{V: cursorVersion, Keys: next.Keys, Order: next.Order, After: p.From}
+	if p.prev != nil {
+		*next = *p.prev
+		next.Delivered = nil
+	}
+	err := s.d.session(ctx, s.db, func(ses session) error {
+		c := p.prev
+		if c != nil && c.Window != nil && c.Mark != nil {
+			delivered := decodeIDs(c.Delivered)
+			late := idSet{}
+			q := s.newQuery().w("SELECT ").selectList(true, true, true).w(" FROM ", s.from, " WHERE ").
+				inWindow(*c.Window).w(" AND ").tuple(false, c.Mark)
+			f, n, err := s.writeRows(ctx, ses, dir, "late", q, func(row []any) bool {
+				id := rowID(row[len(s.cols)+len(s.keys):])
+				if _, ok := delivered[id]; ok {
+					return false
+				}
+				late[id] = struct{}{}
+				return true
+			})
+			if err != nil {
+				return s.fail("reading late rows in the lookback window", s.keyDesc("from", []string{*c.Window}), err)
+			}
+			if n > 0 {
+				ex.Files = append(ex.Files, f)
+				rng.Window, rng.WindowTo, rng.Late = c.Window, c.Mark, late.encode()
+			} else {
+				_ = os.Remove(f)
+			}
+			ex.Rows += n
+			ex.Late = n
+		}
+		var newRows int64
+		if p.To != nil {
+			f, n, err := s.writeRange(ctx, ses, dir, "rows", p.From, p.To)
+			if err != nil {
+				return s.fail("reading rows", s.rangeDesc(p.From, p.To), err)
+			}
+			if n > 0 {
+				ex.Files = append(ex.Files, f)
+				next.Mark, rng.Upto = p.To, p.To
+			} else {
+				_ = os.Remove(f)
+			}
+			newRows = n
+			ex.Rows += n
+		}
+		return s.advance(ctx, ses, p, next, newRows)
+	})
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return nil, err
+		}
+		return nil, s.fail("reading in a snapshot", "", hint(err))
+	}
+	rng.Rows = ex.Rows
+	ex.Cursor = next.encode()
+	ex.Range, _ = json.Marshal(rng)
+	return ex, nil
+}
+
+// advance fills the next cursor's window, delivered set and regression
+// baseline, inside the extract's snapshot.
+func (s *Source) advance(ctx context.Context, ses session, p *Plan, next *cursor, newRows int64) error {
+	c := p.prev
+	next.Window, next.Delivered, next.Lookback, next.Behind = nil, nil, "", nil
+	if next.Mark == nil {
+		return nil
+	}
+	var boundary *query // selects the rows behind the new window or mark
+	if s.lb.set() {
+		w, err := windowStart(s.db.Kind, s.cols[s.keys[0]].key, next.Mark[0], s.lb, s.cfg.desc())
+		if err != nil {
+			return s.fail("computing the lookback window", "", &columnError{column: s.cols[s.keys[0]].Name, err: err})
+		}
+		next.Window, next.Lookback = &w, s.lb.String()
+		delivered := idSet{}
+		q := s.newQuery().w("SELECT ").selectList(false, false, true).w(" FROM ", s.from, " WHERE ").
+			inWindow(w).w(" AND ").tuple(false, next.Mark)
+		err = s.stream(ctx, ses, q, func(row []any) error {
+			delivered[rowID(row)] = struct{}{}
+			return nil
+		})
+		if err != nil {
+			return s.fail("recording the rows delivered in the lookback window", s.keyDesc("from", []string{w}), err)
+		}
+		next.Delivered = delivered.encode()
+		boundary = s.newQuery().w("SELECT count(*) FROM ", s.from, " WHERE ").behind(w)
+	} else {
+		boundary = s.newQuery().w("SELECT count(*) FROM ", s.from, " WHERE ").tuple(false, next.Mark)
+	}
+	if s.cfg.NoRegressionCheck {
+		return nil // no baseline: a later run that checks starts one
+	}
+	// The baseline: rows behind the new boundary. The boundary only moves
+	// forward, so when Plan counted the rows behind the old one under the
+	// same rules, add the rows between the two; else count them all.
+	var n int64
+	var err error
+	switch {
+	case c == nil || c.Mark == nil:
+		if s.lb.set() {
+			n, err = s.countIn(ctx, ses, boundary)
+		} else {
+			n = newRows // the first read took every row up to the mark
+		}
+	case !p.behindKnown || (c.Window != nil) != s.lb.set() || c.Lookback != next.Lookback:
+		n, err = s.countIn(ctx, ses, boundary)
+	case s.lb.set():
+		q := s.newQuery().w("SELECT count(*) FROM ", s.from, " WHERE ").inWindow(*c.Window).w(" AND ").behind(*next.Window)
+		n, err = s.countIn(ctx, ses, q)
+		n += p.behind
+	default:
+		n = p.behind + newRows
+	}
+	if err != nil {
+		return s.fail("counting the rows behind the mark (regression check)", "", err)
+	}
+	next.Behind = &n
+	return nil
+}
+
+// countIn runs a count query in the session.
+func (s *Source) countIn(ctx context.Context, ses session, q *query) (int64, error) {
+	row, err := queryRow(ctx, ses, q.String(), q.a.list)
+	if err != nil || q.err != nil {
+		return 0, hint(firstErr(q.err, err))
+	}
+	var n int64
+	_, err = fmt.Sscan(text(row[0]), &n)
+	return n, err
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// writeRange writes the rows with keys in (after, upto] to a file: by
+// COPY where the database has it, else streamed row by row.
+func (s *Source) writeRange(ctx context.Context, ses session, dir, part string, after, upto []string) (string, int64, error) {
+	// COPY writes the output columns only; a streamed read also carries
+	// the key texts, which name the row in a conversion error.
+	q := s.newQuery().w("SELECT ").selectList(true, s.db.Kind != sqldb.Postgres, false)
+	q.w(" FROM ", s.from, " WHERE ")
+	if after != nil {
+		q.tuple(true, after).w(" AND ")
+	}
+	q.tuple(false, upto)
+	if q.err != nil {
+		return "", 0, q.err
+	}
+	path := s.fileName(dir, part)
+	f, err := os.Create(path)
+	if err != nil {
+		return "", 0, err
+	}
+	if s.db.Kind == sqldb.Postgres {
+		n, err := ses.copyTo(ctx, q.String(), f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return path, n, hint(err)
+	}
+	f.Close()
+	return s.writeRows(ctx, ses, dir, part, q, nil)
+}
+
+// writeRows streams q (outputs, then key texts, then anything else) into
+// a CSV file; keep, when set, picks the rows to write.
+func (s *Source) writeRows(ctx context.Context, ses session, dir, part string, q *query, keep func(row []any) bool) (string, int64, error) {
+	path := s.fileName(dir, part)
+	f, err := os.Create(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	w := newCSVWriter(f)
+	formats := make([]formatter, len(s.cols))
+	for i, c := range s.cols {
+		formats[i] = c.format
+	}
+	n := len(s.cols)
+	err = s.stream(ctx, ses, q, func(row []any) error {
+		if keep != nil && !keep(row) {
+			return nil
+		}
+		if err := w.write(row[:n], formats); err != nil {
+			return s.valueError(err, row[n:])
+		}
+		return nil
+	})
+	if err != nil {
+		return "", 0, err
+	}
+	if err := w.flush(); err != nil {
+		return "", 0, err
+	}
+	return path, w.rows, f.Close()
+}
+
+// valueError names the column and the row's key of a conversion error;
+// rest holds the key texts after the output columns.
+func (s *Source) valueError(err error, rest []any) error {
+	ve, ok := err.(*valueError)
+	if !ok || len(rest) < len(s.keys) {
+		return err
+	}
+	texts := make([]string, len(s.keys))
+	for j := range s.keys {
+		texts[j] = text(rest[j])
+	}
+	return &columnError{column: s.cols[ve.col].Name,
+		err: fmt.Errorf("row with key (%s) = (%s): %w", strings.Join(s.Keys(), ", "), joinTexts(texts), ve.err)}
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+
+func (s *Source) fileName(dir, part string) string {
+	name := unsafeName.ReplaceAllString(s.cfg.Ctx, "_")
+	if name == "" {
+		name = "source"
+	}
+	return filepath.Join(dir, name+"-"+part+".csv")
+}
+
+func joinTexts(v []string) string { return strings.Join(v, ", ") }

@@ -1,0 +1,192 @@
+package sqltable
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+)
+
+// Plan is what the next run of a source reads. It changes nothing; a Plan
+// is used for one Extract.
+type Plan struct {
+	s    *Source
+	prev *cursor
+	// From is the mark the run reads after (nil: from the start) and To
+	// the key tuple it reads up to, inclusive (nil: there is nothing with
+	// keys to read), as key texts.
+	From []string
+	To   []string
+	// NewRows counts the rows in (From, To] when planned; Late counts the
+	// rows in the lookback window that were not delivered yet (late
+	// commits). The run reads both.
+	NewRows int64
+	Late    int64
+	// NullKeys counts rows with a NULL key, left out (on_null_key: skip;
+	// with fail, Plan returns a *NullKeyError instead).
+	NullKeys int64
+	// Regressions counts rows that appeared behind the window (or behind
+	// the mark, without a lookback) since the last run: rows a
+	// non-monotonic key or a transaction committing later than the
+	// lookback put where no run reads them. They are not read; report
+	// them.
+	Regressions int64
+	// Bounded reports that bounded_rows cut the run short of the current
+	// maximum key; the next run continues.
+	Bounded bool
+
+	behind      int64 // rows behind the previous boundary, now
+	behindKnown bool  // behind was counted (the regression check ran)
+}
+
+// Pending is the number of rows the run would read; 0 means nothing new.
+func (p *Plan) Pending() int64 { return p.NewRows + p.Late }
+
+// Plan reads the current bounds: the maximum key tuple, fixed as the
+// run's upper bound, so rows inserted during the run wait for the next
+// one; the NULL-key count; the late rows in the lookback window; and the
+// regression check. prev is the cursor of the last committed run (nil on
+// the first run). Plan may be called any number of times.
+func (s *Source) Plan(ctx context.Context, prev []byte) (*Plan, error) {
+	c, err := decodeCursor(prev, s.Keys(), s.cfg.order())
+	if err != nil {
+		return nil, fmt.Errorf("source %s: %w", s.cfg.Ctx, err)
+	}
+	p := &Plan{s: s, prev: c}
+	if c != nil {
+		p.From = c.Mark
+	}
+
+	q := s.newQuery().w("SELECT count(*) FROM ", s.from, " WHERE ")
+	if q.anyNull() {
+		if p.NullKeys, err = s.count(ctx, q); err != nil {
+			return nil, s.fail("counting rows with a NULL key", "", err)
+		}
+	}
+	if p.NullKeys > 0 && s.cfg.OnNullKey != "skip" {
+		return nil, &NullKeyError{Source: s.cfg.Ctx, What: s.what, Keys: s.Keys(), Rows: p.NullKeys}
+	}
+
+	q = s.newQuery().w("SELECT ").selectList(false, true, false).w(" FROM ", s.from, " WHERE ").noNull().orderBy(true).w(" LIMIT 1")
+	if p.To, err = s.firstRow(ctx, q); err != nil {
+		return nil, s.fail("reading the maximum key", "", err)
+	}
+	if p.To != nil {
+		if p.NewRows, err = s.count(ctx, s.rangeQuery("SELECT count(*)", p.From, p.To)); err != nil {
+			return nil, s.fail("counting new rows", s.keyDesc("after", p.From), err)
+		}
+		if n := s.cfg.BoundedRows; n > 0 && p.NewRows > n {
+			q := s.rangeQuery("SELECT "+s.keyTexts(), p.From, p.To).orderBy(false).w(" LIMIT 1 OFFSET " + strconv.FormatInt(n-1, 10))
+			if p.To, err = s.firstRow(ctx, q); err != nil {
+				return nil, s.fail("finding where bounded_rows ends the run", s.keyDesc("after", p.From), err)
+			}
+			if p.NewRows, err = s.count(ctx, s.rangeQuery("SELECT count(*)", p.From, p.To)); err != nil {
+				return nil, s.fail("counting new rows", s.keyDesc("after", p.From), err)
+			}
+			p.Bounded = true
+		}
+	}
+	if c == nil || c.Mark == nil {
+		return p, nil
+	}
+	if c.Window != nil {
+		if err := s.lateRows(ctx, p, c); err != nil {
+			return nil, err
+		}
+	}
+	if s.cfg.NoRegressionCheck || c.Behind == nil {
+		return p, nil
+	}
+	if c.Window != nil {
+		q := s.newQuery().w("SELECT count(*) FROM ", s.from, " WHERE ").behind(*c.Window)
+		if p.behind, err = s.count(ctx, q); err != nil {
+			return nil, s.fail("counting rows behind the lookback window", "", err)
+		}
+	} else {
+		q := s.newQuery().w("SELECT count(*) FROM ", s.from, " WHERE ").tuple(false, c.Mark)
+		if p.behind, err = s.count(ctx, q); err != nil {
+			return nil, s.fail("counting rows behind the mark", "", err)
+		}
+	}
+	p.behindKnown = true
+	p.Regressions = max(0, p.behind-*c.Behind)
+	return p, nil
+}
+
+// lateRows counts the rows of the lookback window that were not delivered.
+func (s *Source) lateRows(ctx context.Context, p *Plan, c *cursor) error {
+	delivered := decodeIDs(c.Delivered)
+	q := s.newQuery().w("SELECT ").selectList(false, false, true).w(" FROM ", s.from, " WHERE ").
+		inWindow(*c.Window).w(" AND ").tuple(false, c.Mark)
+	err := s.stream(ctx, nil, q, func(row []any) error {
+		if _, ok := delivered[rowID(row)]; !ok {
+			p.Late++
+		}
+		return nil
+	})
+	if err != nil {
+		return s.fail("looking for late rows in the lookback window", s.keyDesc("from", []string{*c.Window}), err)
+	}
+	return nil
+}
+
+// rangeQuery is "<head> FROM src WHERE key tuple in (after, upto]".
+func (s *Source) rangeQuery(head string, after, upto []string) *query {
+	q := s.newQuery().w(head, " FROM ", s.from, " WHERE ")
+	if after != nil {
+		q.tuple(true, after).w(" AND ")
+	}
+	return q.tuple(false, upto)
+}
+
+func (s *Source) keyTexts() string {
+	q := s.newQuery()
+	q.selectList(false, true, false)
+	return q.String()
+}
+
+// count runs a count query outside any snapshot.
+func (s *Source) count(ctx context.Context, q *query) (int64, error) {
+	if q.err != nil {
+		return 0, q.err
+	}
+	var n int64
+	err := s.db.QueryRowContext(ctx, q.String(), q.a.list...).Scan(&n)
+	return n, hint(err)
+}
+
+// firstRow returns the first row of q as text, or nil without rows.
+func (s *Source) firstRow(ctx context.Context, q *query) ([]string, error) {
+	var out []string
+	err := s.stream(ctx, nil, q, func(row []any) error {
+		if out == nil {
+			out = make([]string, len(row))
+			for i, v := range row {
+				out[i] = text(v)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// stream runs q in ses, or in a session of its own when ses is nil.
+func (s *Source) stream(ctx context.Context, ses session, q *query, fn func(row []any) error) error {
+	if q.err != nil {
+		return q.err
+	}
+	if ses != nil {
+		return hint(ses.query(ctx, q.String(), q.a.list, fn))
+	}
+	return hint(s.d.session(ctx, s.db, func(ses session) error {
+		return ses.query(ctx, q.String(), q.a.list, fn)
+	}))
+}
+
+// text renders a key text value (the driver may have parsed numbers).
+func text(v any) string {
+	if v == nil {
+		return ""
+	}
+	b, _ := fmtText(nil, v)
+	return string(b)
+}
