@@ -49,6 +49,7 @@ type SourcePlan struct {
 	Unchanged, Modified, IgnoredModified, Deferred int64
 
 	src       *fileSource
+	table     *tablePlan // SQL table sources
 	prev      bookmark.SourceState
 	hasPrev   bool
 	fp, fpDoc string
@@ -87,6 +88,9 @@ func (in planInput) bounds(fs *fileSource) bookmark.Bounds {
 }
 
 func planSource(ctx context.Context, st store.Store, jobName string, spec *job.Spec, src job.Source, in planInput) (*SourcePlan, error) {
+	if src.IsTable() {
+		return planTable(ctx, st, jobName, spec, src, in)
+	}
 	fs, err := openSource(ctx, spec, src)
 	if err != nil {
 		return nil, err

@@ -79,6 +79,10 @@ func publish(ctx context.Context, st store.Store, rs roots, jobName, runID strin
 	finals := map[string]map[string]bool{} // root -> final keys of this run
 	var moves []func(context.Context) error
 	for _, o := range outs {
+		if strings.HasPrefix(o.Root, tableRootPrefix) {
+			moves = append(moves, func(ctx context.Context) error { return publishTable(ctx, o, jobName) })
+			continue
+		}
 		s, err := rs.open(ctx, o.Root)
 		if err != nil {
 			return err
@@ -117,7 +121,7 @@ func publish(ctx context.Context, st store.Store, rs roots, jobName, runID strin
 	}
 	done := map[string]bool{}
 	for _, o := range outs {
-		if !done[o.Root] {
+		if !done[o.Root] && !strings.HasPrefix(o.Root, tableRootPrefix) {
 			done[o.Root] = true
 			s, _ := rs.open(ctx, o.Root)
 			if err := s.DeletePrefix(ctx, stagingPrefix(runID)); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/tidemark-etl/tidemark/store"
@@ -94,6 +95,15 @@ func Reset(ctx context.Context, st store.Store, jobName string, opts ResetOption
 			return res, err
 		}
 		for _, o := range outs {
+			if strings.HasPrefix(o.Root, tableRootPrefix) {
+				n, err := purgeTable(ctx, o, jobName)
+				if err != nil {
+					return res, err
+				}
+				res.Deleted = append(res.Deleted, fmt.Sprintf("%d rows of table %s", n, o.Final))
+				log.Info("deleted", "run", r.RunID, "table", o.Final, "rows", n)
+				continue
+			}
 			s, err := rs.open(ctx, o.Root)
 			if err != nil {
 				return res, err

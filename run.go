@@ -166,7 +166,15 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 	defer lease.release()
 	r.lease = lease
 
+	defer func() {
+		for _, c := range r.closers {
+			_ = c()
+		}
+	}()
 	if err := recoverJob(ctx, st, r.rs, jobName, r.sinkRoots(), r.log); err != nil {
+		return nil, fmt.Errorf("recovering earlier runs: %w", err)
+	}
+	if err := cleanTableSinks(ctx, st, jobName, spec); err != nil {
 		return nil, fmt.Errorf("recovering earlier runs: %w", err)
 	}
 	if r.rec, err = st.BeginRun(ctx, r.rec); err != nil {
@@ -196,7 +204,9 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 func (r *runner) sinkRoots() []string {
 	var out []string
 	for _, k := range r.spec.Sinks {
-		out = append(out, sinkLocation(r.spec, k))
+		if !k.IsTable() {
+			out = append(out, sinkLocation(r.spec, k))
+		}
 	}
 	return out
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/tidemark-etl/tidemark/internal/fault"
 	"github.com/tidemark-etl/tidemark/job"
 	"github.com/tidemark-etl/tidemark/objstore"
+	sinksql "github.com/tidemark-etl/tidemark/sink/sqltable"
 	"github.com/tidemark-etl/tidemark/store"
 )
 
@@ -36,6 +37,7 @@ type runner struct {
 	staged  []stagedSink // sinks whose staging folders exist
 	tmpDirs []string
 	inDir   string // spill folder of remote inputs
+	closers []func() error
 	uploads []func(context.Context) error
 }
 
@@ -46,6 +48,42 @@ type stagedSink struct {
 	objs   objstore.Store
 	local  string // folder the engine writes
 	remote bool   // local is a temp folder to upload from
+	table  *sinksql.Sink
+}
+
+// tableStaging prepares a SQL table sink: the engine writes Parquet into a
+// temporary folder, which Stage then loads into a staging table.
+func (r *runner) tableStaging(ctx context.Context, k job.Sink) (stagedSink, error) {
+	ts, err := sinksql.Open(ctx, sinksql.SinkConfig{Ctx: k.Ctx, Connection: k.Connection, PasswordEnv: k.PasswordEnv,
+		Table: k.Table, Mode: k.Mode, MergeKeys: k.MergeKeys})
+	if err != nil {
+		return stagedSink{}, err
+	}
+	r.closers = append(r.closers, ts.Close)
+	dir, err := os.MkdirTemp(r.spillDir(), "tidemark-stage-")
+	if err != nil {
+		return stagedSink{}, fmt.Errorf("sink %s: making staging folder: %w", k.Ctx, err)
+	}
+	r.tmpDirs = append(r.tmpDirs, dir)
+	k.Format = "parquet"
+	return stagedSink{spec: k, root: tableLocation(k), local: dir, table: ts}, nil
+}
+
+// stageTable loads a table sink's output into its staging table and
+// records it in the commit.
+func (r *runner) stageTable(ctx context.Context, ss stagedSink, sr engine.SinkResult, c *store.Commit) error {
+	var files []string
+	for _, f := range sr.Files {
+		files = append(files, filepath.Join(ss.local, "data", filepath.FromSlash(f.Path)))
+	}
+	rows, err := ss.table.Stage(ctx, r.rec.RunID, files, nil)
+	if err != nil {
+		return err
+	}
+	c.Outputs = append(c.Outputs, store.Output{RunID: r.rec.RunID, Sink: ss.spec.Ctx, Root: ss.root,
+		Staged: "stage table", Final: ss.spec.Table, Rows: rows})
+	r.rec.Sinks[ss.spec.Ctx] = store.Count{Rows: rows}
+	return nil
 }
 
 func (r *runner) execute(ctx context.Context) error {
@@ -65,7 +103,7 @@ func (r *runner) execute(ctx context.Context) error {
 	}
 	r.rec.Sources = map[string]store.Count{}
 	r.rec.Sinks = map[string]store.Count{}
-	var total int
+	var total int64
 	budget := r.spec.IO.DiskBudget.Bytes
 	for _, src := range r.spec.Sources {
 		in.diskBudget = max(budget, 1)
@@ -73,11 +111,16 @@ func (r *runner) execute(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		r.plans = append(r.plans, p)
+		total += p.pending()
+		if p.table != nil {
+			r.closers = append(r.closers, p.table.src.Close)
+			r.logTablePlan(p)
+			continue
+		}
 		if _, local := p.src.objs.LocalPath(""); !local {
 			budget -= p.Bytes()
 		}
-		r.plans = append(r.plans, p)
-		total += len(p.Take)
 		r.log.Info("planned", "source", p.Ctx, "files", len(p.Take), "bytes", humanize.IBytes(uint64(p.Bytes())),
 			"unchanged", p.Unchanged, "modified", p.Modified, "deferred", p.Deferred)
 		if p.IgnoredModified > 0 {
@@ -91,6 +134,9 @@ func (r *runner) execute(ctx context.Context) error {
 		r.log.Info("nothing new to read")
 		for _, p := range r.plans {
 			r.rec.Sources[p.Ctx] = store.Count{Unchanged: p.Unchanged}
+			if p.table != nil {
+				r.rec.Sources[p.Ctx] = p.tableCount()
+			}
 		}
 		for _, k := range r.spec.Sinks {
 			r.rec.Sinks[k.Ctx] = store.Count{}
@@ -112,6 +158,15 @@ func (r *runner) execute(ctx context.Context) error {
 	}
 	for i, p := range r.plans {
 		sr := res.Sources[p.Ctx]
+		if p.table != nil {
+			r.rec.Sources[p.Ctx] = p.tableCount()
+			if commit.Advance && p.table.ex != nil && p.table.ex.Cursor != nil {
+				st, rec := p.tableState(r.rec.RunID)
+				commit.Sources[p.Ctx] = st
+				commit.Added = append(commit.Added, rec)
+			}
+			continue
+		}
 		c := store.Count{Files: int64(len(p.Take)), Bytes: p.Bytes(), Rows: sr.Rows, Rejected: sr.Rejected,
 			Modified: p.Modified, Deferred: p.Deferred, Missing: int64(len(plans[i].missing))}
 		for _, f := range p.Take {
@@ -253,6 +308,19 @@ func (r *runner) enginePlan(ctx context.Context, states map[string]bookmark.Sour
 	}
 	for i, p := range r.plans {
 		src := r.spec.Sources[i]
+		if p.table != nil {
+			dir, err := r.inputDir()
+			if err != nil {
+				return plan, err
+			}
+			ex, err := p.extractTable(ctx, filepath.Join(dir, p.Ctx))
+			if err != nil {
+				return plan, err
+			}
+			plan.Sources = append(plan.Sources, tableInput(p.Ctx, ex))
+			plan.OnBadRecord = mergeBadRecord(plan.OnBadRecord, engine.BadFail)
+			continue
+		}
 		es := engine.Source{Ctx: p.Ctx, Format: src.Format, Options: src.Options, Hive: *src.HivePartitioning}
 		if st, ok := states[p.Ctx]; ok && len(st.Schema) > 0 {
 			es.Schema = st.Schema
@@ -260,14 +328,7 @@ func (r *runner) enginePlan(ctx context.Context, states map[string]bookmark.Sour
 		for j, f := range p.Take {
 			es.Files = append(es.Files, engine.Input{Path: locals[i][j], Key: f.Path, Size: f.Size})
 		}
-		if src.OnBadRecord != plan.OnBadRecord && plan.OnBadRecord != "" {
-			// one policy per plan: the strictest wins
-			if src.OnBadRecord == engine.BadFail || plan.OnBadRecord == engine.BadFail {
-				plan.OnBadRecord = engine.BadFail
-			}
-		} else {
-			plan.OnBadRecord = src.OnBadRecord
-		}
+		plan.OnBadRecord = mergeBadRecord(plan.OnBadRecord, src.OnBadRecord)
 		plan.Sources = append(plan.Sources, es)
 	}
 	for _, t := range r.spec.Transforms {
@@ -280,11 +341,14 @@ func (r *runner) enginePlan(ctx context.Context, states map[string]bookmark.Sour
 			return plan, err
 		}
 		r.staged = append(r.staged, ss)
-		plan.Sinks = append(plan.Sinks, engine.Sink{Ctx: k.Ctx, From: k.From, Format: k.Format, Options: k.Options,
+		plan.Sinks = append(plan.Sinks, engine.Sink{Ctx: k.Ctx, From: k.From, Format: ss.spec.Format, Options: k.Options,
 			PartitionBy: k.PartitionBy, Dir: path.Join(ss.local, "data")})
 	}
-	if len(r.staged) > 0 {
-		plan.RejectsDir = path.Join(r.staged[0].local, "rejects")
+	for _, ss := range r.staged {
+		if ss.table == nil {
+			plan.RejectsDir = path.Join(ss.local, "rejects")
+			break
+		}
 	}
 	return plan, nil
 }
@@ -292,6 +356,9 @@ func (r *runner) enginePlan(ctx context.Context, states map[string]bookmark.Sour
 // stagingFor prepares a sink's staging folder: in place under the sink's
 // _tidemark/staging/<run>/ on local disks, a temporary folder otherwise.
 func (r *runner) stagingFor(ctx context.Context, k job.Sink) (stagedSink, error) {
+	if k.IsTable() {
+		return r.tableStaging(ctx, k)
+	}
 	root := sinkLocation(r.spec, k)
 	objs, err := r.rs.open(ctx, root)
 	if err != nil {
@@ -317,9 +384,16 @@ func (r *runner) stagingFor(ctx context.Context, k job.Sink) (stagedSink, error)
 // stageOutputs records every staged file in the commit (uploading it first
 // when the sink is remote) and the sink's overwrite action.
 func (r *runner) stageOutputs(ctx context.Context, res engine.Result, c *store.Commit) error {
-	for i, ss := range r.staged {
+	rejectsDone := false
+	for _, ss := range r.staged {
 		k := ss.spec
 		sr := res.Sinks[k.Ctx]
+		if ss.table != nil {
+			if err := r.stageTable(ctx, ss, sr, c); err != nil {
+				return err
+			}
+			continue
+		}
 		ext := map[string]string{"parquet": "parquet", "csv": "csv", "json": "json"}[k.Format]
 		names := finalNames(r.rec.RunID, sr.Files, ext)
 		var bytes int64
@@ -347,7 +421,8 @@ func (r *runner) stageOutputs(ctx context.Context, res engine.Result, c *store.C
 				c.Actions = append(c.Actions, a)
 			}
 		}
-		if i == 0 {
+		if !rejectsDone {
+			rejectsDone = true
 			if err := r.stageRejects(ss, c); err != nil {
 				return err
 			}
@@ -423,6 +498,9 @@ func (r *runner) cleanupStaging() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for _, ss := range r.staged {
+		if ss.table != nil {
+			continue // its staging table is dropped by the next run's recovery
+		}
 		if err := ss.objs.DeletePrefix(ctx, stagingPrefix(r.rec.RunID)); err != nil {
 			r.log.Warn("cleaning staged output", "sink", ss.spec.Ctx, "err", err)
 		}
@@ -439,4 +517,38 @@ func (r *runner) cleanupTemp() {
 		_ = os.RemoveAll(d)
 	}
 	r.tmpDirs = nil
+}
+
+// mergeBadRecord combines sources' on_bad_record into the plan's one
+// policy: the strictest wins.
+func mergeBadRecord(cur, src string) string {
+	switch {
+	case cur == "" || cur == src:
+		return src
+	case cur == engine.BadFail || src == engine.BadFail:
+		return engine.BadFail
+	}
+	return engine.BadQuarantine
+}
+
+// logTablePlan reports a SQL table source's plan, and warns about what a
+// data engineer must look at.
+func (r *runner) logTablePlan(p *SourcePlan) {
+	t := p.table
+	for _, n := range t.src.Notes() {
+		r.log.Warn(n, "source", p.Ctx)
+	}
+	if t.plan == nil {
+		r.log.Info("planned", "source", p.Ctx, "ranges", len(t.ranges))
+		return
+	}
+	r.log.Info("planned", "source", p.Ctx, "new_rows", t.plan.NewRows, "late_rows", t.plan.Late,
+		"after", strings.Join(t.plan.From, ","), "up_to", strings.Join(t.plan.To, ","), "bounded", t.plan.Bounded)
+	if t.plan.Regressions > 0 {
+		r.log.Warn("rows appeared behind the bookmark and will not be read: the bookmark keys are not monotonic, or a transaction committed later than the lookback; widen lookback or choose keys that only grow",
+			"source", p.Ctx, "rows", t.plan.Regressions)
+	}
+	if t.plan.NullKeys > 0 {
+		r.log.Warn("rows with a NULL bookmark key left out (on_null_key: skip)", "source", p.Ctx, "rows", t.plan.NullKeys)
+	}
 }

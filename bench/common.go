@@ -103,10 +103,14 @@ func tidemarkRun(ctx context.Context, c *config, jobPath, logName string) (measu
 }
 
 // duckdbCopy times the baseline converting files into out.
-func duckdbCopy(ctx context.Context, c *config, listFile, out, memoryLimit string) (measured, int64, string, error) {
+// sets are DuckDB settings NAME=VALUE.
+func duckdbCopy(ctx context.Context, c *config, listFile, out, memoryLimit string, sets []string) (measured, int64, string, error) {
 	args := []string{"-files", listFile, "-out", out}
 	if memoryLimit != "" {
 		args = append(args, "-memory-limit", memoryLimit)
+	}
+	for _, s := range sets {
+		args = append(args, "-set", s)
 	}
 	dir := filepath.Dir(out)
 	m := timeProcess(ctx, runSpec{Name: c.bin.duckdb, Args: args, Dir: dir, Timeout: c.Timeout, Settle: c.Settle,

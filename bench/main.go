@@ -42,6 +42,10 @@ type config struct {
 	Reps     int
 	Keep     bool
 	Settle   time.Duration
+	// MaxOtherLoad and Retakes: a sample during which other processes used
+	// more than MaxOtherLoad cores is taken again, up to Retakes times.
+	MaxOtherLoad float64
+	Retakes      int
 
 	ConvertFiles  int
 	ConvertRows   int64
@@ -98,6 +102,8 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.Reps, "reps", 3, "repetitions per measurement (the report shows the median)")
 	fs.BoolVar(&c.Keep, "keep", false, "keep the scratch folder (outputs, state, logs) after the run")
 	fs.DurationVar(&c.Settle, "settle", 30*time.Second, "before each measurement, wait up to this long for a second in which other processes use < 0.25 cores (0: don't wait)")
+	fs.Float64Var(&c.MaxOtherLoad, "max-other-load", 0.5, "a sample during which other processes used more CPU than this, in cores, is taken again")
+	fs.IntVar(&c.Retakes, "retakes", 3, "how many times a disturbed sample is taken again at most (the last one is kept and marked)")
 
 	fs.IntVar(&c.ConvertFiles, "convert-files", 20, "convert: CSV files")
 	fs.Int64Var(&c.ConvertRows, "convert-rows", 250_000, "convert: rows per file")

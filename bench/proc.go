@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -141,58 +140,4 @@ func (t *tailBuffer) String() string {
 		return string(t.buf[len(t.buf)-t.max:])
 	}
 	return string(t.buf)
-}
-
-// cpuBusy is the machine's busy CPU time so far, from /proc/stat: user,
-// nice, system, irq, softirq and steal of all cores.
-func cpuBusy() time.Duration {
-	data, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0
-	}
-	line, _, _ := strings.Cut(string(data), "\n")
-	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
-	if len(f) < 9 || f[0] != "cpu" {
-		return 0
-	}
-	var ticks int64
-	for _, i := range []int{1, 2, 3, 6, 7, 8} {
-		n, _ := strconv.ParseInt(f[i], 10, 64)
-		ticks += n
-	}
-	return time.Duration(ticks) * time.Second / clockTicks
-}
-
-// clockTicks is USER_HZ, the unit of /proc/stat; 100 on every Linux
-// architecture Go supports.
-const clockTicks = 100
-
-// otherLoad is how busy the machine was with anything but the measured
-// process, in cores, over the interval: its busy time minus the child's CPU
-// time, divided by the wall time.
-func otherLoad(busy0, busy1, child, wall time.Duration) float64 {
-	if wall <= 0 {
-		return 0
-	}
-	return max(0, (busy1-busy0-child).Seconds()/wall.Seconds())
-}
-
-// settle waits, up to limit, for a second in which the machine is nearly
-// idle (others use under a quarter of a core), so that a measurement does not
-// start in the middle of someone else's build. It returns the load seen last.
-func settle(ctx context.Context, limit time.Duration) float64 {
-	deadline := time.Now().Add(limit)
-	load := 0.0
-	for {
-		b0, t0 := cpuBusy(), time.Now()
-		select {
-		case <-ctx.Done():
-			return load
-		case <-time.After(time.Second):
-		}
-		load = otherLoad(b0, cpuBusy(), 0, time.Since(t0))
-		if load < 0.25 || time.Now().After(deadline) {
-			return load
-		}
-	}
 }

@@ -49,8 +49,13 @@ func (r *report) markdown() string {
 		"memory is the child's `ru_maxrss`. Repeated measurements alternate tidemark and baseline and the " +
 		"tables show the median. Input is generated deterministically, cached under `bench/.data` " +
 		"(git-ignored) and read once before measuring so both sides start with it in the page cache. " +
-		"Outputs and state go to a scratch folder under it (`$SCRATCH` below), removed at the end. " +
+		"Outputs and state go to a scratch folder under it (`$SCRATCH` below; `$REPO` is the repository), removed at the end. " +
 		fmt.Sprintf("Any one process is capped at %s and reported as *did not finish* past it.", c.Timeout))
+	d.p(fmt.Sprintf("The machine may be shared, so the harness guards against other processes' load: before each "+
+		"measurement it waits (up to %s) for a second in which others use under 0.25 cores, it measures the CPU "+
+		"others used during the measurement (`/proc/stat` minus the child's own CPU time), and a sample during which "+
+		"they used more than %.2g cores is thrown away and taken again, up to %d times. A sample still disturbed is "+
+		"kept and marked *(others used N cores)*.", c.Settle, c.MaxOtherLoad, c.Retakes))
 
 	d.h2("Machine")
 	rows := make([][]string, len(r.machine))
@@ -203,11 +208,11 @@ func thousands(n int64) string {
 	return b.String()
 }
 
-// show writes the scratch folder of this run as $SCRATCH and paths inside
-// the module relative to its root, so the report does not change with them.
+// show writes the scratch folder of this run as $SCRATCH and the module
+// root as $REPO, so the report does not change with them.
 func (c *config) show(s string) string {
 	s = strings.ReplaceAll(s, c.work, "$SCRATCH")
-	return strings.ReplaceAll(s, c.root+"/", "")
+	return strings.ReplaceAll(s, c.root, "$REPO")
 }
 
 // rel shows a path relative to the module root when it is inside it.

@@ -24,7 +24,7 @@ func (f *fixture) badCSV(name string) (good []record, badID int64) {
 		}
 		fmt.Fprintf(&b, "%d,%s,%s,%d\n", r.OrderID, r.CustomerID, r.Product, r.Amount)
 	}
-	writeFile(f.t, filepath.Join(f.landing, name), []byte(b.String()))
+	f.put(name, []byte(b.String()))
 	return good, bad.OrderID
 }
 
@@ -36,11 +36,15 @@ var mentionsLine7 = regexp.MustCompile(`(?i)(line:?\s*7\b|\.csv:7\b)`)
 // once the file is fixed the next run reads it.
 func TestMalformedCSVRow(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, jobOpts{})
+	eachBackend(t, testMalformedCSVRow)
+}
+
+func testMalformedCSVRow(t *testing.T, be backend) {
+	f := newFixtureOn(t, be, jobOpts{})
 	first := f.addCSVs("good", 2, 20)
 	f.mustRun()
 	before := f.bookmark()
-	filesBefore := sinkFiles(t, f.output)
+	filesBefore := relFiles(t, f.outDir())
 
 	more := f.addCSV("more.csv", 20)
 	good, _ := f.badCSV("bad.csv")
@@ -55,17 +59,17 @@ func TestMalformedCSVRow(t *testing.T) {
 	if after := f.bookmark(); string(after.Version) != string(before.Version) || !sameSources(before, after) {
 		t.Errorf("bookmark moved by a failed run: version %s -> %s", before.Version, after.Version)
 	}
-	if got := sinkFiles(t, f.output); strings.Join(got, "\n") != strings.Join(filesBefore, "\n") {
+	if got := relFiles(t, f.outDir()); strings.Join(got, "\n") != strings.Join(filesBefore, "\n") {
 		t.Errorf("a failed run published files: before %d, after %d", len(filesBefore), len(got))
 	}
 	f.assertSink(first)
 
 	// Fixed: the bad row removed. The next run reads both new files.
-	writeCSV(t, filepath.Join(f.landing, "bad.csv"), good)
+	f.put("bad.csv", csvBytes(good))
 	s = f.mustRun()
 	assertFiles(t, "run after the fix", s, 2)
 	f.assertSink(concat(first, more, good))
-	if left := stagedFiles(t, f.output); len(left) > 0 {
+	if left := f.stagedFiles(); len(left) > 0 {
 		t.Errorf("staged files left under _tidemark after a good run: %v", firstFew(left))
 	}
 }
@@ -76,6 +80,10 @@ func TestMalformedCSVRow(t *testing.T) {
 // level for one and per source for the other.
 func TestBadRecordPolicies(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testBadRecordPolicies)
+}
+
+func testBadRecordPolicies(t *testing.T, be backend) {
 	for _, tc := range []struct {
 		policy string
 		opts   jobOpts
@@ -85,7 +93,7 @@ func TestBadRecordPolicies(t *testing.T) {
 	} {
 		t.Run(tc.policy, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t, tc.opts)
+			f := newFixtureOn(t, be, tc.opts)
 			first := f.addCSVs("good", 2, 20)
 			good, badID := f.badCSV("bad.csv")
 			s := f.mustRun()
@@ -94,14 +102,14 @@ func TestBadRecordPolicies(t *testing.T) {
 				t.Errorf("run summary: rejected = %d, want 1", got)
 			}
 			f.assertSink(concat(first, good))
-			for _, r := range readSink(t, f.output, f.sink) {
+			for _, r := range f.readSink() {
 				if r.OrderID == badID {
 					t.Errorf("the bad row %d was published", badID)
 				}
 			}
-			rejects := rejectFiles(t, f.output)
+			rejects := f.rejectFiles()
 			if tc.policy == "quarantine" && len(rejects) == 0 {
-				t.Errorf("quarantine: no rejects file under %s/_tidemark/rejects/", f.output)
+				t.Errorf("quarantine: no rejects file under %s_tidemark/rejects/", f.out.loc())
 			}
 			if tc.policy == "skip" && len(rejects) > 0 {
 				t.Errorf("skip: rejects written, want none: %v", rejects)
@@ -126,28 +134,21 @@ func rejected(s runSummary) int64 {
 // file; the bookmark stays and nothing is published.
 func TestTruncatedParquet(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, jobOpts{format: "parquet"})
-	a := f.gen.records(30)
-	writeParquet(t, filepath.Join(f.landing, "a.parquet"), a)
-	b := f.gen.records(30)
-	writeParquet(t, filepath.Join(f.landing, "b.parquet"), b)
+	eachBackend(t, testTruncatedParquet)
+}
+
+func testTruncatedParquet(t *testing.T, be backend) {
+	f := newFixtureOn(t, be, jobOpts{format: "parquet"})
+	a := f.addParquet("a.parquet", 30)
+	b := f.addParquet("b.parquet", 30)
 	s := f.mustRun()
 	assertFiles(t, "first run", s, 2)
 	f.assertSink(concat(a, b))
 	before := f.bookmark()
 
-	c := f.gen.records(500)
-	path := filepath.Join(f.landing, "c-truncated.parquet")
-	writeParquet(t, path, c)
-	info, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(path, info.Size()/2); err != nil {
-		t.Fatal(err)
-	}
-	d := f.gen.records(30)
-	writeParquet(t, filepath.Join(f.landing, "d.parquet"), d)
+	whole := parquetBytes(t, f.gen.records(500))
+	f.put("c-truncated.parquet", whole[:len(whole)/2])
+	d := f.addParquet("d.parquet", 30)
 
 	_, r := f.runExpect(1)
 	assertMentions(t, r, "c-truncated.parquet")
@@ -157,9 +158,7 @@ func TestTruncatedParquet(t *testing.T) {
 	f.assertSink(concat(a, b))
 
 	// The broken file removed: the next run reads d only.
-	if err := os.Remove(path); err != nil {
-		t.Fatal(err)
-	}
+	f.remove("c-truncated.parquet")
 	s = f.mustRun()
 	assertFiles(t, "run without the broken file", s, 1)
 	f.assertSink(concat(a, b, d))
@@ -169,17 +168,24 @@ func TestTruncatedParquet(t *testing.T) {
 // recorded like any file, also when it is the only new file.
 func TestZeroByteFile(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, jobOpts{})
+	eachBackend(t, testZeroByteFile)
+}
+
+func testZeroByteFile(t *testing.T, be backend) {
+	f := newFixtureOn(t, be, jobOpts{})
 	good := f.addCSVs("good", 2, 20)
-	writeFile(t, filepath.Join(f.landing, "empty.csv"), nil)
+	f.put("empty.csv", nil)
 	s := f.mustRun()
 	assertFiles(t, "run with an empty file", s, 3)
+	if got := s.source().Empty; got != 1 {
+		t.Errorf("run with an empty file: sources.orders_source.empty = %d, want 1", got)
+	}
 	if got, want := s.source().Rows, int64(len(good)); got != want {
 		t.Errorf("rows = %d, want %d", got, want)
 	}
 	f.assertSink(good)
 
-	writeFile(t, filepath.Join(f.landing, "empty-2.csv"), nil)
+	f.put("empty-2.csv", nil)
 	s = f.mustRun()
 	assertFiles(t, "run with only an empty file", s, 1)
 	if s.source().Rows != 0 {
@@ -187,4 +193,25 @@ func TestZeroByteFile(t *testing.T) {
 	}
 	assertFiles(t, "next run", f.mustRun(), 0)
 	f.assertSink(good)
+}
+
+// relFiles lists every file under dir (hidden ones too), relative to it:
+// what a failed run must leave as it was.
+func relFiles(t testing.TB, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			r, _ := filepath.Rel(dir, p)
+			out = append(out, filepath.ToSlash(r))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("listing %s: %v", dir, err)
+	}
+	return out
 }

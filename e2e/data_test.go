@@ -151,6 +151,18 @@ func writeParquet(t testing.TB, path string, recs []record) {
 	}
 }
 
+// parquetBytes renders records as a Parquet file, through DuckDB.
+func parquetBytes(t testing.TB, recs []record) []byte {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "rows.parquet")
+	writeParquet(t, path, recs)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
 // setMtime sets a file's modification (and access) time.
 func setMtime(t testing.TB, path string, mtime time.Time) {
 	t.Helper()

@@ -13,6 +13,10 @@ import (
 // the rerun rolls forward (the rerun has nothing new to read).
 func TestFaultAtEachStep(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testFaultAtEachStep)
+}
+
+func testFaultAtEachStep(t *testing.T, be backend) {
 	for _, tc := range []struct {
 		step      string
 		committed bool // the state commit happened before the kill
@@ -25,7 +29,7 @@ func TestFaultAtEachStep(t *testing.T) {
 	} {
 		t.Run(tc.step, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t, jobOpts{})
+			f := newFixtureOn(t, be, jobOpts{})
 			monday := f.addCSVs("monday", 3, 30)
 			f.mustRun()
 			before := f.bookmark()
@@ -39,7 +43,7 @@ func TestFaultAtEachStep(t *testing.T) {
 			}
 
 			// What a reader sees between the kill and the next command.
-			published := readSink(t, f.output, f.sink)
+			published := f.readSink()
 			switch tc.step {
 			case "after-plan", "after-stage", "after-commit":
 				assertRecords(t, "sink after the kill", published, monday)
@@ -51,8 +55,8 @@ func TestFaultAtEachStep(t *testing.T) {
 			case "after-publish":
 				assertRecords(t, "sink after the kill", published, concat(monday, tuesday))
 			}
-			if tc.step == "after-stage" && len(stagedFiles(t, f.output)) == 0 {
-				t.Errorf("after a kill at after-stage: no staged files under %s/_tidemark, want the staged output there", f.output)
+			if tc.step == "after-stage" && len(f.stagedFiles()) == 0 {
+				t.Errorf("after a kill at after-stage: no staged files under %s_tidemark/, want the staged output there", f.out.loc())
 			}
 
 			s := f.mustRun()
@@ -65,8 +69,8 @@ func TestFaultAtEachStep(t *testing.T) {
 				}
 			}
 			f.assertSink(concat(monday, tuesday))
-			assertNoDuplicates(t, f.output, f.sink)
-			if left := stagedFiles(t, f.output); len(left) > 0 {
+			f.assertNoDuplicates()
+			if left := f.stagedFiles(); len(left) > 0 {
 				t.Errorf("after the rerun, %d staged files are left under _tidemark: %v", len(left), firstFew(left))
 			}
 			assertFiles(t, "the run after the rerun", f.mustRun(), 0)
@@ -79,7 +83,11 @@ func TestFaultAtEachStep(t *testing.T) {
 // commit) and then reruns: still exactly once.
 func TestFaultTwiceInARow(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, jobOpts{})
+	eachBackend(t, testFaultTwiceInARow)
+}
+
+func testFaultTwiceInARow(t *testing.T, be backend) {
+	f := newFixtureOn(t, be, jobOpts{})
 	monday := f.addCSVs("monday", 3, 30)
 	for _, step := range []string{"after-stage", "mid-publish"} {
 		if _, r := f.run([]string{"TIDEMARK_FAULT=" + step}); r.signal != syscall.SIGKILL {
@@ -93,7 +101,7 @@ func TestFaultTwiceInARow(t *testing.T) {
 	s := f.mustRun()
 	assertFiles(t, "rerun", s, 2)
 	f.assertSink(concat(monday, tuesday))
-	if left := stagedFiles(t, f.output); len(left) > 0 {
+	if left := f.stagedFiles(); len(left) > 0 {
 		t.Errorf("after the rerun, %d staged files are left under _tidemark: %v", len(left), firstFew(left))
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // cleanOrders is the DESIGN example's transform.
@@ -26,6 +27,7 @@ type jobOpts struct {
 	transform   string   // default cleanOrders; "-" for none
 	sinkFormat  string   // default parquet
 	partitionBy string   // default [product]; "-" for none
+	mode        string   // the sink's mode, default append
 	sinkExtra   []string // extra lines under the sink
 }
 
@@ -68,40 +70,70 @@ func (o jobOpts) yaml(landing, output string) string {
 	if p := def(o.partitionBy, "[product]"); p != "-" {
 		fmt.Fprintf(&b, "    partition_by: %s\n", p)
 	}
-	b.WriteString("    mode: append\n")
+	fmt.Fprintf(&b, "    mode: %s\n", def(o.mode, "append"))
 	for _, l := range o.sinkExtra {
 		fmt.Fprintf(&b, "    %s\n", l)
 	}
 	return b.String()
 }
 
-// fixture is one test's job: a landing folder, an output folder, a job file
-// and its default state (.tidemark/state.db next to the job file).
+// fixture is one test's job: a landing place, an output place (local
+// folders or S3 prefixes, by backend), a job file and its default state
+// (.tidemark/state.db next to the job file).
 type fixture struct {
 	t       *testing.T
+	be      backend
 	dir     string
-	landing string
-	output  string
+	in      place // the landing place the source reads
+	out     place // the output place the sink writes
 	jobPath string
-	cwd     string // where commands run: deliberately not the job's folder
+	cwd     string   // where commands run: deliberately not the job's folder
+	env     []string // the backend's environment, for every command
 	sink    sinkFormat
 	gen     *gen
+	killed  bool     // a command was killed by a signal
+	secrets []string // never to appear in any command's output
 }
 
+// newFixture makes a fixture on local folders.
 func newFixture(t *testing.T, o jobOpts) *fixture {
+	t.Helper()
+	return newFixtureOn(t, local, o)
+}
+
+// newFixtureOn makes a fixture whose input and output live on be.
+func newFixtureOn(t *testing.T, be backend, o jobOpts) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	f := &fixture{
 		t:       t,
+		be:      be,
 		dir:     dir,
-		landing: filepath.Join(dir, "landing"),
-		output:  filepath.Join(dir, "output"),
+		in:      newPlace(t, be, dir, "landing"),
+		out:     newPlace(t, be, dir, "output"),
 		jobPath: filepath.Join(dir, "job.yaml"),
 		cwd:     filepath.Join(dir, "elsewhere"),
 		sink:    parquetByProduct,
 		gen:     newGen(),
 	}
-	for _, d := range []string{f.landing, f.cwd} {
+	if be == onS3 {
+		f.env = sharedS3(t).env()
+		f.secrets = append(f.secrets, sharedS3(t).srv.SecretKey)
+	}
+	t.Cleanup(func() {
+		// Spill and staging folders go whatever the run's outcome; only a
+		// killed process may leave its own behind.
+		switch left := f.tempLeft(); {
+		case len(left) == 0:
+		case f.killed || t.Failed():
+			t.Logf("left in TMPDIR %s: %v", f.tmp(), left)
+		default:
+			t.Errorf("the commands left %v in their TMPDIR %s; want every run's temporary folders removed", left, f.tmp())
+		}
+	})
+	// A temporary folder of the fixture's own, to see what runs leave there.
+	f.env = append(f.env, "TMPDIR="+f.tmp())
+	for _, d := range []string{f.cwd, f.tmp()} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -113,21 +145,56 @@ func newFixture(t *testing.T, o jobOpts) *fixture {
 // writeJob (re)writes the job file.
 func (f *fixture) writeJob(o jobOpts) {
 	f.t.Helper()
-	writeFile(f.t, f.jobPath, []byte(o.yaml(f.landing, f.output)))
-	if o.partitionBy == "-" {
-		f.sink.hive = false
-	}
+	writeFile(f.t, f.jobPath, []byte(o.yaml(f.in.loc(), f.out.loc())))
+	f.sink.hive = o.partitionBy != "-"
 	if o.sinkFormat != "" {
 		f.sink.format = o.sinkFormat
 	}
 }
 
-// addCSV writes n new records as landing/name and returns them.
+// tmp is TMPDIR for the fixture's commands.
+func (f *fixture) tmp() string { return filepath.Join(f.dir, "tmp") }
+
+// tempLeft lists what the fixture's commands left in their TMPDIR.
+func (f *fixture) tempLeft() []string {
+	f.t.Helper()
+	entries, err := os.ReadDir(f.tmp())
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+// place makes another place on the fixture's backend (a second landing
+// folder, say).
+func (f *fixture) place(name string) place {
+	f.t.Helper()
+	return newPlace(f.t, f.be, f.dir, name)
+}
+
+// put writes an input file into the landing place.
+func (f *fixture) put(name string, data []byte) {
+	f.t.Helper()
+	f.in.put(f.t, name, data)
+}
+
+// addCSV writes n new records as landing/name (compressed by its
+// extension) and returns them.
 func (f *fixture) addCSV(name string, n int) []record {
 	f.t.Helper()
 	recs := f.gen.records(n)
-	writeCSV(f.t, filepath.Join(f.landing, name), recs)
+	f.put(name, compressFor(f.t, name, csvBytes(recs)))
 	return recs
+}
+
+// putCSV writes given records as landing/name.
+func (f *fixture) putCSV(name string, recs []record) {
+	f.t.Helper()
+	f.put(name, compressFor(f.t, name, csvBytes(recs)))
 }
 
 // addCSVs writes count files of n records each, named prefix-NN.csv.
@@ -140,10 +207,57 @@ func (f *fixture) addCSVs(prefix string, count, n int) []record {
 	return all
 }
 
+// addParquet writes n new records as the Parquet file landing/name.
+func (f *fixture) addParquet(name string, n int) []record {
+	f.t.Helper()
+	recs := f.gen.records(n)
+	f.put(name, parquetBytes(f.t, recs))
+	return recs
+}
+
+// remove deletes an input file.
+func (f *fixture) remove(name string) {
+	f.t.Helper()
+	f.in.remove(f.t, name)
+}
+
+// setMtime sets an input file's modification time (LastModified on S3).
+func (f *fixture) setMtime(name string, mtime time.Time) {
+	f.t.Helper()
+	f.in.setMtime(f.t, name, mtime)
+}
+
 // tidemark runs a command from the fixture's working folder.
 func (f *fixture) tidemark(env []string, args ...string) result {
 	f.t.Helper()
-	return tidemark(f.t, f.cwd, env, args...)
+	r := tidemark(f.t, f.cwd, f.environ(env), args...)
+	f.check(r)
+	return r
+}
+
+// check notes a killed command and fails the test if its output shows a
+// secret.
+func (f *fixture) check(r result) {
+	f.t.Helper()
+	if r.signal != 0 {
+		f.killed = true
+	}
+	for _, s := range f.secrets {
+		if s != "" && strings.Contains(r.output(), s) {
+			f.t.Errorf("tidemark %s printed a secret key", strings.Join(r.args, " "))
+		}
+	}
+}
+
+// start starts a command from the fixture's working folder.
+func (f *fixture) start(env []string, args ...string) *proc {
+	f.t.Helper()
+	return startTidemark(f.t, f.cwd, f.environ(env), args...)
+}
+
+// environ is the backend's environment plus env (which wins).
+func (f *fixture) environ(env []string) []string {
+	return append(append([]string{}, f.env...), env...)
 }
 
 // run runs the job with --json and extra flags, returning the exit and the
@@ -168,6 +282,9 @@ func (f *fixture) mustRun(flags ...string) runSummary {
 	}
 	if s.Status != "succeeded" {
 		f.t.Fatalf("run: got status %q, want succeeded\n%v", s.Status, r)
+	}
+	if os.Getenv("E2E_DEBUG") != "" {
+		f.t.Logf("%s", r.stderr)
 	}
 	return s
 }
@@ -202,34 +319,86 @@ func (f *fixture) reset(flags ...string) result {
 	return r
 }
 
-// planFiles returns how many files `plan --json` says the next run would
-// read from the source.
-func (f *fixture) planFiles() int64 {
+// plan returns what `plan --json` says the next run would read from the
+// sales source.
+func (f *fixture) plan() planSource {
 	f.t.Helper()
 	r := f.tidemark(nil, "plan", f.jobPath, "--json")
 	if r.code != 0 {
 		f.t.Fatalf("plan: got exit %d, want 0\n%v", r.code, r)
 	}
-	p := decodeOne[map[string]any](f.t, r)
-	sources, _ := p["sources"].(map[string]any)
-	src, _ := sources["orders_source"].(map[string]any)
-	n, ok := src["files"].(float64)
-	if !ok {
+	p := decodeOne[planView](f.t, r)
+	src, ok := p.Sources["orders_source"]
+	if !ok || src.Files == nil {
 		f.t.Fatalf("plan --json: no numeric sources.orders_source.files in\n%s", r.stdout)
 	}
-	return int64(n)
+	return src
+}
+
+// planFiles returns how many files `plan --json` says the next run would
+// read from the source.
+func (f *fixture) planFiles() int64 {
+	f.t.Helper()
+	return *f.plan().Files
+}
+
+// outDir is a local folder holding what a reader of the output sees now.
+func (f *fixture) outDir() string {
+	f.t.Helper()
+	return f.out.mirror(f.t)
+}
+
+// sinkFiles lists the published files (in a mirror of the output).
+func (f *fixture) sinkFiles() []string {
+	f.t.Helper()
+	return sinkFiles(f.t, f.outDir())
+}
+
+// readSink reads every published record.
+func (f *fixture) readSink() []record {
+	f.t.Helper()
+	return readSink(f.t, f.outDir(), f.sink)
 }
 
 // assertSink checks the fixture's sink holds exactly want.
 func (f *fixture) assertSink(want []record) {
 	f.t.Helper()
-	assertSink(f.t, f.output, f.sink, want)
+	assertRecords(f.t, "sink "+f.out.loc(), f.readSink(), want)
+}
+
+// assertNoDuplicates checks that no order_id is published twice.
+func (f *fixture) assertNoDuplicates() {
+	f.t.Helper()
+	assertNoDuplicates(f.t, f.outDir(), f.sink)
 }
 
 // sinkRun reads what one run published.
 func (f *fixture) sinkRun(runID string) []record {
 	f.t.Helper()
-	return readSinkRun(f.t, f.output, f.sink, runID)
+	return readSinkRun(f.t, f.outDir(), f.sink, runID)
+}
+
+// stagedFiles lists staged files left under the output's _tidemark/.
+func (f *fixture) stagedFiles() []string {
+	f.t.Helper()
+	return stagedFiles(f.t, f.outDir())
+}
+
+// rejectFiles lists the quarantined rows' files under the output.
+func (f *fixture) rejectFiles() []string {
+	f.t.Helper()
+	return rejectFiles(f.t, f.outDir())
+}
+
+// planView is `plan --json`.
+type planView struct {
+	Job     string                `json:"job"`
+	Sources map[string]planSource `json:"sources"`
+}
+
+type planSource struct {
+	Files *int64   `json:"files"`
+	New   []string `json:"new"`
 }
 
 // runSummary is `run --json` (and one element of `runs --json`).
@@ -252,6 +421,8 @@ type sourceSummary struct {
 	Bytes    int64  `json:"bytes"`
 	Rows     int64  `json:"rows"`
 	Rejected *int64 `json:"rejected"`
+	Empty    int64  `json:"empty"`
+	Missing  int64  `json:"missing"`
 }
 
 type sinkSummary struct {

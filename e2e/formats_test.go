@@ -10,6 +10,10 @@ import (
 // and .zst compression detected from the file name, mixed in one folder.
 func TestInputFormats(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testInputFormats)
+}
+
+func testInputFormats(t *testing.T, be backend) {
 	for _, tc := range []struct {
 		format string
 		exts   []string
@@ -20,20 +24,20 @@ func TestInputFormats(t *testing.T) {
 	} {
 		t.Run(tc.format, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t, jobOpts{format: tc.format})
+			f := newFixtureOn(t, be, jobOpts{format: tc.format})
 			var want []record
 			for round := 0; round < 2; round++ {
 				var added []record
 				for _, ext := range tc.exts {
 					recs := f.gen.records(25)
-					path := filepath.Join(f.landing, "round"+itoaRound(round)+"-orders"+ext)
+					name := "round" + itoaRound(round) + "-orders" + ext
 					switch tc.format {
 					case "csv":
-						writeCSV(t, path, recs)
+						f.put(name, compressFor(t, name, csvBytes(recs)))
 					case "json":
-						writeJSONL(t, path, recs)
+						f.put(name, compressFor(t, name, jsonlBytes(recs)))
 					case "parquet":
-						writeParquet(t, path, recs)
+						f.put(name, parquetBytes(t, recs))
 					}
 					added = append(added, recs...)
 				}
@@ -51,6 +55,10 @@ func TestInputFormats(t *testing.T) {
 // read back by DuckDB.
 func TestSinkFormats(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testSinkFormats)
+}
+
+func testSinkFormats(t *testing.T, be backend) {
 	for _, tc := range []struct {
 		format, partitionBy string
 	}{
@@ -61,13 +69,13 @@ func TestSinkFormats(t *testing.T) {
 	} {
 		t.Run(tc.format+strings.Trim(tc.partitionBy, "[]-"), func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t, jobOpts{sinkFormat: tc.format, partitionBy: tc.partitionBy})
+			f := newFixtureOn(t, be, jobOpts{sinkFormat: tc.format, partitionBy: tc.partitionBy})
 			a := f.addCSVs("a", 2, 20)
 			f.mustRun()
 			b := f.addCSVs("b", 1, 20)
 			f.mustRun()
 			f.assertSink(concat(a, b))
-			for _, file := range sinkFiles(t, f.output) {
+			for _, file := range f.sinkFiles() {
 				ext := map[string]string{"csv": ".csv", "json": ".json", "parquet": ".parquet"}[tc.format]
 				if !strings.Contains(filepath.Base(file), ext) {
 					t.Errorf("published file %s: want a %s file", file, ext)

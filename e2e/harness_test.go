@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"path"
 	"path/filepath"
 	"testing"
 )
@@ -42,54 +43,67 @@ func failed(t *testing.T, check func(tb testing.TB)) bool {
 }
 
 // TestHarnessDetectsBadSinks: the read-back checks catch a duplicated file,
-// a lost file and a wrongly named one in a real sink.
+// a lost file and a wrongly named one in a real sink, on each backend (on
+// S3 the sink is changed and read back through the S3 API).
 func TestHarnessDetectsBadSinks(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, jobOpts{})
+	eachBackend(t, testHarnessDetectsBadSinks)
+}
+
+func testHarnessDetectsBadSinks(t *testing.T, be backend) {
+	f := newFixtureOn(t, be, jobOpts{})
 	recs := f.addCSVs("a", 2, 20)
 	s := f.mustRun()
-	files := sinkFiles(t, f.output)
-	if len(files) < 2 {
-		t.Fatalf("want at least 2 published files, got %d", len(files))
+	dir := f.outDir()
+	var keys []string
+	for _, file := range sinkFiles(t, dir) {
+		rel, err := filepath.Rel(dir, file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, filepath.ToSlash(rel))
 	}
-	if failed(t, func(tb testing.TB) { assertSink(tb, f.output, f.sink, recs) }) {
+	if len(keys) < 2 {
+		t.Fatalf("want at least 2 published files, got %d", len(keys))
+	}
+	check := func(tb testing.TB) { assertSink(tb, f.outDir(), f.sink, recs) }
+	if failed(t, check) {
 		t.Fatalf("the checks fail on a correct sink")
 	}
 
 	// A duplicated file, under a valid final name.
-	dup := filepath.Join(filepath.Dir(files[0]), fmt.Sprintf("part-%s-99999.parquet", s.RunID))
-	copyFile(t, files[0], dup)
-	if !failed(t, func(tb testing.TB) { assertSink(tb, f.output, f.sink, recs) }) {
+	data0 := f.out.get(t, keys[0])
+	dup := path.Join(path.Dir(keys[0]), fmt.Sprintf("part-%s-99999.parquet", s.RunID))
+	f.out.put(t, dup, data0)
+	if !failed(t, check) {
 		t.Errorf("assertSink did not notice a duplicated file")
 	}
-	if !failed(t, func(tb testing.TB) { assertNoDuplicates(tb, f.output, f.sink) }) {
+	if !failed(t, func(tb testing.TB) { assertNoDuplicates(tb, f.outDir(), f.sink) }) {
 		t.Errorf("assertNoDuplicates did not notice a duplicated file")
 	}
-	removeFile(t, dup)
+	f.out.remove(t, dup)
 
 	// A lost file.
-	backup := filepath.Join(t.TempDir(), "lost.parquet")
-	copyFile(t, files[1], backup)
-	removeFile(t, files[1])
-	if !failed(t, func(tb testing.TB) { assertSink(tb, f.output, f.sink, recs) }) {
+	data1 := f.out.get(t, keys[1])
+	f.out.remove(t, keys[1])
+	if !failed(t, check) {
 		t.Errorf("assertSink did not notice a lost file")
 	}
-	copyFile(t, backup, files[1])
+	f.out.put(t, keys[1], data1)
 
 	// A file not named part-<run>-<n>.<ext>.
-	stray := filepath.Join(f.output, "stray.parquet")
-	copyFile(t, files[0], stray)
-	if !failed(t, func(tb testing.TB) { readSink(tb, f.output, f.sink) }) {
+	f.out.put(t, "stray.parquet", data0)
+	if !failed(t, func(tb testing.TB) { readSink(tb, f.outDir(), f.sink) }) {
 		t.Errorf("readSink did not notice a file that is not named part-<run>-<n>.<ext>")
 	}
-	removeFile(t, stray)
+	f.out.remove(t, "stray.parquet")
 
 	// Files under _tidemark/ are invisible to readers, and seen by stagedFiles.
-	copyFile(t, files[0], filepath.Join(f.output, "_tidemark", "staging", "x", filepath.Base(files[0])))
-	if failed(t, func(tb testing.TB) { assertSink(tb, f.output, f.sink, recs) }) {
+	f.out.put(t, "_tidemark/staging/x/"+path.Base(keys[0]), data0)
+	if failed(t, check) {
 		t.Errorf("assertSink read a file under _tidemark/")
 	}
-	if got := len(stagedFiles(t, f.output)); got != 1 {
+	if got := len(f.stagedFiles()); got != 1 {
 		t.Errorf("stagedFiles: got %d, want the 1 file placed under _tidemark/", got)
 	}
 }

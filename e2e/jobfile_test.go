@@ -37,7 +37,7 @@ func TestUnknownJobKey(t *testing.T) {
 					t.Errorf("%s: the error does not name line %s of the job file\n%v", cmd, line, r)
 				}
 			}
-			if files := sinkFiles(t, f.output); len(files) > 0 {
+			if files := f.sinkFiles(); len(files) > 0 {
 				t.Errorf("a job file error published %d files", len(files))
 			}
 		})
@@ -93,7 +93,7 @@ func TestSourceChanged(t *testing.T) {
 		changed func(f *fixture) jobOpts
 		newSays string // the new setting, which the message must show
 	}{
-		{"path", func(f *fixture) jobOpts { return jobOpts{sourcePath: filepath.Join(f.dir, "landing2")} }, "landing2"},
+		{"path", func(f *fixture) jobOpts { return jobOpts{sourcePath: f.in.loc()} }, "landing2"},
 		{"options", func(f *fixture) jobOpts { return jobOpts{options: "{header: true, delim: ','}"} }, "delim"},
 		{"format", func(f *fixture) jobOpts { return jobOpts{format: "json"} }, "json"},
 	} {
@@ -104,13 +104,13 @@ func TestSourceChanged(t *testing.T) {
 			f.mustRun()
 			before := f.bookmark()
 
-			o := tc.changed(f)
 			var second []record
 			if tc.name == "path" {
-				second = f.gen.records(20)
-				writeCSV(t, filepath.Join(f.dir, "landing2", "second-01.csv"), second)
+				// The new landing place, on the same backend.
+				f.in = f.place("landing2")
+				second = f.addCSV("second-01.csv", 20)
 			}
-			f.writeJob(o)
+			f.writeJob(tc.changed(f))
 			_, r := f.runExpect(2)
 			assertMentions(t, r, "orders_source")
 			if !strings.Contains(r.output(), tc.newSays) {

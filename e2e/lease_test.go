@@ -17,7 +17,11 @@ const slowTransform = `SELECT order_id, customer_id, product, CAST(amount AS BIG
 // run exits 3 at once and names the holder; nothing is duplicated.
 func TestConcurrentRunsLease(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, jobOpts{transform: slowTransform})
+	eachBackend(t, testConcurrentRunsLease)
+}
+
+func testConcurrentRunsLease(t *testing.T, be backend) {
+	f := newFixtureOn(t, be, jobOpts{transform: slowTransform})
 	input := f.addCSVs("a", 3, 20)
 	host, _ := os.Hostname()
 
@@ -63,7 +67,11 @@ func TestConcurrentRunsLease(t *testing.T) {
 // several times: each exits 0 or 3, and every record lands exactly once.
 func TestConcurrentRunsRace(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, jobOpts{})
+	eachBackend(t, testConcurrentRunsRace)
+}
+
+func testConcurrentRunsRace(t *testing.T, be backend) {
+	f := newFixtureOn(t, be, jobOpts{})
 	var all []record
 	for round := 1; round <= 5; round++ {
 		all = append(all, f.addCSVs(fmt.Sprintf("round%d", round), 2, 20)...)
@@ -87,11 +95,5 @@ func TestConcurrentRunsRace(t *testing.T) {
 		}
 		f.assertSink(all)
 	}
-	assertNoDuplicates(t, f.output, f.sink)
-}
-
-// start starts a command from the fixture's working folder.
-func (f *fixture) start(env []string, args ...string) *proc {
-	f.t.Helper()
-	return startTidemark(f.t, f.cwd, env, args...)
+	f.assertNoDuplicates()
 }

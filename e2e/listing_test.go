@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"path/filepath"
 	"testing"
 )
 
@@ -10,7 +9,11 @@ import (
 // include and exclude globs select files below the source path.
 func TestHiveFoldersAndIgnoredFiles(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, jobOpts{
+	eachBackend(t, testHiveFoldersAndIgnoredFiles)
+}
+
+func testHiveFoldersAndIgnoredFiles(t *testing.T, be backend) {
+	f := newFixtureOn(t, be, jobOpts{
 		transform:   `SELECT order_id, customer_id, product, CAST(amount AS BIGINT) AS amount, CAST(region AS VARCHAR) AS region FROM orders_source`,
 		partitionBy: "[region]",
 		sourceExtra: []string{`include: ["**/*.csv"]`, `exclude: ["**/skip-*.csv"]`},
@@ -25,13 +28,13 @@ func TestHiveFoldersAndIgnoredFiles(t *testing.T) {
 	f.addCSV("_tmp/region=eu/orders-9.csv", 5)
 	f.addCSV(".staging/region=us/orders-9.csv", 5)
 	f.addCSV("region=us/skip-1.csv", 5)
-	writeFile(t, filepath.Join(f.landing, "_SUCCESS"), nil)
-	writeFile(t, filepath.Join(f.landing, "region=eu", "notes.txt"), []byte("not,a\ncsv file\"\n"))
+	f.put("_SUCCESS", nil)
+	f.put("region=eu/notes.txt", []byte("not,a\ncsv file\"\n"))
 
 	s := f.mustRun()
 	assertFiles(t, "run", s, 3)
 
-	files := sinkFiles(t, f.output)
+	files := f.sinkFiles()
 	q := `SELECT CAST(order_id AS BIGINT), CAST(region AS VARCHAR) FROM ` + readerSQL(files, sinkFormat{format: "parquet", hive: true})
 	rows, err := duck.Query(q)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -61,6 +62,7 @@ func testMain(m *testing.M) int {
 		return 1
 	}
 	defer duck.Close()
+	defer stopSharedS3()
 	return m.Run()
 }
 
@@ -99,31 +101,51 @@ func (r result) String() string {
 // output is stdout and stderr together, for checking what a message names.
 func (r result) output() string { return r.stdout + "\n" + r.stderr }
 
-// baseEnv is the test process's environment without TIDEMARK_ variables, so
-// that a developer's TIDEMARK_STATE or TIDEMARK_FAULT cannot leak into a test.
+// baseEnv is the test process's environment without TIDEMARK_ and AWS_
+// variables, so that a developer's TIDEMARK_STATE, TIDEMARK_FAULT or AWS
+// profile cannot leak into a test.
 func baseEnv(extra ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "TIDEMARK_") {
+		if !strings.HasPrefix(kv, "TIDEMARK_") && !strings.HasPrefix(kv, "AWS_") {
 			env = append(env, kv)
 		}
 	}
 	return append(env, extra...)
 }
 
+// syncBuffer is a bytes.Buffer that a test may read while the process
+// still writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 // command prepares a tidemark invocation in dir with extra environment.
-func command(ctx context.Context, dir string, env []string, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+func command(ctx context.Context, dir string, env []string, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
 	cmd := exec.CommandContext(ctx, tidemarkBin, args...)
 	cmd.Dir = dir
 	cmd.Env = baseEnv(env...)
-	var stdout, stderr bytes.Buffer
+	var stdout, stderr syncBuffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
 	return cmd, &stdout, &stderr
 }
 
 // finish turns a finished command's error into a result.
-func finish(t testing.TB, ctx context.Context, args []string, start time.Time, err error, stdout, stderr *bytes.Buffer) result {
+func finish(t testing.TB, ctx context.Context, args []string, start time.Time, err error, stdout, stderr *syncBuffer) result {
 	t.Helper()
 	r := result{args: args, stdout: stdout.String(), stderr: stderr.String(), took: time.Since(start)}
 	if ctx.Err() != nil {
@@ -161,8 +183,8 @@ type proc struct {
 	cmd    *exec.Cmd
 	ctx    context.Context
 	cancel context.CancelFunc
-	stdout *bytes.Buffer
-	stderr *bytes.Buffer
+	stdout *syncBuffer
+	stderr *syncBuffer
 	start  time.Time
 	done   chan struct{}
 	err    error
@@ -196,6 +218,22 @@ func (p *proc) exited() bool {
 		return true
 	default:
 		return false
+	}
+}
+
+// waitFor waits until the process's stderr contains s, and fails the test
+// if the process ends first or timeout passes.
+func (p *proc) waitFor(t testing.TB, s string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !strings.Contains(p.stderr.String(), s) {
+		if p.exited() {
+			t.Fatalf("tidemark %s ended before printing %q\n--- stderr:\n%s", strings.Join(p.args, " "), s, p.stderr.String())
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tidemark %s did not print %q within %v\n--- stderr:\n%s", strings.Join(p.args, " "), s, timeout, p.stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -11,7 +11,11 @@ import (
 // Monday's records twice, which is what disable means.
 func TestDisable(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, jobOpts{})
+	eachBackend(t, testDisable)
+}
+
+func testDisable(t *testing.T, be backend) {
+	f := newFixtureOn(t, be, jobOpts{})
 	monday := f.addCSVs("monday", 4, 20)
 	f.mustRun()
 	before := f.bookmark()
@@ -42,7 +46,11 @@ func TestDisable(t *testing.T) {
 // next enabled run reads them too.
 func TestPause(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, jobOpts{})
+	eachBackend(t, testPause)
+}
+
+func testPause(t *testing.T, be backend) {
+	f := newFixtureOn(t, be, jobOpts{})
 	monday := f.addCSVs("monday", 4, 20)
 	f.mustRun()
 	before := f.bookmark()
@@ -72,7 +80,11 @@ func TestPause(t *testing.T) {
 // A's input, not files that arrived since, and it leaves the bookmark alone.
 func TestPauseFromTo(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, jobOpts{})
+	eachBackend(t, testPauseFromTo)
+}
+
+func testPauseFromTo(t *testing.T, be backend) {
+	f := newFixtureOn(t, be, jobOpts{})
 	a := f.addCSVs("a", 3, 15)
 	r1 := f.mustRun()
 	b := f.addCSVs("b", 2, 15)

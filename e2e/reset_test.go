@@ -11,7 +11,11 @@ import (
 // old output stays (no --purge-output), so the sink holds it twice.
 func TestReset(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, jobOpts{})
+	eachBackend(t, testReset)
+}
+
+func testReset(t *testing.T, be backend) {
+	f := newFixtureOn(t, be, jobOpts{})
 	monday := f.addCSVs("monday", 3, 20)
 	f.mustRun()
 	tuesday := f.addCSVs("tuesday", 2, 20)
@@ -32,7 +36,11 @@ func TestReset(t *testing.T) {
 // RUN committed it (Glue's rewind): the next run reads what came after.
 func TestRewind(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, jobOpts{})
+	eachBackend(t, testRewind)
+}
+
+func testRewind(t *testing.T, be backend) {
+	f := newFixtureOn(t, be, jobOpts{})
 	monday := f.addCSVs("monday", 3, 20)
 	r1 := f.mustRun()
 	atR1 := f.bookmark()
@@ -62,7 +70,11 @@ func TestRewind(t *testing.T) {
 // --purge-output deletes everything the job published.
 func TestPurgeOutput(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, jobOpts{})
+	eachBackend(t, testPurgeOutput)
+}
+
+func testPurgeOutput(t *testing.T, be backend) {
+	f := newFixtureOn(t, be, jobOpts{})
 	monday := f.addCSVs("monday", 4, 20)
 	r1 := f.mustRun()
 	tuesday := f.addCSVs("tuesday", 3, 20)
@@ -73,7 +85,7 @@ func TestPurgeOutput(t *testing.T) {
 	}
 	f.assertSink(concat(monday, tuesday, monday, tuesday, tuesday))
 	deleted := map[string]bool{}
-	for _, file := range sinkFiles(t, f.output) {
+	for _, file := range f.sinkFiles() {
 		if runOfFile(t, file) != r1.RunID {
 			deleted[filepath.Base(file)] = true
 		}
@@ -95,12 +107,12 @@ func TestPurgeOutput(t *testing.T) {
 	s := f.mustRun()
 	assertFiles(t, "run after the rewind and purge", s, 3)
 	f.assertSink(concat(monday, tuesday))
-	assertNoDuplicates(t, f.output, f.sink)
+	f.assertNoDuplicates()
 
 	f.reset("--purge-output")
 	f.assertSink(nil)
 	s = f.mustRun()
 	assertFiles(t, "run after the full reset and purge", s, 7)
 	f.assertSink(concat(monday, tuesday))
-	assertNoDuplicates(t, f.output, f.sink)
+	f.assertNoDuplicates()
 }

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -50,7 +49,7 @@ func TestSchemaRecorded(t *testing.T) {
 			before := f.bookmark()
 
 			next := f.addCSV("next-ok.csv", 20)
-			writeFile(t, filepath.Join(f.landing, "drifted.csv"), []byte(tc.content(f.gen.records(20))))
+			f.put("drifted.csv", []byte(tc.content(f.gen.records(20))))
 			_, r := f.runExpect(1)
 			assertMentions(t, r, "drifted.csv")
 			if after := f.bookmark(); string(after.Version) != string(before.Version) {
@@ -59,7 +58,7 @@ func TestSchemaRecorded(t *testing.T) {
 			f.assertSink(first)
 
 			// Without the drifted file, the run reads the file that fits.
-			removeFile(t, filepath.Join(f.landing, "drifted.csv"))
+			f.remove("drifted.csv")
 			s := f.mustRun()
 			assertFiles(t, "run without the drifted file", s, 1)
 			f.assertSink(concat(first, next))

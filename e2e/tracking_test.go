@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -12,21 +10,28 @@ import (
 // new contents (a new size and mtime) before the next run.
 func TestModifiedFile(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testModifiedFile)
+}
+
+func testModifiedFile(t *testing.T, be backend) {
 	for _, policy := range []string{"reprocess", "ignore", "fail"} {
 		t.Run(policy, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t, jobOpts{sourceExtra: []string{"on_modified: " + policy}})
+			f := newFixtureOn(t, be, jobOpts{sourceExtra: []string{"on_modified: " + policy}})
 			a := f.addCSV("a.csv", 20)
 			bOld := f.addCSV("b.csv", 20)
 			c := f.addCSV("c.csv", 20)
 			f.mustRun()
 			before := f.bookmark()
 
-			// A corrected b.csv: different rows, a different size, a later mtime.
+			// A corrected b.csv: different rows, a different size, a later
+			// mtime. On S3 it is a new PUT of the key: a new ETag, size and
+			// LastModified.
 			bNew := f.gen.records(27)
-			path := filepath.Join(f.landing, "b.csv")
-			writeCSV(t, path, bNew)
-			setMtime(t, path, time.Now().Add(time.Minute))
+			f.put("b.csv", csvBytes(bNew))
+			if be == local {
+				f.setMtime("b.csv", time.Now().Add(time.Minute))
+			}
 
 			switch policy {
 			case "reprocess":
@@ -59,12 +64,20 @@ func TestModifiedFile(t *testing.T) {
 }
 
 // TestLateFileOldMtime: a file that appears after a run with an mtime long
-// before it (a mv into the landing folder, a late listing). exact tracking
-// reads it; timestamp tracking, Glue's model, misses it by design: its mtime
-// is older than the high-water mark minus max_band. That miss is the
-// documented limit of timestamp tracking, and the reason exact is the default.
+// before it (a mv into the landing folder, a late listing; on S3 an object
+// listed long after its LastModified, such as a multipart upload that took
+// long, whose LastModified is when it started). Its name also sorts before
+// every file already read, so no cursor over names can catch it either.
+// exact tracking reads it; timestamp tracking, Glue's model, misses it by
+// design: its mtime is older than the high-water mark minus max_band. That
+// miss is the documented limit of timestamp tracking, and the reason exact
+// is the default.
 func TestLateFileOldMtime(t *testing.T) {
 	t.Parallel()
+	eachBackend(t, testLateFileOldMtime)
+}
+
+func testLateFileOldMtime(t *testing.T, be backend) {
 	for _, tc := range []struct {
 		tracking string
 		wantRead bool
@@ -74,13 +87,13 @@ func TestLateFileOldMtime(t *testing.T) {
 	} {
 		t.Run(tc.tracking, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t, jobOpts{sourceExtra: []string{"tracking: " + tc.tracking}})
+			f := newFixtureOn(t, be, jobOpts{sourceExtra: []string{"tracking: " + tc.tracking}})
 			first := f.addCSVs("first", 3, 20)
 			s := f.mustRun()
 			assertFiles(t, "first run", s, 3)
 
-			late := f.addCSV("late.csv", 25)
-			setMtime(t, filepath.Join(f.landing, "late.csv"), time.Date(2001, 6, 1, 12, 0, 0, 0, time.UTC))
+			late := f.addCSV("0-late.csv", 25)
+			f.setMtime("0-late.csv", time.Date(2001, 6, 1, 12, 0, 0, 0, time.UTC))
 			s = f.mustRun()
 			if tc.wantRead {
 				assertFiles(t, "run after the late file", s, 1)
@@ -97,7 +110,11 @@ func TestLateFileOldMtime(t *testing.T) {
 // and never rereads what it read.
 func TestTimestampTracking(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, jobOpts{sourceExtra: []string{"tracking: timestamp", "max_band: 15m"}})
+	eachBackend(t, testTimestampTracking)
+}
+
+func testTimestampTracking(t *testing.T, be backend) {
+	f := newFixtureOn(t, be, jobOpts{sourceExtra: []string{"tracking: timestamp", "max_band: 15m"}})
 	first := f.addCSVs("first", 3, 20)
 	assertFiles(t, "first run", f.mustRun(), 3)
 	second := f.addCSVs("second", 2, 20)
@@ -110,7 +127,11 @@ func TestTimestampTracking(t *testing.T) {
 // until all are read.
 func TestBoundedFiles(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, jobOpts{sourceExtra: []string{"bounded_files: 4"}})
+	eachBackend(t, testBoundedFiles)
+}
+
+func testBoundedFiles(t *testing.T, be backend) {
+	f := newFixtureOn(t, be, jobOpts{sourceExtra: []string{"bounded_files: 4"}})
 	// Ten files whose mtime order is the reverse of their name order, so
 	// "oldest first" cannot be mistaken for "first by name".
 	base := time.Now().Add(-time.Hour)
@@ -118,7 +139,7 @@ func TestBoundedFiles(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		name := fmt.Sprintf("f-%02d.csv", 9-i)
 		byAge[i] = f.addCSV(name, 15)
-		setMtime(t, filepath.Join(f.landing, name), base.Add(time.Duration(i)*time.Minute))
+		f.setMtime(name, base.Add(time.Duration(i)*time.Minute))
 	}
 
 	var all []record
@@ -145,9 +166,9 @@ func TestBoundedSize(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		name := fmt.Sprintf("big-%d.csv", i)
 		files = append(files, f.addCSV(name, 120)) // ~3 KB each
-		setMtime(t, filepath.Join(f.landing, name), base.Add(time.Duration(i)*time.Minute))
-		if info, err := os.Stat(filepath.Join(f.landing, name)); err != nil || info.Size() <= 1024 {
-			t.Fatalf("%s: want a file over 1 KiB (%v)", name, err)
+		f.setMtime(name, base.Add(time.Duration(i)*time.Minute))
+		if size := len(f.in.get(t, name)); size <= 1024 {
+			t.Fatalf("%s: want a file over 1 KiB, got %d bytes", name, size)
 		}
 	}
 	for i := 0; i < 3; i++ {

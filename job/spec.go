@@ -105,6 +105,9 @@ type Source struct {
 	BoundedRows int64 `yaml:"bounded_rows"`
 	// OnNullKey is fail (default) or skip.
 	OnNullKey string `yaml:"on_null_key"`
+	// RegressionCheck counts rows that appear behind the mark each run
+	// (default true; it scans the rows behind the window).
+	RegressionCheck *bool `yaml:"regression_check"`
 }
 
 // IsTable reports whether the source reads a SQL table instead of files.

@@ -91,6 +91,11 @@ type Count struct {
 	Empty     int64 `json:"empty,omitempty"`
 	Deferred  int64 `json:"deferred,omitempty"`
 	Unchanged int64 `json:"unchanged,omitempty"`
+	// SQL table sources: rows that appeared behind the mark (regressions),
+	// rows with a NULL key left out, and late rows read from the window.
+	Regressions int64 `json:"regressions,omitempty"`
+	NullKeys    int64 `json:"null_keys,omitempty"`
+	Late        int64 `json:"late,omitempty"`
 }
 
 // Run is one run's record.

@@ -3,7 +3,7 @@
 // COPY statement. The bench harness builds it and runs it as its own process,
 // so it pays the same process start and driver load that `tidemark run` pays.
 //
-//	duckdbcopy -files LIST -out FILE [-memory-limit 512MB] [-threads N]
+//	duckdbcopy -files LIST -out FILE [-memory-limit 512MB] [-threads N] [-set NAME=VALUE]...
 //	duckdbcopy -count LIST     # prints the total rows of the Parquet files in LIST
 //	duckdbcopy -version        # prints DuckDB's version
 //
@@ -35,15 +35,23 @@ func main() {
 		tempDir     = flag.String("temp-dir", "", "DuckDB temp_directory for spilling (default: DuckDB's)")
 		count       = flag.String("count", "", "print the total rows of the Parquet files listed in this file and exit")
 		version     = flag.Bool("version", false, "print DuckDB's version and exit")
+		sets        []string
 	)
+	flag.Func("set", "a DuckDB setting NAME=VALUE, e.g. preserve_insertion_order=false (repeatable)", func(s string) error {
+		if _, _, ok := strings.Cut(s, "="); !ok {
+			return fmt.Errorf("want NAME=VALUE")
+		}
+		sets = append(sets, s)
+		return nil
+	})
 	flag.Parse()
-	if err := run(context.Background(), *files, *out, *perThread, *memoryLimit, *threads, *tempDir, *count, *version); err != nil {
+	if err := run(context.Background(), *files, *out, *perThread, *memoryLimit, *threads, *tempDir, sets, *count, *version); err != nil {
 		fmt.Fprintf(os.Stderr, "duckdbcopy: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, files, out string, perThread bool, memoryLimit string, threads int, tempDir, count string, version bool) error {
+func run(ctx context.Context, files, out string, perThread bool, memoryLimit string, threads int, tempDir string, sets []string, count string, version bool) error {
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
 		return fmt.Errorf("opening duckdb: %w", err)
@@ -95,6 +103,10 @@ func run(ctx context.Context, files, out string, perThread bool, memoryLimit str
 	}
 	if tempDir != "" {
 		settings = append(settings, "SET temp_directory = "+quote(tempDir))
+	}
+	for _, s := range sets {
+		name, value, _ := strings.Cut(s, "=")
+		settings = append(settings, fmt.Sprintf("SET %s = %s", name, quote(value)))
 	}
 	for _, s := range settings {
 		if _, err := db.ExecContext(ctx, s); err != nil {

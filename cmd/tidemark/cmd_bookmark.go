@@ -80,6 +80,10 @@ func runBookmarkShow(ctx context.Context, g *globals, arg string) error {
 	fmt.Printf("job %s: bookmark version %d, from run %s\n", name, v.Version, orNone(v.RunID))
 	for _, k := range sortedKeys(v.Sources) {
 		s := v.Sources[k]
+		if s.Kind == "table" {
+			fmt.Printf("  source %s (SQL table): %d rows read by %d runs; cursor %s\n", k, s.Bytes, s.Files, s.Cursor)
+			continue
+		}
 		fmt.Printf("  source %s (%s tracking): %d files, %s recorded", k, s.Tracking, s.Files, humanize.IBytes(uint64(s.Bytes)))
 		if s.Tracking == bookmark.TrackTimestamp {
 			fmt.Printf(", high-water %s, %d in band", time.Unix(0, s.HighWater).UTC().Format(time.RFC3339Nano), len(s.Band))

@@ -31,6 +31,7 @@ type FaultProxy struct {
 	mu       sync.Mutex
 	faults   []*fault
 	counts   map[string]int
+	byBucket map[[2]string]int // {bucket, operation} -> requests
 	injected int
 }
 
@@ -42,6 +43,7 @@ const (
 	kindDelay                   // wait, then forward
 	kindCut                     // forward, then break off the response body
 	kindDrop                    // forward, then reset instead of answering
+	kindPass                    // forward unchanged (lets requests through before later faults)
 )
 
 type fault struct {
@@ -64,7 +66,7 @@ func StartProxy(t testing.TB, target string) *FaultProxy {
 	if err != nil {
 		t.Fatalf("proxy target %q: %v", target, err)
 	}
-	p := &FaultProxy{counts: map[string]int{}}
+	p := &FaultProxy{counts: map[string]int{}, byBucket: map[[2]string]int{}}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.Out.URL.Scheme, r.Out.URL.Host = u.Scheme, u.Host
@@ -119,6 +121,14 @@ func (p *FaultProxy) CutBody(n int, after int64, ops ...string) {
 	p.add(&fault{kind: kindCut, left: n, ops: ops, after: after})
 }
 
+// Pass lets the next n matching requests through unchanged. Faults apply
+// in the order they were added, so Pass followed by another fault on the
+// same operations aims that fault past the first n requests (a run's
+// second listing, say). Passed requests do not count as injected.
+func (p *FaultProxy) Pass(n int, ops ...string) {
+	p.add(&fault{kind: kindPass, left: n, ops: ops})
+}
+
 // Clear drops the faults not yet injected.
 func (p *FaultProxy) Clear() {
 	p.mu.Lock()
@@ -140,6 +150,14 @@ func (p *FaultProxy) Count(op string) int {
 	return p.counts[op]
 }
 
+// CountIn returns how many requests of one operation arrived for one
+// bucket.
+func (p *FaultProxy) CountIn(bucket, op string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.byBucket[[2]string{bucket, op}]
+}
+
 // Counts returns the request counts by operation.
 func (p *FaultProxy) Counts() map[string]int {
 	p.mu.Lock()
@@ -156,6 +174,7 @@ func (p *FaultProxy) ResetCounts() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	clear(p.counts)
+	clear(p.byBucket)
 }
 
 func (p *FaultProxy) add(f *fault) {
@@ -165,13 +184,19 @@ func (p *FaultProxy) add(f *fault) {
 }
 
 // take counts a request and returns the fault to inject into it, if any.
-func (p *FaultProxy) take(op string) *fault {
+func (p *FaultProxy) take(op, bucket string) *fault {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.counts[op]++
+	if p.byBucket != nil {
+		p.byBucket[[2]string{bucket, op}]++
+	}
 	for _, f := range p.faults {
 		if f.left > 0 && (len(f.ops) == 0 || slices.Contains(f.ops, op)) {
 			f.left--
+			if f.kind == kindPass {
+				return nil
+			}
 			p.injected++
 			return f
 		}
@@ -182,7 +207,8 @@ func (p *FaultProxy) take(op string) *fault {
 // ServeHTTP counts the request, injects the first pending fault that
 // matches its operation, or forwards it.
 func (p *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	f := p.take(Operation(r))
+	bucket, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	f := p.take(Operation(r), bucket)
 	if f == nil {
 		p.rp.ServeHTTP(w, r)
 		return

@@ -2,6 +2,7 @@ package s3test
 
 import (
 	"net/http/httptest"
+	"slices"
 	"testing"
 )
 
@@ -50,5 +51,24 @@ func TestBinaryMissing(t *testing.T) {
 	defer func() { gopath = old }()
 	if _, err := Binary(); err == nil {
 		t.Fatal("Binary() found versitygw in empty folders")
+	}
+}
+
+func TestPassThenFault(t *testing.T) {
+	p := &FaultProxy{counts: map[string]int{}, byBucket: map[[2]string]int{}}
+	p.Pass(1, "ListObjectsV2")
+	p.SlowDown(2, "ListObjectsV2")
+	var got []bool
+	for i := range 4 {
+		got = append(got, p.take("ListObjectsV2", []string{"a", "b"}[i%2]) != nil)
+	}
+	if want := []bool{false, true, true, false}; !slices.Equal(got, want) {
+		t.Errorf("faults on four listings = %v, want %v", got, want)
+	}
+	if p.Injected() != 2 || p.Count("ListObjectsV2") != 4 {
+		t.Errorf("injected %d of %d requests, want 2 of 4", p.Injected(), p.Count("ListObjectsV2"))
+	}
+	if a, b := p.CountIn("a", "ListObjectsV2"), p.CountIn("b", "ListObjectsV2"); a != 2 || b != 2 {
+		t.Errorf("requests by bucket: a %d, b %d; want 2 each", a, b)
 	}
 }

@@ -11,6 +11,7 @@ package s3test
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -30,6 +31,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"golang.org/x/sys/unix"
 )
 
 // Version is the versitygw release scripts/test.sh installs.
@@ -43,8 +45,10 @@ type Server struct {
 	Region    string
 	Dir       string // the posix backend's root: one folder per bucket
 
-	cmd  *exec.Cmd
-	logs *lockedBuffer
+	cmd       *exec.Cmd
+	logs      *lockedBuffer
+	exited    chan error
+	closeOnce sync.Once
 }
 
 // Binary returns the path of versitygw: on PATH, else in GOBIN or
@@ -91,6 +95,26 @@ var gopath = func() string { return build.Default.GOPATH }
 // (skips it only under TIDEMARK_SKIP_S3=1).
 func Start(t testing.TB) *Server {
 	t.Helper()
+	bin := RequireBinary(t)
+	s, err := launch(bin, t.TempDir())
+	if err != nil {
+		t.Fatalf("starting versitygw: %v", err)
+	}
+	t.Cleanup(func() {
+		s.Close()
+		if t.Failed() {
+			if l := s.Logs(); l != "" {
+				t.Logf("versitygw output:\n%s", l)
+			}
+		}
+	})
+	return s
+}
+
+// RequireBinary returns the path of versitygw, or fails the test saying
+// how to install it (skips it only under TIDEMARK_SKIP_S3=1).
+func RequireBinary(t testing.TB) string {
+	t.Helper()
 	bin, err := Binary()
 	if err != nil {
 		if os.Getenv("TIDEMARK_SKIP_S3") == "1" {
@@ -99,19 +123,27 @@ func Start(t testing.TB) *Server {
 		t.Fatalf("%v: run scripts/test.sh, which installs it (go install github.com/versity/versitygw/cmd/versitygw@%s); "+
 			"set TIDEMARK_SKIP_S3=1 to skip S3 tests locally", err, Version)
 	}
+	return bin
+}
+
+// Launch starts versitygw (the binary bin, from RequireBinary) serving
+// dir, outside any one test: for a package that shares one server among
+// its tests from TestMain. The caller stops it with Close and removes dir.
+func Launch(bin, dir string) (*Server, error) { return launch(bin, dir) }
+
+func launch(bin, dir string) (*Server, error) {
 	var lastErr error
 	for range 3 { // a free port can be taken between probing and binding
-		s, err := start(t, bin)
+		s, err := start(bin, dir)
 		if err == nil {
-			return s
+			return s, nil
 		}
 		lastErr = err
 	}
-	t.Fatalf("starting versitygw: %v", lastErr)
-	return nil
+	return nil, lastErr
 }
 
-func start(t testing.TB, bin string) (*Server, error) {
+func start(bin, dir string) (*Server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -121,8 +153,9 @@ func start(t testing.TB, bin string) (*Server, error) {
 		AccessKey: "tidemark" + randomHex(6),
 		SecretKey: randomHex(20),
 		Region:    "us-east-1",
-		Dir:       t.TempDir(),
+		Dir:       dir,
 		logs:      &lockedBuffer{},
+		exited:    make(chan error, 1),
 	}
 	// --quiet drops per-request log lines (errors still reach stderr);
 	// --keep-alive reuses connections as S3 does (versitygw closes each
@@ -133,42 +166,42 @@ func start(t testing.TB, bin string) (*Server, error) {
 	if err := s.cmd.Start(); err != nil {
 		return nil, err
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- s.cmd.Wait() }()
+	go func() { s.exited <- s.cmd.Wait() }()
 	deadline := time.After(30 * time.Second)
 	for {
 		if resp, err := http.Get(s.Endpoint + "/"); err == nil {
 			resp.Body.Close() // any answer (403 for an unsigned request) means it serves
-			break
+			return s, nil
 		}
 		select {
-		case err := <-exited:
+		case err := <-s.exited:
 			return nil, fmt.Errorf("versitygw exited (%v): %s", err, s.logs.String())
 		case <-deadline:
 			s.cmd.Process.Kill()
-			<-exited
+			<-s.exited
 			return nil, fmt.Errorf("versitygw did not answer on %s within 30s: %s", port, s.logs.String())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	t.Cleanup(func() {
-		// versitygw's graceful shutdown waits for clients' idle keep-alive
-		// connections to go; the data is thrown away anyway.
+}
+
+// Close stops the server. The data is thrown away anyway, so it does not
+// wait long for a graceful shutdown (which waits for clients' idle
+// keep-alive connections to go).
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
 		_ = s.cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case <-exited:
+		case <-s.exited:
 		case <-time.After(500 * time.Millisecond):
 			_ = s.cmd.Process.Kill()
-			<-exited
-		}
-		if t.Failed() {
-			if l := s.logs.String(); l != "" {
-				t.Logf("versitygw output:\n%s", l)
-			}
+			<-s.exited
 		}
 	})
-	return s, nil
 }
+
+// Logs returns what versitygw printed (errors, with --quiet).
+func (s *Server) Logs() string { return s.logs.String() }
 
 // CreateBucket creates a bucket (names are 3-63 lowercase letters, digits
 // and hyphens).
@@ -213,6 +246,47 @@ func (s *Server) SetEnv(t testing.TB) {
 	}
 	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+}
+
+// ObjectPath is the file under which the posix backend keeps an object:
+// Dir/bucket/key. Its mtime is the object's LastModified, so a test can
+// give an object an old LastModified with os.Chtimes (real S3 cannot; its
+// nearest case is a multipart upload, whose LastModified is the time the
+// upload started).
+func (s *Server) ObjectPath(bucket, key string) string {
+	return filepath.Join(s.Dir, bucket, filepath.FromSlash(key))
+}
+
+// WriteObjectFile creates an object by writing its file straight into the
+// posix folder, with the ETag that a PUT would have stored (an extended
+// attribute): far faster than PUTs for tests that need many objects.
+// versitygw lists and serves such files like uploaded objects.
+func (s *Server) WriteObjectFile(bucket, key string, data []byte) error {
+	p := s.ObjectPath(bucket, key)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		return err
+	}
+	sum := md5.Sum(data)
+	etag := `"` + hex.EncodeToString(sum[:]) + `"`
+	if err := unix.Setxattr(p, "user.etag", []byte(etag), 0); err != nil {
+		return fmt.Errorf("setting the ETag of %s (the posix backend keeps it in an xattr): %w", p, err)
+	}
+	return nil
+}
+
+// LinkObjectFile creates the object key as a hard link to the file of the
+// existing object from: the same bytes, ETag and LastModified, at the cost
+// of one directory entry (several times faster than WriteObjectFile, for
+// tests that need a great many objects whose contents do not matter).
+func (s *Server) LinkObjectFile(bucket, from, key string) error {
+	p := s.ObjectPath(bucket, key)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return os.Link(s.ObjectPath(bucket, from), p)
 }
 
 // do sends one SigV4-signed request.
