@@ -7,6 +7,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/tidemark-etl/tidemark/engine"
 	"github.com/tidemark-etl/tidemark/internal/fault"
@@ -173,6 +174,9 @@ func applyAction(ctx context.Context, rs roots, a store.SinkAction, keep map[str
 // not yet published are rolled forward, oldest first; then staged files of
 // runs that never committed are deleted from the given sink roots.
 func recoverJob(ctx context.Context, st store.Store, rs roots, jobName string, sinkRoots []string, log *slog.Logger) error {
+	if err := markDead(ctx, st, jobName, log); err != nil {
+		return err
+	}
 	pending, err := st.Unpublished(ctx, jobName)
 	if err != nil {
 		return fmt.Errorf("finding unpublished runs: %w", err)
@@ -212,6 +216,30 @@ func recoverJob(ctx context.Context, st store.Store, rs roots, jobName string, s
 			if err := s.DeletePrefix(ctx, stagingDir+"/"); err != nil {
 				return fmt.Errorf("cleaning %s: %w", root, err)
 			}
+		}
+	}
+	return nil
+}
+
+// markDead records as failed the runs that died before they committed
+// (killed, crashed): the caller holds the lease, so no other run of the job
+// is alive. Runs are scanned newest first down to the last succeeded one,
+// which had marked any older ones.
+func markDead(ctx context.Context, st store.Store, jobName string, log *slog.Logger) error {
+	runs, err := st.Runs(ctx, jobName)
+	if err != nil {
+		return fmt.Errorf("reading runs: %w", err)
+	}
+	for _, r := range runs {
+		if r.Status == store.StatusSucceeded {
+			break
+		}
+		if r.Status != store.StatusRunning {
+			continue
+		}
+		log.Info("marking a run that died before committing as failed", "run", r.RunID)
+		if err := st.FailRun(ctx, jobName, r.RunID, time.Now().UTC(), r, "the run died before it committed (killed or crashed); nothing of it was published"); err != nil {
+			return fmt.Errorf("marking run %s failed: %w", r.RunID, err)
 		}
 	}
 	return nil

@@ -177,6 +177,7 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 	if err := cleanTableSinks(ctx, st, jobName, spec); err != nil {
 		return nil, fmt.Errorf("recovering earlier runs: %w", err)
 	}
+	r.cleanDeadTemp()
 	if r.rec, err = st.BeginRun(ctx, r.rec); err != nil {
 		return nil, fmt.Errorf("recording run start: %w", err)
 	}
@@ -191,7 +192,10 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 		r.rec.Status = store.StatusFailed
 		fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer fcancel()
-		if ferr := st.FailRun(fctx, jobName, r.rec.RunID, time.Now().UTC(), r.rec, err.Error()); ferr != nil {
+		var unpublished *UnpublishedError
+		if errors.As(err, &unpublished) {
+			// committed: its record stays succeeded, its publish pending
+		} else if ferr := st.FailRun(fctx, jobName, r.rec.RunID, time.Now().UTC(), r.rec, err.Error()); ferr != nil {
 			r.log.Error("recording run failure", "run", r.rec.RunID, "err", ferr)
 		}
 		res.Status, res.Error = store.StatusFailed, err.Error()

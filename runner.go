@@ -60,7 +60,7 @@ func (r *runner) tableStaging(ctx context.Context, k job.Sink) (stagedSink, erro
 		return stagedSink{}, err
 	}
 	r.closers = append(r.closers, ts.Close)
-	dir, err := os.MkdirTemp(r.spillDir(), "tidemark-stage-")
+	dir, err := os.MkdirTemp(r.spillDir(), r.tempPrefix()+"stage-")
 	if err != nil {
 		return stagedSink{}, fmt.Errorf("sink %s: making staging folder: %w", k.Ctx, err)
 	}
@@ -148,8 +148,6 @@ func (r *runner) execute(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	fault.At(fault.AfterStage)
-
 	if commit.Advance {
 		commit.Sources = map[string]bookmark.SourceState{}
 		for k, v := range states {
@@ -192,6 +190,7 @@ func (r *runner) execute(ctx context.Context) error {
 	if err := r.stageOutputs(ctx, res, &commit); err != nil {
 		return err
 	}
+	fault.At(fault.AfterStage)
 	return r.commit(ctx, commit, head)
 }
 
@@ -209,10 +208,8 @@ func (r *runner) commit(ctx context.Context, c store.Commit, head store.Head) er
 	r.staged = nil // committed: the staged files belong to the manifest now
 	fault.At(fault.AfterCommit)
 	if len(c.Outputs) > 0 || len(c.Actions) > 0 {
-		if err := publish(ctx, r.st, r.rs, r.job, r.rec.RunID, r.log); err != nil {
-			// Committed: the next command rolls the publish forward.
-			r.log.Error("publishing committed run; the next run will finish it", "run", r.rec.RunID, "err", err)
-			return nil
+		if err := r.publishRetrying(ctx); err != nil {
+			return &UnpublishedError{RunID: r.rec.RunID, Err: err}
 		}
 	}
 	r.cleanupTemp()
@@ -368,7 +365,7 @@ func (r *runner) stagingFor(ctx context.Context, k job.Sink) (stagedSink, error)
 	if p, ok := objs.LocalPath(stagingPrefix(r.rec.RunID)); ok {
 		ss.local = p
 	} else {
-		dir, err := os.MkdirTemp(r.spillDir(), "tidemark-stage-")
+		dir, err := os.MkdirTemp(r.spillDir(), r.tempPrefix()+"stage-")
 		if err != nil {
 			return ss, fmt.Errorf("sink %s: making staging folder: %w", k.Ctx, err)
 		}
@@ -550,5 +547,67 @@ func (r *runner) logTablePlan(p *SourcePlan) {
 	}
 	if t.plan.NullKeys > 0 {
 		r.log.Warn("rows with a NULL bookmark key left out (on_null_key: skip)", "source", p.Ctx, "rows", t.plan.NullKeys)
+	}
+}
+
+// publishAttempts and publishBackoff bound the retries of a committed run's
+// publish: every step is idempotent, so it is worth trying hard before
+// leaving the roll-forward to the next command.
+var (
+	publishAttempts = 5
+	publishBackoff  = time.Second
+)
+
+func (r *runner) publishRetrying(ctx context.Context) error {
+	var err error
+	wait := publishBackoff
+	for attempt := 1; attempt <= publishAttempts; attempt++ {
+		if err = publish(ctx, r.st, r.rs, r.job, r.rec.RunID, r.log); err == nil {
+			return nil
+		}
+		if attempt == publishAttempts || ctx.Err() != nil {
+			break
+		}
+		r.log.Warn("publishing committed run; retrying", "run", r.rec.RunID, "attempt", attempt, "in", wait, "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
+	return err
+}
+
+// UnpublishedError is a run that committed but could not publish all its
+// output: the bookmark moved, the output is complete in staging, and the
+// next run (or bookmark reset) publishes it before doing anything else.
+type UnpublishedError struct {
+	RunID string
+	Err   error
+}
+
+func (e *UnpublishedError) Error() string {
+	return fmt.Sprintf("run %s committed but publishing its output failed: %v; "+
+		"the output is staged and the next `tidemark run` (or `bookmark reset`) publishes it first", e.RunID, e.Err)
+}
+
+func (e *UnpublishedError) Unwrap() error { return e.Err }
+
+// tempPrefix names this job's temporary folders in the spill folder, so the
+// next run of the job (which holds the lease) can delete what a killed run
+// left there.
+func (r *runner) tempPrefix() string { return "tidemark_" + r.job + "@" }
+
+// cleanDeadTemp deletes temporary folders that earlier, dead runs of the job
+// left in the spill folder.
+func (r *runner) cleanDeadTemp() {
+	dir := r.spillDir()
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	old, _ := filepath.Glob(filepath.Join(dir, r.tempPrefix()+"*"))
+	for _, d := range old {
+		r.log.Info("deleting temporary files of a run that died", "path", d)
+		_ = os.RemoveAll(d)
 	}
 }

@@ -107,7 +107,7 @@ func (r *runner) inputDir() (string, error) {
 	if r.inDir != "" {
 		return r.inDir, nil
 	}
-	dir, err := os.MkdirTemp(r.spillDir(), "tidemark-in-")
+	dir, err := os.MkdirTemp(r.spillDir(), r.tempPrefix()+"in-")
 	if err != nil {
 		return "", fmt.Errorf("making spill folder: %w", err)
 	}
