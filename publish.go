@@ -174,9 +174,6 @@ func applyAction(ctx context.Context, rs roots, a store.SinkAction, keep map[str
 // not yet published are rolled forward, oldest first; then staged files of
 // runs that never committed are deleted from the given sink roots.
 func recoverJob(ctx context.Context, st store.Store, rs roots, jobName string, sinkRoots []string, log *slog.Logger) error {
-	if err := markDead(ctx, st, jobName, log); err != nil {
-		return err
-	}
 	pending, err := st.Unpublished(ctx, jobName)
 	if err != nil {
 		return fmt.Errorf("finding unpublished runs: %w", err)

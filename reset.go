@@ -47,6 +47,9 @@ func Reset(ctx context.Context, st store.Store, jobName string, opts ResetOption
 	}
 	defer lease.release()
 	rs := roots{}
+	if err := markDead(ctx, st, jobName, log); err != nil {
+		return nil, err
+	}
 	if err := recoverJob(ctx, st, rs, jobName, nil, log); err != nil {
 		return nil, fmt.Errorf("recovering earlier runs: %w", err)
 	}
@@ -124,8 +127,11 @@ func Reset(ctx context.Context, st store.Store, jobName string, opts ResetOption
 	return res, nil
 }
 
+// joinLoc names a key under a location for messages, leaving out the
+// location's option query string.
 func joinLoc(root, key string) string {
-	if len(root) > 0 && root[len(root)-1] == '/' {
+	root, _, _ = strings.Cut(root, "?")
+	if strings.HasSuffix(root, "/") {
 		return root + key
 	}
 	return root + "/" + key

@@ -171,17 +171,16 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 			_ = c()
 		}
 	}()
-	if err := recoverJob(ctx, st, r.rs, jobName, r.sinkRoots(), r.log); err != nil {
-		return nil, fmt.Errorf("recovering earlier runs: %w", err)
+	if err := markDead(ctx, st, jobName, r.log); err != nil {
+		return nil, err
 	}
-	if err := cleanTableSinks(ctx, st, jobName, spec); err != nil {
-		return nil, fmt.Errorf("recovering earlier runs: %w", err)
-	}
-	r.cleanDeadTemp()
 	if r.rec, err = st.BeginRun(ctx, r.rec); err != nil {
 		return nil, fmt.Errorf("recording run start: %w", err)
 	}
-	err = r.execute(ctx)
+	err = r.recover(ctx)
+	if err == nil {
+		err = r.execute(ctx)
+	}
 	if cause := context.Cause(ctx); err != nil && cause != nil && !errors.Is(cause, context.Canceled) {
 		err = fmt.Errorf("%w (%v)", err, cause)
 	}
@@ -203,6 +202,19 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 	}
 	res.Status = store.StatusSucceeded
 	return &res, nil
+}
+
+// recover finishes what earlier runs left: it rolls committed runs forward
+// and deletes what dead runs staged, in sinks and in the spill folder.
+func (r *runner) recover(ctx context.Context) error {
+	if err := recoverJob(ctx, r.st, r.rs, r.job, r.sinkRoots(), r.log); err != nil {
+		return fmt.Errorf("recovering earlier runs: %w", err)
+	}
+	if err := cleanTableSinks(ctx, r.st, r.job, r.spec); err != nil {
+		return fmt.Errorf("recovering earlier runs: %w", err)
+	}
+	r.cleanDeadTemp()
+	return nil
 }
 
 func (r *runner) sinkRoots() []string {

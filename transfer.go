@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -61,7 +62,12 @@ func (r *runner) fetchInputs(ctx context.Context) ([][]string, error) {
 		defer r.opts.Progress.Done()
 	}
 	r.log.Info("downloading inputs", "files", files, "bytes", bytes, "concurrency", r.spec.IO.Concurrency)
-	return locals, parallel(ctx, r.spec.IO.Concurrency, jobs)
+	start := time.Now()
+	if err := parallel(ctx, r.spec.IO.Concurrency, jobs); err != nil {
+		return nil, err
+	}
+	r.log.Info("downloaded inputs", "files", files, "seconds", fmt.Sprintf("%.2f", time.Since(start).Seconds()))
+	return locals, nil
 }
 
 // download copies one object to dst and returns the identity it read.
@@ -69,7 +75,7 @@ func download(ctx context.Context, objs objstore.Store, f bookmark.File, dst str
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return f, err
 	}
-	if d, ok := objs.(objstore.Downloader); ok {
+	if d, ok := objs.(objstore.Downloader); ok && f.Size > downloadPartSize {
 		o, err := d.Download(ctx, f.Path, dst, 4, downloadPartSize)
 		if err != nil {
 			return f, err

@@ -93,13 +93,20 @@ func timeProcess(ctx context.Context, rs runSpec) measured {
 	start := time.Now()
 	err := cmd.Run()
 	m := measured{Wall: time.Since(start), Stdout: stdout.Bytes(), Stderr: strings.TrimSpace(stderr.String())}
+	// /proc/stat counts in 10 ms ticks: over a short run one tick of
+	// someone else's work would read as a busy core, so the others' load
+	// is taken over a window of at least minLoadWindow.
+	if m.Wall < minLoadWindow {
+		time.Sleep(minLoadWindow - m.Wall)
+	}
+	window := time.Since(start)
 	busy1 := cpuBusy()
 	if cmd.ProcessState != nil {
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			m.PeakRSS = ru.Maxrss * 1024 // Linux reports kilobytes
 		}
 		m.ExitCode = cmd.ProcessState.ExitCode()
-		m.OtherLoad = otherLoad(busy0, busy1, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime(), m.Wall)
+		m.OtherLoad = otherLoad(busy0, busy1, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime(), window)
 	}
 	if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		m.TimedOut = true

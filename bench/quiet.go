@@ -50,6 +50,9 @@ func cpuBusy() time.Duration {
 	return time.Duration(ticks) * time.Second / clockTicks
 }
 
+// minLoadWindow is the shortest interval over which others' load is taken.
+const minLoadWindow = time.Second
+
 // clockTicks is USER_HZ, the unit of /proc/stat; 100 on every Linux
 // architecture Go supports.
 const clockTicks = 100

@@ -283,9 +283,6 @@ func (f *fixture) mustRun(flags ...string) runSummary {
 	if s.Status != "succeeded" {
 		f.t.Fatalf("run: got status %q, want succeeded\n%v", s.Status, r)
 	}
-	if os.Getenv("E2E_DEBUG") != "" {
-		f.t.Logf("%s", r.stderr)
-	}
 	return s
 }
 

@@ -34,7 +34,7 @@ func (f *fixture) wait(p *proc) result {
 	return r
 }
 
-// outBucket and outPrefix locate an S3 fixture's output.
+// outS3 is an S3 fixture's output place.
 func (f *fixture) outS3() *s3Place { return f.out.(*s3Place) }
 
 // assertNoUploads checks that no incomplete multipart upload is left under
@@ -64,12 +64,17 @@ func assertUnchanged(t testing.TB, what string, before, after bookmarkView) {
 // that names the operation and the bucket); with the faults gone the next
 // run gives every record exactly once. Faults that retries absorb must not
 // fail the run.
+//
+// Publishing is the exception: it comes after the commit. A run whose
+// publish keeps failing exits 1 naming the pending roll-forward, with
+// nothing of it published; its bookmark is committed and its output stays
+// staged, and the next run publishes it (reading nothing new).
 func TestS3Faults(t *testing.T) {
 	t.Parallel()
 	const (
 		succeed = "succeed"
 		fail    = "fail"
-		either  = "succeed or fail cleanly"
+		pending = "fail after the commit, publish pending"
 	)
 	for _, tc := range []struct {
 		name   string
@@ -123,7 +128,7 @@ func TestS3Faults(t *testing.T) {
 		}, fail, []string{"PutObject", "500"}, true},
 		{"publish gives up", "{max_attempts: 3, max_backoff: 100ms}", func(p *s3test.FaultProxy) {
 			p.Fail(1000, http.StatusInternalServerError, "InternalError", "CopyObject")
-		}, either, []string{"CopyObject", "500"}, true},
+		}, pending, []string{"CopyObject", "500", "next"}, true},
 	} {
 		t.Run(strings.ReplaceAll(tc.name, " ", "-"), func(t *testing.T) {
 			t.Parallel()
@@ -142,8 +147,9 @@ func TestS3Faults(t *testing.T) {
 			if injected == 0 {
 				t.Fatalf("no fault was injected: the test tests nothing\n%v", r)
 			}
+			rerunFiles := int64(0) // what the run after the faults reads
 			switch {
-			case r.code == 0 && tc.want != fail:
+			case r.code == 0 && tc.want == succeed:
 				if s.Status != "succeeded" {
 					t.Errorf("exit 0 with status %q, want succeeded", s.Status)
 				}
@@ -152,7 +158,20 @@ func TestS3Faults(t *testing.T) {
 				if len(f.stagedFiles()) > 0 {
 					t.Errorf("a successful run left staged files: %v", f.stagedFiles())
 				}
-			case r.code == 1 && tc.want != succeed:
+			case r.code == 1 && tc.want == pending:
+				if s.Status != "failed" {
+					t.Errorf("exit 1 with status %q, want failed", s.Status)
+				}
+				assertMentions(t, r, append([]string{f.outS3().bucket}, tc.says...)...)
+				f.assertSink(monday)
+				if after := f.bookmark(); after.RunID != s.RunID {
+					t.Errorf("bookmark after a run that committed: run %s, want %s", after.RunID, s.RunID)
+				}
+				if len(f.stagedFiles()) == 0 {
+					t.Errorf("a committed run whose publish failed left no staged output to roll forward")
+				}
+			case r.code == 1 && tc.want == fail:
+				rerunFiles = 4
 				if s.Status != "failed" {
 					t.Errorf("exit 1 with status %q, want failed", s.Status)
 				}
@@ -175,7 +194,7 @@ func TestS3Faults(t *testing.T) {
 			}
 
 			// Faults gone: every record exactly once.
-			f.mustRun()
+			assertFiles(t, "the run after the faults", f.mustRun(), rerunFiles)
 			f.assertSink(concat(monday, tuesday))
 			f.assertNoDuplicates()
 			if left := f.stagedFiles(); len(left) > 0 {

@@ -1,0 +1,102 @@
+package e2e
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// TestSQLPasswordNeverShown: a password full of URL and SQL metacharacters
+// works through password_env, and neither it nor a wrong one shows in the
+// output of any command, successful or failing (every command of every SQL
+// test is checked the same way by sqlFixture.check).
+func TestSQLPasswordNeverShown(t *testing.T) {
+	t.Parallel()
+	eachSQL(t, serverKinds, func(t *testing.T, f *sqlFixture) {
+		pw := `p@ss:w/rd?x=1&y#2%41'"\ -` + randomHex(6)
+		f.password = pw
+		f.secrets = append(f.secrets, pw)
+		f.conn = f.createUser(pw)
+		f.env = append(f.env, sqlPasswordEnv+"="+pw) // the later value wins
+		f.createOrders()
+		f.insertOrders(span(1, 20)...)
+		j := sqlJob{table: "orders_out"}
+		f.writeJob(j)
+
+		s := f.mustRun()
+		assertIDs(t, "run with a password full of metacharacters", f.fileIDsOfRun(s.RunID), span(1, 20))
+		assertIDs(t, "table", f.tableIDs("orders_out"), span(1, 20))
+		f.insertOrders(span(21, 25)...)
+		for _, args := range [][]string{
+			{"plan", f.jobPath},
+			{"plan", f.jobPath, "--json"},
+			{"run", f.jobPath, "--log-format", "json"},
+			{"runs", f.jobPath},
+			{"runs", f.jobPath, "--json"},
+			{"bookmark", "show", f.jobPath},
+			{"bookmark", "show", f.jobPath, "--json"},
+		} {
+			if r := f.tidemark(nil, args...); r.code != 0 {
+				t.Errorf("got exit %d, want 0\n%v", r.code, r)
+			}
+		}
+		assertIDs(t, "files", f.fileIDs(), span(1, 25))
+
+		// A wrong password: the run fails (the bookmark is kept) and shows
+		// neither the wrong nor the right one.
+		wrong := "Wr0ng-pw-" + randomHex(6)
+		f.secrets = append(f.secrets, wrong)
+		before := f.bookmark()
+		f.insertOrders(span(26, 30)...)
+		for _, args := range [][]string{
+			{"run", f.jobPath, "--json"},
+			{"run", f.jobPath, "--log-format", "json"},
+			{"plan", f.jobPath, "--json"},
+		} {
+			r := f.tidemark([]string{sqlPasswordEnv + "=" + wrong}, args...)
+			if r.code != 1 {
+				t.Errorf("with a wrong password: got exit %d, want 1\n%v", r.code, r)
+			}
+		}
+		if after := f.bookmark(); after != before {
+			t.Errorf("bookmark changed by runs with a wrong password:\nbefore %s\nafter  %s", before, after)
+		}
+
+		// The variable unset: the error names it.
+		var env []string
+		for _, kv := range f.env {
+			if !strings.HasPrefix(kv, sqlPasswordEnv+"=") {
+				env = append(env, kv)
+			}
+		}
+		r := tidemark(t, f.cwd, env, "run", f.jobPath, "--json")
+		f.check(r)
+		if r.code == 0 || !strings.Contains(r.output(), sqlPasswordEnv) {
+			t.Errorf("with %s unset: got exit %d, want a failure naming the variable\n%v", sqlPasswordEnv, r.code, r)
+		}
+
+		// A missing table: named, no password.
+		f.writeJob(sqlJob{src: sqlSrc{table: "no_such_table"}, table: "orders_out"})
+		r = f.tidemark(nil, "run", f.jobPath, "--json")
+		if r.code == 0 || !strings.Contains(r.output(), "no_such_table") {
+			t.Errorf("a missing source table: got exit %d, want a failure naming it\n%v", r.code, r)
+		}
+
+		// A password inline in the connection string is refused (a job-file
+		// error) without being echoed.
+		u, err := url.Parse(f.conn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.User = url.UserPassword(u.User.Username(), pw)
+		f.conn = u.String()
+		f.secrets = append(f.secrets, strings.TrimPrefix(u.User.String(), u.User.Username()+":")) // the escaped form
+		f.writeJob(sqlJob{table: "orders_out"})
+		for _, args := range [][]string{{"run", f.jobPath, "--json"}, {"run", f.jobPath}, {"plan", f.jobPath}} {
+			r := f.tidemark(nil, args...)
+			if r.code != 2 || !strings.Contains(r.output(), "password_env") {
+				t.Errorf("a password inline in connection: got exit %d, want 2 and a message pointing to password_env\n%v", r.code, r)
+			}
+		}
+	})
+}
