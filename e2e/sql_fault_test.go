@@ -42,7 +42,7 @@ func TestSQLKilledMidRead(t *testing.T) {
 		for from := int64(101); from <= 3000; from += 500 {
 			f.insertOrders(span(from, min(from+499, 3000))...)
 		}
-		p := f.start([]string{"TIDEMARK_FAULT=after-plan:sleep=2s"}, "run", f.jobPath, "--json")
+		p := f.start([]string{"TIDEMARK_FAULT=after-plan:sleep=3s"}, "run", f.jobPath, "--json")
 		p.waitFor(t, "planned", time.Minute)
 		f.exec(fn.slow)
 		killed := f.db.KillQuery(t, "slow_orders", 30*time.Second)
