@@ -377,6 +377,7 @@ type sqlSourceCounts struct {
 	Rows        int64 `json:"rows"`
 	Regressions int64 `json:"regressions"`
 	Late        int64 `json:"late"`
+	NullKeys    int64 `json:"null_keys"`
 }
 
 // src is the summary of the orders_db source.

@@ -29,9 +29,8 @@ log "$(go version), $("$cc" --version | head -n1)"
 # --- setup: servers for integration tests ----------------------------------
 # Each server started here appends its pid to SERVER_PIDS and its scratch
 # folder to SCRATCH; the trap stops and removes them however the script ends.
-# (S3 via versitygw, PostgreSQL, MariaDB and Spark Connect come with later
-# issues; they export the variables their tests look for, e.g.
-# TIDEMARK_TEST_S3_ENDPOINT, and tests skip what is not configured.)
+# Tests that need a server and find none fail, saying to run this script;
+# only TIDEMARK_SKIP_S3=1 / TIDEMARK_SKIP_SQL=1 (never set in CI) skip them.
 SERVER_PIDS=()
 SCRATCH=()
 cleanup() {
