@@ -16,6 +16,12 @@ type SourcePreview struct {
 	Modified  int64    `json:"modified"`
 	Unchanged int64    `json:"unchanged"`
 	Deferred  int64    `json:"deferred"`
+	// SQL table sources: rows the next run would read (new and late),
+	// the key range, and rows seen behind the mark.
+	Rows        int64    `json:"rows,omitempty"`
+	After       []string `json:"after,omitempty"`
+	UpTo        []string `json:"up_to,omitempty"`
+	Regressions int64    `json:"regressions,omitempty"`
 }
 
 // PlanResult is `tidemark plan`'s answer.
@@ -53,6 +59,15 @@ func Plan(ctx context.Context, spec *job.Spec, opts RunOptions) (*PlanResult, er
 		p, err := planSource(ctx, st, jobName, spec, src, in)
 		if err != nil {
 			return nil, err
+		}
+		if t := p.table; t != nil {
+			pv := SourcePreview{New: []string{}}
+			if t.plan != nil {
+				pv.Rows, pv.After, pv.UpTo, pv.Regressions = t.plan.Pending(), t.plan.From, t.plan.To, t.plan.Regressions
+			}
+			t.src.Close()
+			res.Sources[src.Ctx] = pv
+			continue
 		}
 		pv := SourcePreview{Files: int64(len(p.Take)), Bytes: p.Bytes(), New: []string{},
 			Modified: p.Modified, Unchanged: p.Unchanged, Deferred: p.Deferred}

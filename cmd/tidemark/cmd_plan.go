@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
@@ -49,6 +50,11 @@ func runPlan(ctx context.Context, g *globals, o *runOptions, path string) error 
 	fmt.Printf("job %s, mode %s, bookmark version %d\n", res.Job, res.Mode, res.Version)
 	for _, k := range sortedKeys(res.Sources) {
 		s := res.Sources[k]
+		if s.Rows > 0 || s.UpTo != nil {
+			fmt.Printf("source %s: %d rows to read, keys after (%s) up to (%s), %d regressions\n",
+				k, s.Rows, strings.Join(s.After, ", "), strings.Join(s.UpTo, ", "), s.Regressions)
+			continue
+		}
 		fmt.Printf("source %s: %d files to read (%s), %d unchanged, %d modified, %d left for later runs\n",
 			k, s.Files, humanize.IBytes(uint64(s.Bytes)), s.Unchanged, s.Modified, s.Deferred)
 		for _, f := range s.New {
