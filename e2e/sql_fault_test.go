@@ -15,7 +15,7 @@ import (
 // the rerun delivers every row exactly once.
 func TestSQLKilledMidRead(t *testing.T) {
 	t.Parallel()
-	eachSQL(t, serverKinds, func(t *testing.T, f *sqlFixture) {
+	eachSQL(t, sqlServerKinds, func(t *testing.T, f *sqlFixture) {
 		// A view through a function that the test turns slow on one row
 		// once the run has planned, so that the kill lands in the read.
 		fn := map[sqldb.Kind]struct{ fast, slow, cond string }{
@@ -33,14 +33,14 @@ func TestSQLKilledMidRead(t *testing.T) {
 		f.createOrders()
 		f.exec(fn.fast)
 		f.exec("CREATE VIEW slow_orders AS SELECT id, v, amount FROM orders WHERE " + fn.cond)
-		f.insertOrders(span(1, 100)...)
+		f.insertOrders(idRange(1, 100)...)
 		f.writeJob(sqlJob{src: sqlSrc{table: "slow_orders", keys: []string{"id"}}, table: "orders_out"})
 		f.mustRun()
 		before := f.bookmark()
 		filesBefore := f.parquetFiles()
 
 		for from := int64(101); from <= 3000; from += 500 {
-			f.insertOrders(span(from, min(from+499, 3000))...)
+			f.insertOrders(idRange(from, min(from+499, 3000))...)
 		}
 		p := f.start([]string{"TIDEMARK_FAULT=after-plan:sleep=3s"}, "run", f.jobPath, "--json")
 		p.waitFor(t, "planned", time.Minute)
@@ -62,22 +62,22 @@ func TestSQLKilledMidRead(t *testing.T) {
 		if got := f.parquetFiles(); fmt.Sprint(got) != fmt.Sprint(filesBefore) {
 			t.Errorf("the failed run published files: before %v, after %v", filesBefore, got)
 		}
-		assertIDs(t, "files after the failed run", f.fileIDs(), span(1, 100))
-		assertIDs(t, "table after the failed run", f.tableIDs("orders_out"), span(1, 100))
+		assertIDSet(t, "files after the failed run", f.fileIDs(), idRange(1, 100))
+		assertIDSet(t, "table after the failed run", f.tableIDs("orders_out"), idRange(1, 100))
 
 		s := f.mustRun()
-		assertIDs(t, "rerun", f.fileIDsOfRun(s.RunID), span(101, 3000))
-		assertIDs(t, "files after the rerun", f.fileIDs(), span(1, 3000))
-		assertIDs(t, "table after the rerun", f.tableIDs("orders_out"), span(1, 3000))
+		assertIDSet(t, "rerun", f.fileIDsOfRun(s.RunID), idRange(101, 3000))
+		assertIDSet(t, "files after the rerun", f.fileIDs(), idRange(1, 3000))
+		assertIDSet(t, "table after the rerun", f.tableIDs("orders_out"), idRange(1, 3000))
 		if left := f.stagingTables(); len(left) > 0 {
 			t.Errorf("staging tables left after the rerun: %v", left)
 		}
 	})
 }
 
-// faultSteps are the steps TIDEMARK_FAULT can kill a run at, and whether
+// sqlFaultSteps are the steps TIDEMARK_FAULT can kill a run at, and whether
 // the state commit happened before.
-var faultSteps = []struct {
+var sqlFaultSteps = []struct {
 	step      string
 	committed bool
 }{
@@ -94,10 +94,10 @@ var faultSteps = []struct {
 // and the run after that has nothing to read.
 func TestSQLFaultAtEachStep(t *testing.T) {
 	t.Parallel()
-	for _, kind := range allKinds {
+	for _, kind := range sqlAllKinds {
 		t.Run(kind.String(), func(t *testing.T) {
 			t.Parallel()
-			for _, tc := range faultSteps {
+			for _, tc := range sqlFaultSteps {
 				t.Run(tc.step, func(t *testing.T) {
 					t.Parallel()
 					testSQLFaultAt(t, newSQLFixture(t, kind), tc.step, tc.committed)
@@ -109,7 +109,7 @@ func TestSQLFaultAtEachStep(t *testing.T) {
 
 func testSQLFaultAt(t *testing.T, f *sqlFixture, step string, committed bool) {
 	f.createOrders()
-	f.insertOrders(span(1, 40)...)
+	f.insertOrders(idRange(1, 40)...)
 	j := sqlJob{}
 	if f.kind != sqldb.SQLite {
 		j.table = "orders_out"
@@ -128,18 +128,18 @@ func testSQLFaultAt(t *testing.T, f *sqlFixture, step string, committed bool) {
 	assertTables := func(what string, want []int64) {
 		t.Helper()
 		if j.table != "" {
-			assertIDs(t, what+": table orders_out", f.tableIDs("orders_out"), want)
+			assertIDSet(t, what+": table orders_out", f.tableIDs("orders_out"), want)
 		}
 		if pg != f {
-			assertIDs(t, what+": PostgreSQL table pg_out", pg.tableIDs(pgTable), want)
+			assertIDSet(t, what+": PostgreSQL table pg_out", pg.tableIDs(pgTable), want)
 		}
 	}
 	f.writeJob(j)
 	f.mustRun()
-	assertTables("run 1", span(1, 40))
+	assertTables("run 1", idRange(1, 40))
 	before := f.bookmark()
 
-	f.insertOrders(span(41, 80)...)
+	f.insertOrders(idRange(41, 80)...)
 	f.killedAt(step)
 	if !committed {
 		if after := f.bookmark(); after != before {
@@ -149,11 +149,11 @@ func testSQLFaultAt(t *testing.T, f *sqlFixture, step string, committed bool) {
 	// What readers see between the kill and the next command.
 	switch step {
 	case "after-plan", "after-stage", "after-commit":
-		assertIDs(t, "files after the kill", f.fileIDs(), span(1, 40))
-		assertTables("after the kill", span(1, 40))
+		assertIDSet(t, "files after the kill", f.fileIDs(), idRange(1, 40))
+		assertTables("after the kill", idRange(1, 40))
 	case "after-publish":
-		assertIDs(t, "files after the kill", f.fileIDs(), span(1, 80))
-		assertTables("after the kill", span(1, 80))
+		assertIDSet(t, "files after the kill", f.fileIDs(), idRange(1, 80))
+		assertTables("after the kill", idRange(1, 80))
 	}
 
 	s := f.mustRun()
@@ -162,10 +162,10 @@ func testSQLFaultAt(t *testing.T, f *sqlFixture, step string, committed bool) {
 			t.Errorf("rerun after a kill past the commit read %d rows again, want 0 (the killed run is rolled forward)", len(got))
 		}
 	} else {
-		assertIDs(t, "rerun after a kill before the commit", f.fileIDsOfRun(s.RunID), span(41, 80))
+		assertIDSet(t, "rerun after a kill before the commit", f.fileIDsOfRun(s.RunID), idRange(41, 80))
 	}
-	assertIDs(t, "files after the rerun", f.fileIDs(), span(1, 80))
-	assertTables("after the rerun", span(1, 80))
+	assertIDSet(t, "files after the rerun", f.fileIDs(), idRange(1, 80))
+	assertTables("after the rerun", idRange(1, 80))
 	for _, db := range []*sqlFixture{f, pg} {
 		if left := db.stagingTables(); len(left) > 0 {
 			t.Errorf("staging tables left in the %s database after the rerun: %v", db.kind, left)
@@ -175,9 +175,9 @@ func testSQLFaultAt(t *testing.T, f *sqlFixture, step string, committed bool) {
 		t.Errorf("staged files left under the file sink's _tidemark/ after the rerun: %v", firstFew(left))
 	}
 	s = f.mustRun()
-	assertIDs(t, "the run after the rerun", f.fileIDsOfRun(s.RunID), nil)
-	assertIDs(t, "files at the end", f.fileIDs(), span(1, 80))
-	assertTables("at the end", span(1, 80))
+	assertIDSet(t, "the run after the rerun", f.fileIDsOfRun(s.RunID), nil)
+	assertIDSet(t, "files at the end", f.fileIDs(), idRange(1, 80))
+	assertTables("at the end", idRange(1, 80))
 }
 
 // TestSQLMergeAfterCrash: a merge sink survives crashes past the commit:
@@ -186,7 +186,7 @@ func testSQLFaultAt(t *testing.T, f *sqlFixture, step string, committed bool) {
 // its latest values.
 func TestSQLMergeAfterCrash(t *testing.T) {
 	t.Parallel()
-	eachSQL(t, serverKinds, func(t *testing.T, f *sqlFixture) {
+	eachSQL(t, sqlServerKinds, func(t *testing.T, f *sqlFixture) {
 		f.exec(f.ddl(`CREATE TABLE orders (id {pk}, updated_at {ts} NOT NULL, amount {int});
 CREATE INDEX orders_cursor ON orders (updated_at, id)`))
 		amount := map[int64]int64{}
@@ -207,10 +207,10 @@ CREATE INDEX orders_cursor ON orders (updated_at, id)`))
 			for id, a := range amount {
 				want = append(want, []string{fmt.Sprint(id), fmt.Sprint(a)})
 			}
-			sortRows(want)
+			sortSQLRows(want)
 			got := f.tableRows("orders_out", f.txt("id", "amount"))
-			if !equalRows(got, want) {
-				t.Errorf("%s: merge sink holds %d rows %v\nwant %d rows %v", what, len(got), firstRows(got), len(want), firstRows(want))
+			if !sameRows(got, want) {
+				t.Errorf("%s: merge sink holds %d rows %v\nwant %d rows %v", what, len(got), fewRows(got), len(want), fewRows(want))
 			}
 		}
 		for id := int64(1); id <= 20; id++ {
@@ -241,10 +241,59 @@ CREATE INDEX orders_cursor ON orders (updated_at, id)`))
 	})
 }
 
-func firstRows(rows [][]string) string {
+func fewRows(rows [][]string) string {
 	s := make([]string, len(rows))
 	for i, r := range rows {
 		s[i] = strings.Join(r, ":")
 	}
 	return firstFew(s)
+}
+
+// TestSQLLateCommitAcrossCrash: the run that reads past an uncommitted row
+// is killed after its commit; the row commits; the rerun rolls the killed
+// run forward and reads the late row: each row once in the file sink and
+// the table sink. Then the run that delivered the late row is undone
+// (rewind with --purge-output) and the rerun delivers it once again.
+func TestSQLLateCommitAcrossCrash(t *testing.T) {
+	t.Parallel()
+	eachSQL(t, sqlServerKinds, func(t *testing.T, f *sqlFixture) {
+		f.createOrders()
+		f.insertOrders(1, 2, 3, 4)
+		f.writeJob(sqlJob{src: sqlSrc{lookback: "100"}, table: "orders_out"})
+		check := func(what string, want []int64) {
+			t.Helper()
+			assertIDSet(t, what+": files", f.fileIDs(), want)
+			assertIDSet(t, what+": table", f.tableIDs("orders_out"), want)
+		}
+		f.mustRun()
+		a := f.db.Hold(t)
+		a.Exec("INSERT INTO orders (id, v, amount) VALUES " + sqlOrderValues([]int64{5}))
+		f.insertOrders(6)
+		f.killedAt("after-commit")
+		a.Commit()
+		r3 := f.mustRun()
+		assertIDSet(t, "rerun (the late row)", f.fileIDsOfRun(r3.RunID), []int64{5})
+		check("after the rerun", idRange(1, 6))
+
+		// A late row again, this time the run reading it is killed before
+		// its commit.
+		b := f.db.Hold(t)
+		b.Exec("INSERT INTO orders (id, v, amount) VALUES " + sqlOrderValues([]int64{7}))
+		f.insertOrders(8)
+		r4 := f.mustRun()
+		b.Commit()
+		f.killedAt("after-stage")
+		r5 := f.mustRun()
+		assertIDSet(t, "run 4", f.fileIDsOfRun(r4.RunID), []int64{8})
+		assertIDSet(t, "rerun after the kill before the commit (the late row)", f.fileIDsOfRun(r5.RunID), []int64{7})
+		check("after the second rerun", idRange(1, 8))
+
+		f.reset("--to-run", r4.RunID, "--purge-output")
+		check("after rewinding to run 4", joinIDs(idRange(1, 6), []int64{8}))
+		s := f.mustRun()
+		assertIDSet(t, "rerun after the rewind", f.fileIDsOfRun(s.RunID), []int64{7})
+		check("at the end", idRange(1, 8))
+		s = f.mustRun()
+		assertIDSet(t, "the run after that", f.fileIDsOfRun(s.RunID), nil)
+	})
 }

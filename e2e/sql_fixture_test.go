@@ -40,8 +40,8 @@ const (
 )
 
 var (
-	serverKinds = []sqldb.Kind{sqldb.Postgres, sqldb.MySQL}
-	allKinds    = []sqldb.Kind{sqldb.Postgres, sqldb.MySQL, sqldb.SQLite}
+	sqlServerKinds = []sqldb.Kind{sqldb.Postgres, sqldb.MySQL}
+	sqlAllKinds    = []sqldb.Kind{sqldb.Postgres, sqldb.MySQL, sqldb.SQLite}
 )
 
 // eachSQL runs body as a parallel subtest per database kind.
@@ -70,8 +70,8 @@ type sqlFixture struct {
 	cwd      string // where commands run: not the job's folder
 	out      string // the Parquet file sink's folder
 	env      []string
-	secrets  []string // never to appear in any output
-	job      sqlJob   // the job last written
+	secrets  []string    // never to appear in any output
+	job      sqlJob      // the job last written
 	pg       *sqlFixture // a PostgreSQL database for a table sink (addPGSink)
 }
 
@@ -103,14 +103,14 @@ func newSQLFixture(t *testing.T, k sqldb.Kind) *sqlFixture {
 		f.conn = db.Connection
 		return f
 	}
-	f.password = "Tm-e2e-S3cr3t-" + randomHex(8)
+	f.password = "Tm-e2e-S3cr3t-" + sqlRandomHex(8)
 	f.secrets = append(f.secrets, f.password)
 	f.conn = f.createUser(f.password)
 	f.env = append(f.env, sqlPasswordEnv+"="+f.password)
 	return f
 }
 
-func randomHex(n int) string {
+func sqlRandomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
@@ -124,7 +124,7 @@ func randomHex(n int) string {
 func (f *sqlFixture) createUser(password string) string {
 	t := f.t
 	t.Helper()
-	user := "e2e_" + randomHex(5)
+	user := "e2e_" + sqlRandomHex(5)
 	lit := f.kind.Literal(password)
 	switch f.kind {
 	case sqldb.Postgres:
@@ -202,11 +202,11 @@ func (f *sqlFixture) insertOrders(ids ...int64) {
 	if len(ids) == 0 {
 		return
 	}
-	f.exec("INSERT INTO orders (id, v, amount) VALUES " + orderValues(ids))
+	f.exec("INSERT INTO orders (id, v, amount) VALUES " + sqlOrderValues(ids))
 }
 
-// orderValues renders (id, 'v<id>', id*10) tuples.
-func orderValues(ids []int64) string {
+// sqlOrderValues renders (id, 'v<id>', id*10) tuples.
+func sqlOrderValues(ids []int64) string {
 	vals := make([]string, len(ids))
 	for i, id := range ids {
 		vals[i] = fmt.Sprintf("(%d, 'v%d', %d)", id, id, id*10)
@@ -239,7 +239,7 @@ type sqlJob struct {
 	top       []string // extra top-level lines
 }
 
-func yamlList(v []string) string {
+func sqlYAMLList(v []string) string {
 	q := make([]string, len(v))
 	for i, s := range v {
 		q[i] = strconv.Quote(s)
@@ -273,7 +273,7 @@ func (f *sqlFixture) yaml(j sqlJob) string {
 		b.WriteString("    table: orders\n")
 	}
 	if len(s.keys) > 0 {
-		fmt.Fprintf(&b, "    bookmark_keys: %s\n", yamlList(s.keys))
+		fmt.Fprintf(&b, "    bookmark_keys: %s\n", sqlYAMLList(s.keys))
 	}
 	if s.order != "" {
 		fmt.Fprintf(&b, "    bookmark_keys_sort_order: %s\n", s.order)
@@ -309,7 +309,7 @@ func (f *sqlFixture) yaml(j sqlJob) string {
 		}
 		fmt.Fprintf(&b, "    mode: %s\n", mode)
 		if len(j.mergeKeys) > 0 {
-			fmt.Fprintf(&b, "    merge_keys: %s\n", yamlList(j.mergeKeys))
+			fmt.Fprintf(&b, "    merge_keys: %s\n", sqlYAMLList(j.mergeKeys))
 		}
 	}
 	if j.pgTable != "" {
@@ -504,11 +504,11 @@ func (f *sqlFixture) queryParquet(files []string, cols string) [][]string {
 	if err := rows.Err(); err != nil {
 		f.t.Fatal(err)
 	}
-	sortRows(out)
+	sortSQLRows(out)
 	return out
 }
 
-func sortRows(rows [][]string) {
+func sortSQLRows(rows [][]string) {
 	sort.Slice(rows, func(i, j int) bool {
 		return strings.Join(rows[i], "\x00") < strings.Join(rows[j], "\x00")
 	})
@@ -528,13 +528,13 @@ func (f *sqlFixture) fileRows(cols string) [][]string {
 // multiset, sorted).
 func (f *sqlFixture) fileIDs() []int64 {
 	f.t.Helper()
-	return firstInts(f.t, f.fileRows("CAST(id AS VARCHAR)"))
+	return sqlFirstInts(f.t, f.fileRows("CAST(id AS VARCHAR)"))
 }
 
 // fileIDsOfRun returns the ids one run published into the file sink.
 func (f *sqlFixture) fileIDsOfRun(runID string) []int64 {
 	f.t.Helper()
-	return firstInts(f.t, f.queryParquet(f.parquetFiles()[runID], "CAST(id AS VARCHAR)"))
+	return sqlFirstInts(f.t, f.queryParquet(f.parquetFiles()[runID], "CAST(id AS VARCHAR)"))
 }
 
 // tableRows reads cols of table (in the test's database) as sorted text
@@ -576,7 +576,7 @@ func (f *sqlFixture) tableRows(table, cols string) [][]string {
 	if err := rows.Err(); err != nil {
 		f.t.Fatal(err)
 	}
-	sortRows(out)
+	sortSQLRows(out)
 	return out
 }
 
@@ -602,7 +602,7 @@ func (f *sqlFixture) tableExists(table string) bool {
 // tableIDs returns the id column of a sink table (a multiset, sorted).
 func (f *sqlFixture) tableIDs(table string) []int64 {
 	f.t.Helper()
-	return firstInts(f.t, f.tableRows(table, f.txt("id")))
+	return sqlFirstInts(f.t, f.tableRows(table, f.txt("id")))
 }
 
 // txt renders a SELECT-list expression for col as text on the database.
@@ -634,7 +634,7 @@ func (f *sqlFixture) stagingTables() []string {
 	return f.db.Strings(f.t, q)
 }
 
-func firstInts(t testing.TB, rows [][]string) []int64 {
+func sqlFirstInts(t testing.TB, rows [][]string) []int64 {
 	t.Helper()
 	out := make([]int64, 0, len(rows))
 	for _, r := range rows {
@@ -649,7 +649,7 @@ func firstInts(t testing.TB, rows [][]string) []int64 {
 }
 
 // span returns the ids from..to.
-func span(from, to int64) []int64 {
+func idRange(from, to int64) []int64 {
 	var out []int64
 	for i := from; i <= to; i++ {
 		out = append(out, i)
@@ -658,7 +658,7 @@ func span(from, to int64) []int64 {
 }
 
 // ids joins id lists.
-func ids(lists ...[]int64) []int64 {
+func joinIDs(lists ...[]int64) []int64 {
 	var out []int64
 	for _, l := range lists {
 		out = append(out, l...)
@@ -666,9 +666,9 @@ func ids(lists ...[]int64) []int64 {
 	return out
 }
 
-// assertIDs compares two multisets of ids: got must hold each wanted id
+// assertIDSet compares two multisets of ids: got must hold each wanted id
 // exactly as often as want does, and nothing else.
-func assertIDs(t testing.TB, what string, got, want []int64) {
+func assertIDSet(t testing.TB, what string, got, want []int64) {
 	t.Helper()
 	count := map[int64]int{}
 	for _, id := range want {

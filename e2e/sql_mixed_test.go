@@ -15,7 +15,7 @@ import (
 // and a run killed after its commit, still deliver every row exactly once.
 func TestSQLMixedWithFiles(t *testing.T) {
 	t.Parallel()
-	eachSQL(t, allKinds, func(t *testing.T, f *sqlFixture) {
+	eachSQL(t, sqlAllKinds, func(t *testing.T, f *sqlFixture) {
 		f.createOrders()
 		landing := filepath.Join(f.dir, "landing")
 		var b strings.Builder
@@ -49,24 +49,24 @@ sinks:
 		}
 		check := func(what string, want []int64) {
 			t.Helper()
-			assertIDs(t, what+": files", f.fileIDs(), want)
+			assertIDSet(t, what+": files", f.fileIDs(), want)
 			if table {
-				assertIDs(t, what+": table orders_out", f.tableIDs("orders_out"), want)
+				assertIDSet(t, what+": table orders_out", f.tableIDs("orders_out"), want)
 			}
 		}
 
-		f.insertOrders(span(1, 10)...)
+		f.insertOrders(idRange(1, 10)...)
 		addCSV("a.csv", 1001, 1005)
 		s := f.mustRun()
-		assertIDs(t, "run 1", f.fileIDsOfRun(s.RunID), ids(span(1, 10), span(1001, 1005)))
+		assertIDSet(t, "run 1", f.fileIDsOfRun(s.RunID), joinIDs(idRange(1, 10), idRange(1001, 1005)))
 
-		f.insertOrders(span(11, 15)...) // only the table has something new
+		f.insertOrders(idRange(11, 15)...) // only the table has something new
 		s = f.mustRun()
-		assertIDs(t, "run 2 (table rows only)", f.fileIDsOfRun(s.RunID), span(11, 15))
+		assertIDSet(t, "run 2 (table rows only)", f.fileIDsOfRun(s.RunID), idRange(11, 15))
 
 		addCSV("b.csv", 1006, 1010) // only the folder has something new
 		s = f.mustRun()
-		assertIDs(t, "run 3 (a file only)", f.fileIDsOfRun(s.RunID), span(1006, 1010))
+		assertIDSet(t, "run 3 (a file only)", f.fileIDsOfRun(s.RunID), idRange(1006, 1010))
 		byOrigin := map[string]int{}
 		for _, r := range f.fileRows("origin") {
 			byOrigin[r[0]]++
@@ -75,15 +75,15 @@ sinks:
 			t.Errorf("rows by origin: got %v, want db 15, file 10", byOrigin)
 		}
 
-		f.insertOrders(span(16, 20)...)
+		f.insertOrders(idRange(16, 20)...)
 		addCSV("c.csv", 1011, 1015)
 		f.killedAt("after-commit")
 		s = f.mustRun()
-		assertIDs(t, "rerun after a kill after the commit", f.fileIDsOfRun(s.RunID), nil)
-		check("after the rerun", ids(span(1, 20), span(1001, 1015)))
+		assertIDSet(t, "rerun after a kill after the commit", f.fileIDsOfRun(s.RunID), nil)
+		check("after the rerun", joinIDs(idRange(1, 20), idRange(1001, 1015)))
 
 		s = f.mustRun()
-		assertIDs(t, "run with nothing new", f.fileIDsOfRun(s.RunID), nil)
-		check("at the end", ids(span(1, 20), span(1001, 1015)))
+		assertIDSet(t, "run with nothing new", f.fileIDsOfRun(s.RunID), nil)
+		check("at the end", joinIDs(idRange(1, 20), idRange(1001, 1015)))
 	})
 }

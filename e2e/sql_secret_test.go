@@ -12,21 +12,21 @@ import (
 // test is checked the same way by sqlFixture.check).
 func TestSQLPasswordNeverShown(t *testing.T) {
 	t.Parallel()
-	eachSQL(t, serverKinds, func(t *testing.T, f *sqlFixture) {
-		pw := `p@ss:w/rd?x=1&y#2%41'"\ -` + randomHex(6)
+	eachSQL(t, sqlServerKinds, func(t *testing.T, f *sqlFixture) {
+		pw := `p@ss:w/rd?x=1&y#2%41'"\ -` + sqlRandomHex(6)
 		f.password = pw
 		f.secrets = append(f.secrets, pw)
 		f.conn = f.createUser(pw)
 		f.env = append(f.env, sqlPasswordEnv+"="+pw) // the later value wins
 		f.createOrders()
-		f.insertOrders(span(1, 20)...)
+		f.insertOrders(idRange(1, 20)...)
 		j := sqlJob{table: "orders_out"}
 		f.writeJob(j)
 
 		s := f.mustRun()
-		assertIDs(t, "run with a password full of metacharacters", f.fileIDsOfRun(s.RunID), span(1, 20))
-		assertIDs(t, "table", f.tableIDs("orders_out"), span(1, 20))
-		f.insertOrders(span(21, 25)...)
+		assertIDSet(t, "run with a password full of metacharacters", f.fileIDsOfRun(s.RunID), idRange(1, 20))
+		assertIDSet(t, "table", f.tableIDs("orders_out"), idRange(1, 20))
+		f.insertOrders(idRange(21, 25)...)
 		for _, args := range [][]string{
 			{"plan", f.jobPath},
 			{"plan", f.jobPath, "--json"},
@@ -40,14 +40,14 @@ func TestSQLPasswordNeverShown(t *testing.T) {
 				t.Errorf("got exit %d, want 0\n%v", r.code, r)
 			}
 		}
-		assertIDs(t, "files", f.fileIDs(), span(1, 25))
+		assertIDSet(t, "files", f.fileIDs(), idRange(1, 25))
 
 		// A wrong password: the run fails (the bookmark is kept) and shows
 		// neither the wrong nor the right one.
-		wrong := "Wr0ng-pw-" + randomHex(6)
+		wrong := "Wr0ng-pw-" + sqlRandomHex(6)
 		f.secrets = append(f.secrets, wrong)
 		before := f.bookmark()
-		f.insertOrders(span(26, 30)...)
+		f.insertOrders(idRange(26, 30)...)
 		for _, args := range [][]string{
 			{"run", f.jobPath, "--json"},
 			{"run", f.jobPath, "--log-format", "json"},

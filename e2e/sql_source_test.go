@@ -15,9 +15,9 @@ import (
 // publishes nothing.
 func TestSQLInsertsAcrossRuns(t *testing.T) {
 	t.Parallel()
-	eachSQL(t, allKinds, func(t *testing.T, f *sqlFixture) {
+	eachSQL(t, sqlAllKinds, func(t *testing.T, f *sqlFixture) {
 		f.createOrders()
-		f.insertOrders(span(1, 50)...)
+		f.insertOrders(idRange(1, 50)...)
 		j := sqlJob{}
 		if f.kind != sqldb.SQLite {
 			j.table = "orders_out"
@@ -33,16 +33,16 @@ func TestSQLInsertsAcrossRuns(t *testing.T) {
 		f.writeJob(j)
 
 		s1 := f.mustRun()
-		assertIDs(t, "files after run 1", f.fileIDs(), span(1, 50))
-		assertIDs(t, "files of run 1", f.fileIDsOfRun(s1.RunID), span(1, 50))
+		assertIDSet(t, "files after run 1", f.fileIDs(), idRange(1, 50))
+		assertIDSet(t, "files of run 1", f.fileIDsOfRun(s1.RunID), idRange(1, 50))
 		if got := s1.src().Rows; got != 50 {
 			t.Errorf("run 1 summary: sources.orders_db.rows = %d, want 50 (the files hold 50)", got)
 		}
 
-		f.insertOrders(span(51, 80)...)
+		f.insertOrders(idRange(51, 80)...)
 		s2 := f.mustRun()
-		assertIDs(t, "files of run 2", f.fileIDsOfRun(s2.RunID), span(51, 80))
-		assertIDs(t, "files after run 2", f.fileIDs(), span(1, 80))
+		assertIDSet(t, "files of run 2", f.fileIDsOfRun(s2.RunID), idRange(51, 80))
+		assertIDSet(t, "files after run 2", f.fileIDs(), idRange(1, 80))
 		if got := s2.src().Rows; got != 30 {
 			t.Errorf("run 2 summary: sources.orders_db.rows = %d, want 30", got)
 		}
@@ -51,26 +51,26 @@ func TestSQLInsertsAcrossRuns(t *testing.T) {
 		if got := f.parquetFiles()[s3.RunID]; len(got) != 0 {
 			t.Errorf("run 3 had nothing new but published %v", got)
 		}
-		assertIDs(t, "files after run 3", f.fileIDs(), span(1, 80))
+		assertIDSet(t, "files after run 3", f.fileIDs(), idRange(1, 80))
 
 		// The columns arrive as they are in the table.
 		want := [][]string{{"1", "v1", "10"}, {"80", "v80", "800"}}
 		got := f.fileRows("CAST(id AS VARCHAR), v, CAST(amount AS VARCHAR)")
-		if len(got) != 80 || !equalRows(pick(got, "1", "80"), want) {
-			t.Errorf("file rows: got %d rows, ids 1 and 80 as %v; want 80 rows with %v", len(got), pick(got, "1", "80"), want)
+		if len(got) != 80 || !sameRows(rowsWithKey(got, "1", "80"), want) {
+			t.Errorf("file rows: got %d rows, ids 1 and 80 as %v; want 80 rows with %v", len(got), rowsWithKey(got, "1", "80"), want)
 		}
 		if j.table != "" {
-			assertIDs(t, "table orders_out", f.tableIDs("orders_out"), span(1, 80))
+			assertIDSet(t, "table orders_out", f.tableIDs("orders_out"), idRange(1, 80))
 			rows := f.tableRows("orders_out", f.txt("id", "v", "amount"))
-			if !equalRows(pick(rows, "1", "80"), want) {
-				t.Errorf("table orders_out: ids 1 and 80 are %v, want %v", pick(rows, "1", "80"), want)
+			if !sameRows(rowsWithKey(rows, "1", "80"), want) {
+				t.Errorf("table orders_out: ids 1 and 80 are %v, want %v", rowsWithKey(rows, "1", "80"), want)
 			}
 		}
 	})
 }
 
 // pick returns the rows whose first column is one of keys.
-func pick(rows [][]string, keys ...string) [][]string {
+func rowsWithKey(rows [][]string, keys ...string) [][]string {
 	var out [][]string
 	for _, r := range rows {
 		for _, k := range keys {
@@ -82,7 +82,7 @@ func pick(rows [][]string, keys ...string) [][]string {
 	return out
 }
 
-func equalRows(a, b [][]string) bool {
+func sameRows(a, b [][]string) bool {
 	return fmt.Sprint(a) == fmt.Sprint(b)
 }
 
@@ -91,7 +91,7 @@ func equalRows(a, b [][]string) bool {
 // both new (a first-key-only or per-column comparison misses one of them).
 func TestSQLCompositeKeys(t *testing.T) {
 	t.Parallel()
-	eachSQL(t, allKinds, func(t *testing.T, f *sqlFixture) {
+	eachSQL(t, sqlAllKinds, func(t *testing.T, f *sqlFixture) {
 		f.exec(f.ddl("CREATE TABLE pairs (a {int} NOT NULL, b {int} NOT NULL, id {int}, v {text}, PRIMARY KEY (a, b))"))
 		ins := func(pairs ...[2]int64) {
 			var vals []string
@@ -103,15 +103,15 @@ func TestSQLCompositeKeys(t *testing.T) {
 		ins([2]int64{1, 1}, [2]int64{1, 2}, [2]int64{1, 9}, [2]int64{2, 1}, [2]int64{2, 5})
 		f.writeJob(sqlJob{src: sqlSrc{table: "pairs"}})
 		s1 := f.mustRun()
-		assertIDs(t, "run 1", f.fileIDsOfRun(s1.RunID), []int64{101, 102, 109, 201, 205})
+		assertIDSet(t, "run 1", f.fileIDsOfRun(s1.RunID), []int64{101, 102, 109, 201, 205})
 
 		ins([2]int64{2, 6}, [2]int64{3, 1}, [2]int64{3, 2}, [2]int64{10, 0})
 		s2 := f.mustRun()
-		assertIDs(t, "run 2 (after the mark (2, 5))", f.fileIDsOfRun(s2.RunID), []int64{206, 301, 302, 1000})
+		assertIDSet(t, "run 2 (after the mark (2, 5))", f.fileIDsOfRun(s2.RunID), []int64{206, 301, 302, 1000})
 
 		s3 := f.mustRun()
-		assertIDs(t, "run 3 (nothing new)", f.fileIDsOfRun(s3.RunID), nil)
-		assertIDs(t, "files", f.fileIDs(), []int64{101, 102, 109, 201, 205, 206, 301, 302, 1000})
+		assertIDSet(t, "run 3 (nothing new)", f.fileIDsOfRun(s3.RunID), nil)
+		assertIDSet(t, "files", f.fileIDs(), []int64{101, 102, 109, 201, 205, 206, 301, 302, 1000})
 	})
 }
 
@@ -120,27 +120,27 @@ func TestSQLCompositeKeys(t *testing.T) {
 // but reported as a regression.
 func TestSQLDescendingKeys(t *testing.T) {
 	t.Parallel()
-	eachSQL(t, allKinds, func(t *testing.T, f *sqlFixture) {
+	eachSQL(t, sqlAllKinds, func(t *testing.T, f *sqlFixture) {
 		f.createOrders()
-		f.insertOrders(span(991, 1000)...)
+		f.insertOrders(idRange(991, 1000)...)
 		f.writeJob(sqlJob{src: sqlSrc{keys: []string{"id"}, order: "desc"}})
 		s1 := f.mustRun()
-		assertIDs(t, "run 1", f.fileIDsOfRun(s1.RunID), span(991, 1000))
+		assertIDSet(t, "run 1", f.fileIDsOfRun(s1.RunID), idRange(991, 1000))
 
-		f.insertOrders(span(981, 990)...)
+		f.insertOrders(idRange(981, 990)...)
 		s2 := f.mustRun()
-		assertIDs(t, "run 2 (keys below the mark 991)", f.fileIDsOfRun(s2.RunID), span(981, 990))
+		assertIDSet(t, "run 2 (keys below the mark 991)", f.fileIDsOfRun(s2.RunID), idRange(981, 990))
 
 		f.insertOrders(1500, 975)
 		s3, r3 := f.run(nil)
 		if r3.code != 0 {
 			t.Fatalf("run 3: exit %d\n%v", r3.code, r3)
 		}
-		assertIDs(t, "run 3 (975 is below the mark; 1500 is behind it)", f.fileIDsOfRun(s3.RunID), []int64{975})
+		assertIDSet(t, "run 3 (975 is below the mark; 1500 is behind it)", f.fileIDsOfRun(s3.RunID), []int64{975})
 		if got := s3.src().Regressions; got != 1 {
 			t.Errorf("run 3: sources.orders_db.regressions = %d, want 1 (id 1500 appeared behind the descending mark)\n%s", got, r3.stdout)
 		}
-		assertIDs(t, "files", f.fileIDs(), ids(span(981, 1000), []int64{975}))
+		assertIDSet(t, "files", f.fileIDs(), joinIDs(idRange(981, 1000), []int64{975}))
 	})
 }
 
@@ -150,7 +150,7 @@ func TestSQLDescendingKeys(t *testing.T) {
 // rows added later with the mark's timestamp and higher ids are read too.
 func TestSQLUpdatedAtTies(t *testing.T) {
 	t.Parallel()
-	eachSQL(t, allKinds, func(t *testing.T, f *sqlFixture) {
+	eachSQL(t, sqlAllKinds, func(t *testing.T, f *sqlFixture) {
 		f.exec(f.ddl(`CREATE TABLE events (id {pk}, updated_at {ts} NOT NULL, v {text});
 CREATE INDEX events_cursor ON events (updated_at, id)`))
 		insertAt := func(ts string, from, to int64) {
@@ -193,14 +193,14 @@ CREATE INDEX events_cursor ON events (updated_at, id)`))
 		if runsWithTies < 4 {
 			t.Errorf("the 35 rows sharing 10:00:00 were read by %d runs, want them split over at least 4: %v", runsWithTies, runs)
 		}
-		assertIDs(t, "files after the bounded runs", f.fileIDs(), span(1, 45))
+		assertIDSet(t, "files after the bounded runs", f.fileIDs(), idRange(1, 45))
 
 		// Rows with the mark's timestamp and higher ids, and a later one.
 		insertAt("11:00:00", 46, 50)
 		insertAt("12:00:00", 51, 51)
 		s := f.mustRun()
-		assertIDs(t, "run after ties at the mark", f.fileIDsOfRun(s.RunID), span(46, 51))
-		assertIDs(t, "files", f.fileIDs(), span(1, 51))
+		assertIDSet(t, "run after ties at the mark", f.fileIDsOfRun(s.RunID), idRange(46, 51))
+		assertIDSet(t, "files", f.fileIDs(), idRange(1, 51))
 	})
 }
 
@@ -209,7 +209,7 @@ CREATE INDEX events_cursor ON events (updated_at, id)`))
 // replaces the old row, in an append file sink both versions are kept.
 func TestSQLUpdateRedelivered(t *testing.T) {
 	t.Parallel()
-	eachSQL(t, allKinds, func(t *testing.T, f *sqlFixture) {
+	eachSQL(t, sqlAllKinds, func(t *testing.T, f *sqlFixture) {
 		f.exec(f.ddl(`CREATE TABLE orders (id {pk}, updated_at {ts} NOT NULL, amount {int});
 CREATE INDEX orders_cursor ON orders (updated_at, id)`))
 		for id := 1; id <= 5; id++ {
@@ -224,14 +224,14 @@ CREATE INDEX orders_cursor ON orders (updated_at, id)`))
 
 		f.exec("UPDATE orders SET amount = 999, updated_at = '2024-05-01 11:00:00' WHERE id = 3")
 		s2 := f.mustRun()
-		assertIDs(t, "run 2 (the updated row)", f.fileIDsOfRun(s2.RunID), []int64{3})
+		assertIDSet(t, "run 2 (the updated row)", f.fileIDsOfRun(s2.RunID), []int64{3})
 		gotFiles := f.fileRows("CAST(id AS VARCHAR), CAST(amount AS VARCHAR)")
-		if want := [][]string{{"3", "30"}, {"3", "999"}}; !equalRows(pick(gotFiles, "3"), want) {
-			t.Errorf("append file sink: id 3 rows %v, want both versions %v", pick(gotFiles, "3"), want)
+		if want := [][]string{{"3", "30"}, {"3", "999"}}; !sameRows(rowsWithKey(gotFiles, "3"), want) {
+			t.Errorf("append file sink: id 3 rows %v, want both versions %v", rowsWithKey(gotFiles, "3"), want)
 		}
 		wantTable := [][]string{{"1", "10"}, {"2", "20"}, {"3", "999"}, {"4", "40"}, {"5", "50"}}
 		if j.table != "" {
-			if got := f.tableRows("orders_out", f.txt("id", "amount")); !equalRows(got, wantTable) {
+			if got := f.tableRows("orders_out", f.txt("id", "amount")); !sameRows(got, wantTable) {
 				t.Errorf("merge sink after the update: got %v, want %v", got, wantTable)
 			}
 		}
@@ -240,15 +240,15 @@ CREATE INDEX orders_cursor ON orders (updated_at, id)`))
 		f.exec("UPDATE orders SET amount = 1234, updated_at = '2024-05-01 12:00:00' WHERE id = 3")
 		f.exec("UPDATE orders SET amount = 4444, updated_at = '2024-05-01 12:00:00' WHERE id = 4")
 		s3 := f.mustRun()
-		assertIDs(t, "run 3", f.fileIDsOfRun(s3.RunID), []int64{3, 4})
+		assertIDSet(t, "run 3", f.fileIDsOfRun(s3.RunID), []int64{3, 4})
 		if j.table != "" {
 			wantTable = [][]string{{"1", "10"}, {"2", "20"}, {"3", "1234"}, {"4", "4444"}, {"5", "50"}}
-			if got := f.tableRows("orders_out", f.txt("id", "amount")); !equalRows(got, wantTable) {
+			if got := f.tableRows("orders_out", f.txt("id", "amount")); !sameRows(got, wantTable) {
 				t.Errorf("merge sink after the second update: got %v, want %v", got, wantTable)
 			}
 		}
 		s4 := f.mustRun()
-		assertIDs(t, "run 4 (nothing new)", f.fileIDsOfRun(s4.RunID), nil)
+		assertIDSet(t, "run 4 (nothing new)", f.fileIDsOfRun(s4.RunID), nil)
 	})
 }
 
@@ -259,12 +259,12 @@ CREATE INDEX orders_cursor ON orders (updated_at, id)`))
 // read 6.
 func TestSQLLateCommit(t *testing.T) {
 	t.Parallel()
-	eachSQL(t, allKinds, func(t *testing.T, f *sqlFixture) {
+	eachSQL(t, sqlAllKinds, func(t *testing.T, f *sqlFixture) {
 		f.createOrders()
 		f.insertOrders(1, 2, 3, 4)
 		f.writeJob(sqlJob{src: sqlSrc{lookback: "100"}})
 		s1 := f.mustRun()
-		assertIDs(t, "run 1", f.fileIDsOfRun(s1.RunID), span(1, 4))
+		assertIDSet(t, "run 1", f.fileIDsOfRun(s1.RunID), idRange(1, 4))
 
 		var s2 sqlSummary
 		if f.kind == sqldb.SQLite {
@@ -273,21 +273,21 @@ func TestSQLLateCommit(t *testing.T) {
 			f.insertOrders(5)
 		} else {
 			a := f.db.Hold(t)
-			a.Exec("INSERT INTO orders (id, v, amount) VALUES " + orderValues([]int64{5}))
+			a.Exec("INSERT INTO orders (id, v, amount) VALUES " + sqlOrderValues([]int64{5}))
 			f.insertOrders(6)
 			s2 = f.mustRun()
 			a.Commit()
 		}
-		assertIDs(t, "run 2 (5 not committed yet)", f.fileIDsOfRun(s2.RunID), []int64{6})
+		assertIDSet(t, "run 2 (5 not committed yet)", f.fileIDsOfRun(s2.RunID), []int64{6})
 
 		s3 := f.mustRun()
-		assertIDs(t, "run 3 (5 committed late)", f.fileIDsOfRun(s3.RunID), []int64{5})
+		assertIDSet(t, "run 3 (5 committed late)", f.fileIDsOfRun(s3.RunID), []int64{5})
 		if s3.src().Late != 1 || s3.src().Regressions != 0 {
 			t.Errorf("run 3 summary: late %d, regressions %d; want 1, 0", s3.src().Late, s3.src().Regressions)
 		}
 		s4 := f.mustRun()
-		assertIDs(t, "run 4", f.fileIDsOfRun(s4.RunID), nil)
-		assertIDs(t, "files: every row exactly once", f.fileIDs(), span(1, 6))
+		assertIDSet(t, "run 4", f.fileIDsOfRun(s4.RunID), nil)
+		assertIDSet(t, "files: every row exactly once", f.fileIDs(), idRange(1, 6))
 	})
 }
 
@@ -297,7 +297,7 @@ func TestSQLLateCommit(t *testing.T) {
 // 10 minutes; one older than that is not read but reported.
 func TestSQLLateCommitTimeKey(t *testing.T) {
 	t.Parallel()
-	eachSQL(t, allKinds, func(t *testing.T, f *sqlFixture) {
+	eachSQL(t, sqlAllKinds, func(t *testing.T, f *sqlFixture) {
 		f.exec(f.ddl(`CREATE TABLE events (id {pk}, updated_at {ts} NOT NULL, v {text});
 CREATE INDEX events_cursor ON events (updated_at, id)`))
 		ins := func(id int, hms string) string {
@@ -307,7 +307,7 @@ CREATE INDEX events_cursor ON events (updated_at, id)`))
 		f.exec(ins(2, "10:01:00"))
 		f.writeJob(sqlJob{src: sqlSrc{table: "events", keys: []string{"updated_at", "id"}, lookback: "10m"}})
 		s1 := f.mustRun()
-		assertIDs(t, "run 1", f.fileIDsOfRun(s1.RunID), []int64{1, 2})
+		assertIDSet(t, "run 1", f.fileIDsOfRun(s1.RunID), []int64{1, 2})
 
 		// 3 ties with the mark's time (10:02) with a lower id than 5, 4 is
 		// 7 minutes older; both commit after the run that reads 5.
@@ -328,9 +328,9 @@ CREATE INDEX events_cursor ON events (updated_at, id)`))
 			s2 = f.mustRun()
 			a.Commit()
 		}
-		assertIDs(t, "run 2", f.fileIDsOfRun(s2.RunID), []int64{5})
+		assertIDSet(t, "run 2", f.fileIDsOfRun(s2.RunID), []int64{5})
 		s3 := f.mustRun()
-		assertIDs(t, "run 3 (the late rows)", f.fileIDsOfRun(s3.RunID), []int64{3, 4})
+		assertIDSet(t, "run 3 (the late rows)", f.fileIDsOfRun(s3.RunID), []int64{3, 4})
 		if s3.src().Late != 2 {
 			t.Errorf("run 3 summary: late %d, want 2", s3.src().Late)
 		}
@@ -338,11 +338,11 @@ CREATE INDEX events_cursor ON events (updated_at, id)`))
 		// 09:40 is more than 10 minutes behind the mark (10:02).
 		f.exec(ins(6, "09:40:00"))
 		s4, r4 := f.runExpect(0, nil)
-		assertIDs(t, "run 4", f.fileIDsOfRun(s4.RunID), nil)
-		if s4.src().Regressions != 1 || !hasWarning(r4.stderr, "orders_db", "behind") {
+		assertIDSet(t, "run 4", f.fileIDsOfRun(s4.RunID), nil)
+		if s4.src().Regressions != 1 || !hasSQLWarning(r4.stderr, "orders_db", "behind") {
 			t.Errorf("run 4: regressions %d, want 1, and a warning on stderr\n%v", s4.src().Regressions, r4)
 		}
-		assertIDs(t, "files: every row within the window exactly once", f.fileIDs(), span(1, 5))
+		assertIDSet(t, "files: every row within the window exactly once", f.fileIDs(), idRange(1, 5))
 	})
 }
 
@@ -351,7 +351,7 @@ CREATE INDEX events_cursor ON events (updated_at, id)`))
 // the run succeeds and reads the other rows.
 func TestSQLNullKey(t *testing.T) {
 	t.Parallel()
-	eachSQL(t, allKinds, func(t *testing.T, f *sqlFixture) {
+	eachSQL(t, sqlAllKinds, func(t *testing.T, f *sqlFixture) {
 		f.exec(f.ddl(`CREATE TABLE readings (id {pk}, k {int}, v {text});
 CREATE INDEX readings_k ON readings (k)`))
 		add := func(from, to int64, null bool) {
@@ -381,13 +381,13 @@ CREATE INDEX readings_k ON readings (k)`))
 		if after := f.bookmark(); after != before {
 			t.Errorf("bookmark changed by the failed run:\nbefore %s\nafter  %s", before, after)
 		}
-		assertIDs(t, "files after the failed run", f.fileIDs(), span(1, 5))
+		assertIDSet(t, "files after the failed run", f.fileIDs(), idRange(1, 5))
 
 		j.src.onNullKey = "skip"
 		f.writeJob(j)
 		s, r := f.runExpect(0, nil)
-		assertIDs(t, "run with on_null_key: skip", f.fileIDsOfRun(s.RunID), span(13, 15))
-		assertIDs(t, "files", f.fileIDs(), ids(span(1, 5), span(13, 15)))
+		assertIDSet(t, "run with on_null_key: skip", f.fileIDsOfRun(s.RunID), idRange(13, 15))
+		assertIDSet(t, "files", f.fileIDs(), joinIDs(idRange(1, 5), idRange(13, 15)))
 		if s.src().NullKeys != 7 {
 			t.Errorf("run with on_null_key: skip: sources.orders_db.null_keys = %d, want 7\n%s", s.src().NullKeys, r.stdout)
 		}
@@ -399,7 +399,7 @@ CREATE INDEX readings_k ON readings (k)`))
 // summary's regressions and warns on stderr, once.
 func TestSQLRegressionReported(t *testing.T) {
 	t.Parallel()
-	eachSQL(t, allKinds, func(t *testing.T, f *sqlFixture) {
+	eachSQL(t, sqlAllKinds, func(t *testing.T, f *sqlFixture) {
 		f.createOrders()
 		f.insertOrders(1, 2, 3, 4, 6, 7, 8, 9, 10)
 		f.writeJob(sqlJob{})
@@ -407,18 +407,18 @@ func TestSQLRegressionReported(t *testing.T) {
 
 		f.insertOrders(5, 11)
 		s, r := f.runExpect(0, nil)
-		assertIDs(t, "run 2", f.fileIDsOfRun(s.RunID), []int64{11})
+		assertIDSet(t, "run 2", f.fileIDsOfRun(s.RunID), []int64{11})
 		if got := s.src().Regressions; got != 1 {
 			t.Errorf("run 2: sources.orders_db.regressions = %d, want 1\n%s", got, r.stdout)
 		}
-		if !hasWarning(r.stderr, "orders_db", "behind", "rows=1") {
+		if !hasSQLWarning(r.stderr, "orders_db", "behind", "rows=1") {
 			t.Errorf("run 2: no warning on stderr naming the source and the count of rows behind the bookmark\n--- stderr:\n%s", r.stderr)
 		}
 		s3, r3 := f.runExpect(0, nil)
 		if got := s3.src().Regressions; got != 0 {
 			t.Errorf("run 3: regressions = %d, want 0 (reported once)\n%s", got, r3.stdout)
 		}
-		assertIDs(t, "files", f.fileIDs(), ids(span(1, 4), span(6, 11)))
+		assertIDSet(t, "files", f.fileIDs(), joinIDs(idRange(1, 4), idRange(6, 11)))
 	})
 }
 
@@ -426,31 +426,31 @@ func TestSQLRegressionReported(t *testing.T) {
 // disable reads everything and keeps it.
 func TestSQLModes(t *testing.T) {
 	t.Parallel()
-	eachSQL(t, allKinds, func(t *testing.T, f *sqlFixture) {
+	eachSQL(t, sqlAllKinds, func(t *testing.T, f *sqlFixture) {
 		f.createOrders()
-		f.insertOrders(span(1, 10)...)
+		f.insertOrders(idRange(1, 10)...)
 		f.writeJob(sqlJob{})
 		f.mustRun()
 		before := f.bookmark()
 
-		f.insertOrders(span(11, 15)...)
+		f.insertOrders(idRange(11, 15)...)
 		p := f.mustRun("--job-bookmark-option", "pause")
-		assertIDs(t, "pause run", f.fileIDsOfRun(p.RunID), span(11, 15))
+		assertIDSet(t, "pause run", f.fileIDsOfRun(p.RunID), idRange(11, 15))
 		d := f.mustRun("--job-bookmark-option", "job-bookmark-disable")
-		assertIDs(t, "disable run", f.fileIDsOfRun(d.RunID), span(1, 15))
+		assertIDSet(t, "disable run", f.fileIDsOfRun(d.RunID), idRange(1, 15))
 		if after := f.bookmark(); after != before {
 			t.Errorf("pause and disable runs changed the bookmark:\nbefore %s\nafter  %s", before, after)
 		}
 		e := f.mustRun()
-		assertIDs(t, "enable run after them", f.fileIDsOfRun(e.RunID), span(11, 15))
+		assertIDSet(t, "enable run after them", f.fileIDsOfRun(e.RunID), idRange(11, 15))
 		e2 := f.mustRun()
-		assertIDs(t, "next enable run", f.fileIDsOfRun(e2.RunID), nil)
+		assertIDSet(t, "next enable run", f.fileIDsOfRun(e2.RunID), nil)
 	})
 }
 
-// hasWarning reports whether a line of stderr is a warning holding every
+// hasSQLWarning reports whether a line of stderr is a warning holding every
 // one of want.
-func hasWarning(stderr string, want ...string) bool {
+func hasSQLWarning(stderr string, want ...string) bool {
 	for _, line := range strings.Split(stderr, "\n") {
 		if !strings.Contains(strings.ToLower(line), "warn") {
 			continue
@@ -464,4 +464,55 @@ func hasWarning(stderr string, want ...string) bool {
 		}
 	}
 	return false
+}
+
+// TestSQLQuerySource: a query: source (a subquery the keys apply to) is
+// read incrementally like a table.
+func TestSQLQuerySource(t *testing.T) {
+	t.Parallel()
+	eachSQL(t, sqlAllKinds, func(t *testing.T, f *sqlFixture) {
+		f.createOrders()
+		f.insertOrders(idRange(1, 10)...)
+		f.exec("UPDATE orders SET amount = -1 WHERE id IN (3, 4)")
+		f.writeJob(sqlJob{src: sqlSrc{query: "SELECT id, v, amount FROM orders WHERE amount >= 0", keys: []string{"id"}}})
+		s := f.mustRun()
+		assertIDSet(t, "run 1", f.fileIDsOfRun(s.RunID), []int64{1, 2, 5, 6, 7, 8, 9, 10})
+		f.insertOrders(idRange(11, 14)...)
+		f.exec("UPDATE orders SET amount = -1 WHERE id = 12")
+		s = f.mustRun()
+		assertIDSet(t, "run 2", f.fileIDsOfRun(s.RunID), []int64{11, 13, 14})
+		s = f.mustRun()
+		assertIDSet(t, "run 3", f.fileIDsOfRun(s.RunID), nil)
+	})
+}
+
+// TestSQLTiesWholeTuple: with the single key [updated_at], bounded_rows 10
+// cannot split the 35 rows sharing one timestamp: a run ends on a whole key
+// value, so it reads all 35 at once; rows added later with that same
+// timestamp (at the mark) are read by the next run through the lookback
+// window, once.
+func TestSQLTiesWholeTuple(t *testing.T) {
+	t.Parallel()
+	eachSQL(t, sqlAllKinds, func(t *testing.T, f *sqlFixture) {
+		f.exec(f.ddl(`CREATE TABLE events (id {pk}, updated_at {ts} NOT NULL, v {text});
+CREATE INDEX events_ts ON events (updated_at)`))
+		insertAt := func(ts string, from, to int64) {
+			var vals []string
+			for id := from; id <= to; id++ {
+				vals = append(vals, fmt.Sprintf("(%d, '2024-05-01 %s', 'e%d')", id, ts, id))
+			}
+			f.exec("INSERT INTO events (id, updated_at, v) VALUES " + strings.Join(vals, ", "))
+		}
+		insertAt("09:00:00", 1, 5)
+		insertAt("10:00:00", 6, 40)
+		f.writeJob(sqlJob{src: sqlSrc{table: "events", keys: []string{"updated_at"}, boundedRows: 10, lookback: "1m"}})
+		s := f.mustRun()
+		assertIDSet(t, "run 1 (bounded: the first 10 rows end inside the tie group)", f.fileIDsOfRun(s.RunID), idRange(1, 40))
+		insertAt("10:00:00", 41, 43)
+		s = f.mustRun()
+		assertIDSet(t, "run 2 (rows at the mark's timestamp)", f.fileIDsOfRun(s.RunID), idRange(41, 43))
+		s = f.mustRun()
+		assertIDSet(t, "run 3", f.fileIDsOfRun(s.RunID), nil)
+		assertIDSet(t, "files", f.fileIDs(), idRange(1, 43))
+	})
 }
