@@ -103,14 +103,16 @@ func tidemarkRun(ctx context.Context, c *config, jobPath, logName string) (measu
 }
 
 // duckdbCopy times the baseline converting files into out.
-// sets are DuckDB settings NAME=VALUE.
-func duckdbCopy(ctx context.Context, c *config, listFile, out, memoryLimit string, sets []string) (measured, int64, string, error) {
+func duckdbCopy(ctx context.Context, c *config, v baselineVariant, listFile, out, memoryLimit string) (measured, int64, string, error) {
 	args := []string{"-files", listFile, "-out", out}
 	if memoryLimit != "" {
 		args = append(args, "-memory-limit", memoryLimit)
 	}
-	for _, s := range sets {
+	for _, s := range v.sets {
 		args = append(args, "-set", s)
+	}
+	if v.schema {
+		args = append(args, "-columns", ordersColumns)
 	}
 	dir := filepath.Dir(out)
 	m := timeProcess(ctx, runSpec{Name: c.bin.duckdb, Args: args, Dir: dir, Timeout: c.Timeout, Settle: c.Settle,

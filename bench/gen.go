@@ -14,8 +14,12 @@ import (
 // data sets made by an older generator are rebuilt.
 const genVersion = 1
 
-// ordersHeader is the header of every generated CSV file.
-const ordersHeader = "order_id,customer_id,product,amount,ts\n"
+// ordersHeader is the header of every generated CSV file, and
+// ordersColumns their schema.
+const (
+	ordersHeader  = "order_id,customer_id,product,amount,ts\n"
+	ordersColumns = "order_id BIGINT, customer_id BIGINT, product VARCHAR, amount BIGINT, ts TIMESTAMP"
+)
 
 // dataset is a generated set of CSV files.
 type dataset struct {

@@ -3,7 +3,7 @@
 // COPY statement. The bench harness builds it and runs it as its own process,
 // so it pays the same process start and driver load that `tidemark run` pays.
 //
-//	duckdbcopy -files LIST -out FILE [-memory-limit 512MB] [-threads N] [-set NAME=VALUE]...
+//	duckdbcopy -files LIST -out FILE [-memory-limit 512MB] [-threads N] [-set NAME=VALUE]... [-columns SCHEMA]
 //	duckdbcopy -count LIST     # prints the total rows of the Parquet files in LIST
 //	duckdbcopy -version        # prints DuckDB's version
 //
@@ -35,6 +35,7 @@ func main() {
 		tempDir     = flag.String("temp-dir", "", "DuckDB temp_directory for spilling (default: DuckDB's)")
 		count       = flag.String("count", "", "print the total rows of the Parquet files listed in this file and exit")
 		version     = flag.Bool("version", false, "print DuckDB's version and exit")
+		columns     = flag.String("columns", "", "read with this schema instead of sniffing, e.g. 'id BIGINT, name VARCHAR' (columns=..., auto_detect=false)")
 		sets        []string
 	)
 	flag.Func("set", "a DuckDB setting NAME=VALUE, e.g. preserve_insertion_order=false (repeatable)", func(s string) error {
@@ -45,13 +46,13 @@ func main() {
 		return nil
 	})
 	flag.Parse()
-	if err := run(context.Background(), *files, *out, *perThread, *memoryLimit, *threads, *tempDir, sets, *count, *version); err != nil {
+	if err := run(context.Background(), *files, *out, *perThread, *memoryLimit, *threads, *tempDir, sets, *columns, *count, *version); err != nil {
 		fmt.Fprintf(os.Stderr, "duckdbcopy: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, files, out string, perThread bool, memoryLimit string, threads int, tempDir string, sets []string, count string, version bool) error {
+func run(ctx context.Context, files, out string, perThread bool, memoryLimit string, threads int, tempDir string, sets []string, columns, count string, version bool) error {
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
 		return fmt.Errorf("opening duckdb: %w", err)
@@ -119,8 +120,16 @@ func run(ctx context.Context, files, out string, perThread bool, memoryLimit str
 	if perThread {
 		opts += ", PER_THREAD_OUTPUT true"
 	}
-	copySQL := fmt.Sprintf("COPY (SELECT * FROM read_csv([%s], header=true)) TO %s (%s)",
-		strings.Join(quoted, ", "), quote(out), opts)
+	readOpts := "header=true"
+	if columns != "" {
+		s, err := columnsArg(columns)
+		if err != nil {
+			return err
+		}
+		readOpts += ", columns=" + s + ", auto_detect=false"
+	}
+	copySQL := fmt.Sprintf("COPY (SELECT * FROM read_csv([%s], %s)) TO %s (%s)",
+		strings.Join(quoted, ", "), readOpts, quote(out), opts)
 	res, err := db.ExecContext(ctx, copySQL)
 	if err != nil {
 		return fmt.Errorf("copying: %w", err)
@@ -131,8 +140,8 @@ func run(ctx context.Context, files, out string, perThread bool, memoryLimit str
 	}
 	// The statement as a reader would write it: settings, then the COPY with
 	// the file list abbreviated.
-	shown := fmt.Sprintf("COPY (SELECT * FROM read_csv([%s], header=true)) TO %s (%s)",
-		abbreviate(quoted), quote(out), opts)
+	shown := fmt.Sprintf("COPY (SELECT * FROM read_csv([%s], %s)) TO %s (%s)",
+		abbreviate(quoted), readOpts, quote(out), opts)
 	if len(settings) > 0 {
 		shown = strings.Join(settings, "; ") + "; " + shown
 	}
@@ -160,6 +169,20 @@ func readList(name string) ([]string, error) {
 		return nil, fmt.Errorf("reading file list %s: %w", name, err)
 	}
 	return paths, nil
+}
+
+// columnsArg turns "id BIGINT, name VARCHAR" into read_csv's
+// {'id': 'BIGINT', 'name': 'VARCHAR'}.
+func columnsArg(schema string) (string, error) {
+	var cols []string
+	for _, c := range strings.Split(schema, ",") {
+		name, typ, ok := strings.Cut(strings.TrimSpace(c), " ")
+		if !ok {
+			return "", fmt.Errorf("-columns: want NAME TYPE, got %q", c)
+		}
+		cols = append(cols, quote(name)+": "+quote(strings.TrimSpace(typ)))
+	}
+	return "{" + strings.Join(cols, ", ") + "}", nil
 }
 
 // quote makes a SQL string literal.
