@@ -38,6 +38,7 @@ type jobFile struct {
 	Sink         string // folder
 	MemoryLimit  string
 	BoundedFiles int
+	Listing      string // full | ordered (S3); empty: the default
 }
 
 func (j jobFile) yaml() string {
@@ -51,6 +52,9 @@ func (j jobFile) yaml() string {
 	fmt.Fprintf(&b, "    path: %s\n", strconv.Quote(j.Source))
 	b.WriteString("    format: csv\n")
 	b.WriteString("    options: {header: true}\n")
+	if j.Listing != "" {
+		fmt.Fprintf(&b, "    listing: %s\n", j.Listing)
+	}
 	if j.BoundedFiles > 0 {
 		fmt.Fprintf(&b, "    bounded_files: %d\n", j.BoundedFiles)
 	}
@@ -75,6 +79,12 @@ func writeJob(dir string, j jobFile) (string, error) {
 // tidemarkRun times `tidemark run JOB --json` in the job's folder. The error
 // is non-nil when the process failed or its summary is not a success.
 func tidemarkRun(ctx context.Context, c *config, jobPath, logName string) (measured, runResult, error) {
+	return tidemarkRunWith(ctx, c, jobPath, logName, nil, nil)
+}
+
+// tidemarkRunWith is tidemarkRun with variables added to the environment
+// and the CPU time of the servers the run talks to (nil: none).
+func tidemarkRunWith(ctx context.Context, c *config, jobPath, logName string, env []string, servers func() time.Duration) (measured, runResult, error) {
 	var res runResult
 	if c.bin.tidemark == "" {
 		return measured{}, res, fmt.Errorf("tidemark was not built: %v", c.bin.tidemarkErr)
@@ -87,6 +97,8 @@ func tidemarkRun(ctx context.Context, c *config, jobPath, logName string) (measu
 		Timeout:    c.Timeout,
 		Settle:     c.Settle,
 		StderrFile: filepath.Join(dir, logName+".stderr"),
+		Env:        env,
+		Servers:    servers,
 	})
 	if len(m.Stdout) > 0 {
 		if err := json.Unmarshal(m.Stdout, &res); err != nil && m.ok() {

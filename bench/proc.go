@@ -25,6 +25,10 @@ type measured struct {
 	// OtherLoad is the CPU, in cores, that other processes used meanwhile:
 	// a measurement taken while someone else builds is noise.
 	OtherLoad float64
+	// ServerCPU is the CPU time the servers serving the process (a
+	// database, versitygw; runSpec.Servers) used meanwhile: part of the
+	// work measured, not a disturbance.
+	ServerCPU time.Duration
 	Err       error // nil when the process exited 0 within the time limit
 }
 
@@ -55,6 +59,12 @@ type runSpec struct {
 	Settle time.Duration
 	// StderrFile, when set, also keeps the whole stderr there.
 	StderrFile string
+	// StdoutFile, when set, receives stdout instead of measured.Stdout.
+	StdoutFile string
+	// Servers, when set, is the CPU time used so far by the servers the
+	// process talks to; what they use during the measurement is not
+	// counted as other processes' load.
+	Servers func() time.Duration
 }
 
 // timeProcess runs one process and measures its wall time and peak RSS.
@@ -81,6 +91,14 @@ func timeProcess(ctx context.Context, rs runSpec) measured {
 	stderr := &tailBuffer{max: 8 << 10}
 	cmd.Stdout = &stdout
 	cmd.Stderr = stderr
+	if rs.StdoutFile != "" {
+		f, err := os.Create(rs.StdoutFile)
+		if err != nil {
+			return measured{Err: err}
+		}
+		defer f.Close()
+		cmd.Stdout = f
+	}
 	if rs.StderrFile != "" {
 		f, err := os.Create(rs.StderrFile)
 		if err == nil {
@@ -89,7 +107,11 @@ func timeProcess(ctx context.Context, rs runSpec) measured {
 		}
 	}
 
-	busy0 := cpuBusy()
+	serverCPU := func() time.Duration { return 0 }
+	if rs.Servers != nil {
+		serverCPU = rs.Servers
+	}
+	busy0, server0 := cpuBusy(), serverCPU()
 	start := time.Now()
 	err := cmd.Run()
 	m := measured{Wall: time.Since(start), Stdout: stdout.Bytes(), Stderr: strings.TrimSpace(stderr.String())}
@@ -101,12 +123,13 @@ func timeProcess(ctx context.Context, rs runSpec) measured {
 	}
 	window := time.Since(start)
 	busy1 := cpuBusy()
+	m.ServerCPU = max(0, serverCPU()-server0)
 	if cmd.ProcessState != nil {
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			m.PeakRSS = ru.Maxrss * 1024 // Linux reports kilobytes
 		}
 		m.ExitCode = cmd.ProcessState.ExitCode()
-		m.OtherLoad = otherLoad(busy0, busy1, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime(), window)
+		m.OtherLoad = otherLoad(busy0, busy1, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime()+m.ServerCPU, window)
 	}
 	if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		m.TimedOut = true
