@@ -18,7 +18,6 @@ import (
 	"github.com/tidemark-etl/tidemark/internal/fault"
 	"github.com/tidemark-etl/tidemark/job"
 	"github.com/tidemark-etl/tidemark/objstore"
-	sinksql "github.com/tidemark-etl/tidemark/sink/sqltable"
 	"github.com/tidemark-etl/tidemark/store"
 )
 
@@ -39,51 +38,6 @@ type runner struct {
 	inDir   string // spill folder of remote inputs
 	closers []func() error
 	uploads []func(context.Context) error
-}
-
-// stagedSink is a sink's staging area for this run.
-type stagedSink struct {
-	spec   job.Sink
-	root   string
-	objs   objstore.Store
-	local  string // folder the engine writes
-	remote bool   // local is a temp folder to upload from
-	table  *sinksql.Sink
-}
-
-// tableStaging prepares a SQL table sink: the engine writes Parquet into a
-// temporary folder, which Stage then loads into a staging table.
-func (r *runner) tableStaging(ctx context.Context, k job.Sink) (stagedSink, error) {
-	ts, err := sinksql.Open(ctx, sinksql.SinkConfig{Ctx: k.Ctx, Connection: k.Connection, PasswordEnv: k.PasswordEnv,
-		Table: k.Table, Mode: k.Mode, MergeKeys: k.MergeKeys})
-	if err != nil {
-		return stagedSink{}, err
-	}
-	r.closers = append(r.closers, ts.Close)
-	dir, err := os.MkdirTemp(r.spillDir(), r.tempPrefix()+"stage-")
-	if err != nil {
-		return stagedSink{}, fmt.Errorf("sink %s: making staging folder: %w", k.Ctx, err)
-	}
-	r.tmpDirs = append(r.tmpDirs, dir)
-	k.Format = "parquet"
-	return stagedSink{spec: k, root: tableLocation(k), local: dir, table: ts}, nil
-}
-
-// stageTable loads a table sink's output into its staging table and
-// records it in the commit.
-func (r *runner) stageTable(ctx context.Context, ss stagedSink, sr engine.SinkResult, c *store.Commit) error {
-	var files []string
-	for _, f := range sr.Files {
-		files = append(files, filepath.Join(ss.local, "data", filepath.FromSlash(f.Path)))
-	}
-	rows, err := ss.table.Stage(ctx, r.rec.RunID, files, nil)
-	if err != nil {
-		return err
-	}
-	c.Outputs = append(c.Outputs, store.Output{RunID: r.rec.RunID, Sink: ss.spec.Ctx, Root: ss.root,
-		Staged: "stage table", Final: ss.spec.Table, Rows: rows})
-	r.rec.Sinks[ss.spec.Ctx] = store.Count{Rows: rows}
-	return nil
 }
 
 func (r *runner) execute(ctx context.Context) error {
@@ -348,145 +302,6 @@ func (r *runner) enginePlan(ctx context.Context, states map[string]bookmark.Sour
 		}
 	}
 	return plan, nil
-}
-
-// stagingFor prepares a sink's staging folder: in place under the sink's
-// _tidemark/staging/<run>/ on local disks, a temporary folder otherwise.
-func (r *runner) stagingFor(ctx context.Context, k job.Sink) (stagedSink, error) {
-	if k.IsTable() {
-		return r.tableStaging(ctx, k)
-	}
-	root := sinkLocation(r.spec, k)
-	objs, err := r.rs.open(ctx, root)
-	if err != nil {
-		return stagedSink{}, fmt.Errorf("sink %s: %w", k.Ctx, err)
-	}
-	ss := stagedSink{spec: k, root: root, objs: objs}
-	if p, ok := objs.LocalPath(stagingPrefix(r.rec.RunID)); ok {
-		ss.local = p
-	} else {
-		dir, err := os.MkdirTemp(r.spillDir(), r.tempPrefix()+"stage-")
-		if err != nil {
-			return ss, fmt.Errorf("sink %s: making staging folder: %w", k.Ctx, err)
-		}
-		r.tmpDirs = append(r.tmpDirs, dir)
-		ss.local, ss.remote = dir, true
-	}
-	if err := os.MkdirAll(ss.local, 0o755); err != nil {
-		return ss, fmt.Errorf("sink %s: making staging folder: %w", k.Ctx, err)
-	}
-	return ss, nil
-}
-
-// stageOutputs records every staged file in the commit (uploading it first
-// when the sink is remote) and the sink's overwrite action.
-func (r *runner) stageOutputs(ctx context.Context, res engine.Result, c *store.Commit) error {
-	rejectsDone := false
-	for _, ss := range r.staged {
-		k := ss.spec
-		sr := res.Sinks[k.Ctx]
-		if ss.table != nil {
-			if err := r.stageTable(ctx, ss, sr, c); err != nil {
-				return err
-			}
-			continue
-		}
-		ext := map[string]string{"parquet": "parquet", "csv": "csv", "json": "json"}[k.Format]
-		names := finalNames(r.rec.RunID, sr.Files, ext)
-		var bytes int64
-		parts := map[string]bool{}
-		for j, f := range sr.Files {
-			staged := stagingPrefix(r.rec.RunID) + "data/" + f.Path
-			r.queueUpload(ss, filepath.Join(ss.local, "data", filepath.FromSlash(f.Path)), staged)
-			c.Outputs = append(c.Outputs, store.Output{RunID: r.rec.RunID, Sink: k.Ctx, Root: ss.root,
-				Staged: staged, Final: names[j], Rows: f.Rows, Bytes: f.Bytes})
-			bytes += f.Bytes
-			if d := path.Dir(names[j]); d != "." {
-				parts[d] = true
-			}
-		}
-		r.rec.Sinks[k.Ctx] = store.Count{Files: int64(len(sr.Files)), Rows: sr.Rows, Bytes: bytes}
-		switch k.Mode {
-		case "overwrite":
-			c.Actions = append(c.Actions, store.SinkAction{Sink: k.Ctx, Root: ss.root, Mode: k.Mode})
-		case "overwrite_partitions":
-			a := store.SinkAction{Sink: k.Ctx, Root: ss.root, Mode: k.Mode}
-			for p := range parts {
-				a.Partitions = append(a.Partitions, p)
-			}
-			if len(a.Partitions) > 0 {
-				c.Actions = append(c.Actions, a)
-			}
-		}
-		if !rejectsDone {
-			rejectsDone = true
-			if err := r.stageRejects(ss, c); err != nil {
-				return err
-			}
-		}
-	}
-	return r.runUploads(ctx)
-}
-
-// stageRejects records quarantined rows as outputs published under
-// _tidemark/rejects/<run>/.
-func (r *runner) stageRejects(ss stagedSink, c *store.Commit) error {
-	dir := filepath.Join(ss.local, "rejects")
-	return filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		rel = filepath.ToSlash(rel)
-		staged := stagingPrefix(r.rec.RunID) + "rejects/" + rel
-		r.queueUpload(ss, p, staged)
-		info, _ := d.Info()
-		c.Outputs = append(c.Outputs, store.Output{RunID: r.rec.RunID, Sink: "rejects:" + strings.SplitN(rel, "/", 2)[0],
-			Root: ss.root, Staged: staged, Final: rejectsDir + "/" + r.rec.RunID + "/" + rel, Bytes: info.Size()})
-		return nil
-	})
-}
-
-// queueUpload schedules a staged file's upload when the sink is remote.
-func (r *runner) queueUpload(ss stagedSink, local, key string) {
-	if !ss.remote {
-		return
-	}
-	r.uploads = append(r.uploads, func(ctx context.Context) error {
-		f, err := os.Open(local)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		info, err := f.Stat()
-		if err != nil {
-			return err
-		}
-		if err := ss.objs.Put(ctx, key, f); err != nil {
-			return fmt.Errorf("sink %s: uploading %s: %w", ss.spec.Ctx, joinLoc(ss.root, key), err)
-		}
-		if r.opts.Progress != nil {
-			r.opts.Progress.Add(1, info.Size())
-		}
-		return nil
-	})
-}
-
-// runUploads uploads the queued files, io.concurrency at a time.
-func (r *runner) runUploads(ctx context.Context) error {
-	jobs := r.uploads
-	r.uploads = nil
-	if len(jobs) == 0 {
-		return nil
-	}
-	if r.opts.Progress != nil {
-		r.opts.Progress.Phase("uploading", int64(len(jobs)), 0)
-		defer r.opts.Progress.Done()
-	}
-	return parallel(ctx, r.spec.IO.Concurrency, jobs)
 }
 
 // cleanupStaging deletes this run's staged output (a failed run publishes

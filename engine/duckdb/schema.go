@@ -11,6 +11,7 @@ import (
 
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/engine"
+	"github.com/tidemark-etl/tidemark/internal/duckutil"
 )
 
 // sampleFiles is how many files, spread evenly over the list (first and
@@ -169,28 +170,7 @@ func (r *reader) checkHiveValues(ctx context.Context, c *sql.Conn) error {
 
 // describe returns the columns of query.
 func describe(ctx context.Context, c *sql.Conn, query string) ([]bookmark.Column, error) {
-	rows, err := c.QueryContext(ctx, "DESCRIBE "+query)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	names, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
-	var out []bookmark.Column
-	for rows.Next() {
-		vals := make([]any, len(names))
-		ptrs := make([]any, len(names))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
-		}
-		out = append(out, bookmark.Column{Name: fmt.Sprint(vals[0]), Type: fmt.Sprint(vals[1])})
-	}
-	return out, rows.Err()
+	return duckutil.Describe(ctx, c, query)
 }
 
 // spread picks at most n items of list, evenly spaced, first and last

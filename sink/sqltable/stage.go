@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/internal/duckutil"
 	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
 )
 
@@ -195,28 +196,7 @@ func (k *Sink) load(ctx context.Context, runID string, tg []target, path string)
 
 // describe returns the columns of a DuckDB relation.
 func describe(ctx context.Context, duck *sql.DB, rel string) ([]bookmark.Column, error) {
-	rows, err := duck.QueryContext(ctx, "DESCRIBE SELECT * FROM "+rel)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	names, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
-	var out []bookmark.Column
-	for rows.Next() {
-		vals := make([]any, len(names))
-		ptrs := make([]any, len(names))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
-		}
-		out = append(out, bookmark.Column{Name: fmt.Sprint(vals[0]), Type: fmt.Sprint(vals[1])})
-	}
-	return out, rows.Err()
+	return duckutil.Describe(ctx, duck, "SELECT * FROM "+rel)
 }
 
 func duckLit(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
