@@ -16,6 +16,15 @@
 //	noop     a no-op run over 100k processed files vs find | sort; 10 new files;
 //	         the state store's size
 //	memory   peak RSS of a 2 GB conversion under memory_limit: 512MB
+//	s3-convert       CSV -> Parquet on versitygw vs the same job on local disk
+//	s3-noop          a no-op run over 100k S3 objects: listing full vs ordered
+//	sql-extract      1M rows PostgreSQL/MariaDB -> Parquet vs psql COPY / mariadb --quick
+//	sql-incremental  1,000 new rows in a 10M-row PostgreSQL table: time and rows read,
+//	                 regression_check on and off
+//
+// The S3 scenarios start versitygw (from PATH, GOBIN or GOPATH/bin), the SQL
+// ones a throwaway PostgreSQL and MariaDB from the installed packages, as
+// scripts/test.sh does; the harness stops what it starts.
 package main
 
 import (
@@ -39,10 +48,12 @@ type config struct {
 	DataDir  string
 	Tidemark string // a prebuilt binary; empty: build ./cmd/tidemark
 	Only     string
-	Timeout  time.Duration
-	Reps     int
-	Keep     bool
-	Settle   time.Duration
+	// scenarios are Only's names, checked.
+	scenarios []string
+	Timeout   time.Duration
+	Reps      int
+	Keep      bool
+	Settle    time.Duration
 	// MaxOtherLoad and Retakes: a sample during which other processes used
 	// more than MaxOtherLoad cores is taken again, up to Retakes times.
 	MaxOtherLoad float64
@@ -65,9 +76,21 @@ type config struct {
 	MemTarget    int64
 	MemReps      int
 
+	S3ConvertTarget float64
+	S3Objects       int
+	S3PerDay        int
+	S3ListTarget    int
+
+	SQLRows          int
+	SQLExtractTarget float64
+	SQLTableRows     int
+	SQLNewRows       int
+	SQLScanFactor    float64
+
 	root string // module root
 	work string // scratch folder of this run
 	bin  binaries
+	srv  servers // databases, started on demand
 }
 
 // binaries are the programs under test.
@@ -101,7 +124,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.Out, "out", "", "report to write (default docs/benchmarks.md; with -quick bench/.data/benchmarks-quick.md)")
 	fs.StringVar(&c.DataDir, "data", "", "cache and scratch folder (default bench/.data)")
 	fs.StringVar(&c.Tidemark, "tidemark", "", "use this tidemark binary instead of building ./cmd/tidemark")
-	fs.StringVar(&c.Only, "only", "convert,noop,memory", "scenarios to run, comma-separated")
+	fs.StringVar(&c.Only, "only", strings.Join(scenarioNames, ","), "scenarios to run, comma-separated")
 	fs.DurationVar(&c.Timeout, "timeout", 15*time.Minute, "cap on any one measured process; past it the process is killed and reported as did not finish")
 	fs.IntVar(&c.Reps, "reps", 3, "repetitions per measurement (the report shows the median)")
 	fs.BoolVar(&c.Keep, "keep", false, "keep the scratch folder (outputs, state, logs) after the run")
@@ -125,6 +148,17 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.MemLimit, "memory-limit", "512MB", "memory: the engine's memory_limit")
 	fs.Int64Var(&c.MemTarget, "memory-target", 1_000_000_000, "memory: maximum peak RSS of tidemark, bytes")
 	fs.IntVar(&c.MemReps, "memory-reps", 1, "memory: repetitions (each converts the whole input)")
+
+	fs.Float64Var(&c.S3ConvertTarget, "s3-convert-target", 0.6, "s3-convert: minimum throughput ratio S3/local disk (input as convert)")
+	fs.IntVar(&c.S3Objects, "s3-objects", 100_000, "s3-noop: objects")
+	fs.IntVar(&c.S3PerDay, "s3-objects-per-day", 1000, "s3-noop: objects per dated folder (sales/2026/MM/DD/)")
+	fs.IntVar(&c.S3ListTarget, "s3-list-target", 2, "s3-noop: most ListObjectsV2 requests of a no-op run with listing: ordered")
+
+	fs.IntVar(&c.SQLRows, "sql-rows", 1_000_000, "sql-extract: rows of the table read by a first run")
+	fs.Float64Var(&c.SQLExtractTarget, "sql-extract-target", 0.5, "sql-extract: minimum throughput ratio tidemark/export tool")
+	fs.IntVar(&c.SQLTableRows, "sql-table-rows", 10_000_000, "sql-incremental: rows in the table")
+	fs.IntVar(&c.SQLNewRows, "sql-new-rows", 1000, "sql-incremental: new rows each incremental run finds")
+	fs.Float64Var(&c.SQLScanFactor, "sql-scan-factor", 10, "sql-incremental: most table rows PostgreSQL may read per new row (the index is used)")
 
 	// TMBENCH_<FLAG> sets a flag's default; the command line wins.
 	var envErr error
@@ -152,6 +186,8 @@ func parseFlags(args []string) (*config, error) {
 			"convert-files": "4", "convert-rows": "25000",
 			"noop-dirs": "10", "noop-files-per-dir": "100",
 			"memory-files": "2", "memory-file-bytes": "20000000",
+			"s3-objects": "2000", "s3-objects-per-day": "100",
+			"sql-rows": "50000", "sql-table-rows": "200000",
 			"timeout": "3m",
 		}
 		for name, v := range quick {
@@ -162,6 +198,19 @@ func parseFlags(args []string) (*config, error) {
 	}
 	if c.Reps < 1 || c.MemReps < 1 {
 		return nil, fmt.Errorf("-reps and -memory-reps must be at least 1")
+	}
+	for _, name := range strings.Split(c.Only, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		if scenarios[name] == nil {
+			return nil, fmt.Errorf("-only: unknown scenario %q (want some of %s)", name, strings.Join(scenarioNames, ", "))
+		}
+		c.scenarios = append(c.scenarios, name)
+	}
+	if c.S3Objects < 1 || c.S3PerDay < 1 || c.SQLRows < 1 || c.SQLTableRows < 1 || c.SQLNewRows < 1 {
+		return nil, fmt.Errorf("-s3-objects, -s3-objects-per-day, -sql-rows, -sql-table-rows and -sql-new-rows must be at least 1")
 	}
 	return c, nil
 }
@@ -197,26 +246,15 @@ func run(ctx context.Context, c *config) error {
 	if err := c.build(ctx); err != nil {
 		return err
 	}
+	defer c.srv.stop()
 
 	rep := &report{cfg: c, machine: machineFacts(ctx, c)}
 	if c.bin.tidemarkErr != nil {
 		rep.problems = append(rep.problems, "tidemark does not build, so nothing of it was measured: "+
 			strings.ReplaceAll(c.bin.tidemarkErr.Error(), "\n", " / "))
 	}
-	for _, name := range strings.Split(c.Only, ",") {
-		var s section
-		switch strings.TrimSpace(name) {
-		case "convert":
-			s = benchConvert(ctx, c)
-		case "noop":
-			s = benchNoop(ctx, c)
-		case "memory":
-			s = benchMemory(ctx, c)
-		case "":
-			continue
-		default:
-			return fmt.Errorf("-only: unknown scenario %q (want convert, noop, memory)", name)
-		}
+	for _, name := range c.scenarios {
+		s := scenarios[name](ctx, c)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -232,6 +270,21 @@ func run(ctx context.Context, c *config) error {
 	logf("wrote %s in %s", c.Out, rep.elapsed.Round(time.Second))
 	return nil
 }
+
+// scenarios are the benchmarks by -only name; scenarioNames in the
+// report's order.
+var (
+	scenarios = map[string]func(context.Context, *config) section{
+		"convert":         benchConvert,
+		"noop":            benchNoop,
+		"memory":          benchMemory,
+		"s3-convert":      benchS3Convert,
+		"s3-noop":         benchS3Noop,
+		"sql-extract":     benchSQLExtract,
+		"sql-incremental": benchSQLIncremental,
+	}
+	scenarioNames = []string{"convert", "noop", "memory", "s3-convert", "s3-noop", "sql-extract", "sql-incremental"}
+)
 
 // build compiles tidemark (unless -tidemark names a binary) and the DuckDB
 // baseline into the scratch folder. A tidemark that does not build is

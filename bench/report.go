@@ -50,7 +50,11 @@ func (r *report) markdown() string {
 		"tables show the median. Input is generated deterministically, cached under `bench/.data` " +
 		"(git-ignored) and read once before measuring so both sides start with it in the page cache. " +
 		"Outputs and state go to a scratch folder under it (`$SCRATCH` below; `$REPO` is the repository), removed at the end. " +
-		fmt.Sprintf("Any one process is capped at %s and reported as *did not finish* past it.", c.Timeout))
+		fmt.Sprintf("Any one process is capped at %s and reported as *did not finish* past it. ", c.Timeout)+
+		"The S3 and database scenarios start their servers themselves, on loopback ports, as children of the harness "+
+		"(versitygw from `PATH` or `$(go env GOPATH)/bin`; a throwaway PostgreSQL and MariaDB from the installed "+
+		"packages, started as `scripts/test.sh` starts them for the tests) and stop them at the end; the CPU time a "+
+		"server uses during a measurement is part of the work measured, and is shown.")
 	d.p(fmt.Sprintf("The machine may be shared, so the harness guards against other processes' load: before each "+
 		"measurement it waits (up to %s) for a second in which others use under 0.25 cores, it measures the CPU "+
 		"others used during the measurement (`/proc/stat` minus the child's own CPU time), and a sample during which "+
