@@ -16,6 +16,7 @@ import (
 
 // measured is one timed process.
 type measured struct {
+	Start    time.Time // when the process was started
 	Wall     time.Duration
 	PeakRSS  int64 // bytes (the child's ru_maxrss)
 	Stdout   []byte
@@ -114,7 +115,7 @@ func timeProcess(ctx context.Context, rs runSpec) measured {
 	busy0, server0 := cpuBusy(), serverCPU()
 	start := time.Now()
 	err := cmd.Run()
-	m := measured{Wall: time.Since(start), Stdout: stdout.Bytes(), Stderr: strings.TrimSpace(stderr.String())}
+	m := measured{Start: start, Wall: time.Since(start), Stdout: stdout.Bytes(), Stderr: strings.TrimSpace(stderr.String())}
 	// /proc/stat counts in 10 ms ticks: over a short run one tick of
 	// someone else's work would read as a busy core, so the others' load
 	// is taken over a window of at least minLoadWindow.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -50,10 +51,10 @@ func (r *report) markdown() string {
 		"tables show the median. Input is generated deterministically, cached under `bench/.data` " +
 		"(git-ignored) and read once before measuring so both sides start with it in the page cache. " +
 		"Outputs and state go to a scratch folder under it (`$SCRATCH` below; `$REPO` is the repository), removed at the end. " +
-		fmt.Sprintf("Any one process is capped at %s and reported as *did not finish* past it. ", c.Timeout)+
-		"The S3 and database scenarios start their servers themselves, on loopback ports, as children of the harness "+
-		"(versitygw from `PATH` or `$(go env GOPATH)/bin`; a throwaway PostgreSQL and MariaDB from the installed "+
-		"packages, started as `scripts/test.sh` starts them for the tests) and stop them at the end; the CPU time a "+
+		fmt.Sprintf("Any one process is capped at %s and reported as *did not finish* past it. ", c.Timeout) +
+		"The S3 and database scenarios start their servers themselves, on loopback ports, as children of the harness " +
+		"(versitygw from `PATH` or `$(go env GOPATH)/bin`; a throwaway PostgreSQL and MariaDB from the installed " +
+		"packages, started as `scripts/test.sh` starts them for the tests) and stop them at the end; the CPU time a " +
 		"server uses during a measurement is part of the work measured, and is shown.")
 	d.p(fmt.Sprintf("The machine may be shared, so the harness guards against other processes' load: before each "+
 		"measurement it waits (up to %s) for a second in which others use under 0.25 cores, it measures the CPU "+
@@ -96,8 +97,12 @@ func (r *report) markdown() string {
 	return d.b.String()
 }
 
-// doc builds Markdown.
-type doc struct{ b strings.Builder }
+// doc builds Markdown. Sections, and so their docs, are passed by value:
+// a strings.Builder must not be copied once written (it keeps a pointer to
+// itself, which dangles when the original was on a stack that has since
+// moved, and the garbage collector then aborts the program), so the text
+// is kept in a bytes.Buffer.
+type doc struct{ b bytes.Buffer }
 
 func (d *doc) p(s string)  { d.b.WriteString(s + "\n\n") }
 func (d *doc) h2(s string) { d.b.WriteString("## " + s + "\n\n") }
