@@ -139,35 +139,8 @@ func benchConvert(ctx context.Context, c *config) section {
 	if c.bin.tidemark != "" {
 		sides = append([]*convertSide{tidemark}, bases...)
 	}
-	for rep := range c.Reps {
-		// Rotate the order, so that no side always runs first or right
-		// after the same other side.
-		for i := range sides {
-			side := sides[(i+rep)%len(sides)]
-			x := retake(ctx, c, fmt.Sprintf("convert rep %d %s", rep+1, side.label),
-				func() convertSample { return side.run(rep) }, func(x convertSample) measured { return x.m }, &side.retaken)
-			logf("convert rep %d %s: %s %s%s", rep+1, side.label, secs(x.m.Wall), x.m.status(), busyNote(x.m))
-			side.samples = append(side.samples, x)
-		}
-		if ctx.Err() != nil {
-			break
-		}
-	}
-
-	// What was written must be every input row, once.
-	for _, side := range sides {
-		for i, x := range side.samples {
-			switch {
-			case x.err != nil:
-				s.Problems = append(s.Problems, fmt.Sprintf("CSV → Parquet, %s rep %d failed: %s", side.label, i+1, describeErr(x.m, x.err)))
-			case x.checkErr != nil:
-				s.Problems = append(s.Problems, fmt.Sprintf("CSV → Parquet, %s rep %d: %v", side.label, i+1, x.checkErr))
-			case x.outRows != ds.Rows || x.reported != ds.Rows:
-				s.Problems = append(s.Problems, fmt.Sprintf("CSV → Parquet, %s rep %d: the input has %s rows; the output holds %s and the process reported %s",
-					side.label, i+1, thousands(ds.Rows), thousands(x.outRows), thousands(x.reported)))
-			}
-		}
-	}
+	runRotated(ctx, c, "convert", sides)
+	checkConvertSamples(&s, "CSV → Parquet", sides, ds.Rows)
 
 	tmT, _ := tidemark.times()
 	tmMed := median(tmT)
@@ -280,4 +253,39 @@ func orDash(s string) string {
 		return "—"
 	}
 	return s
+}
+
+// runRotated runs every side c.Reps times, rotating the order so that no
+// side always runs first or right after the same other side.
+func runRotated(ctx context.Context, c *config, name string, sides []*convertSide) {
+	for rep := range c.Reps {
+		for i := range sides {
+			side := sides[(i+rep)%len(sides)]
+			x := retake(ctx, c, fmt.Sprintf("%s rep %d %s", name, rep+1, side.label),
+				func() convertSample { return side.run(rep) }, func(x convertSample) measured { return x.m }, &side.retaken)
+			logf("%s rep %d %s: %s %s%s", name, rep+1, side.label, secs(x.m.Wall), x.m.status(), busyNote(x.m))
+			side.samples = append(side.samples, x)
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+}
+
+// checkConvertSamples records a problem for every sample that failed or
+// did not write every input row exactly once.
+func checkConvertSamples(s *section, title string, sides []*convertSide, rows int64) {
+	for _, side := range sides {
+		for i, x := range side.samples {
+			switch {
+			case x.err != nil:
+				s.Problems = append(s.Problems, fmt.Sprintf("%s, %s rep %d failed: %s", title, side.label, i+1, describeErr(x.m, x.err)))
+			case x.checkErr != nil:
+				s.Problems = append(s.Problems, fmt.Sprintf("%s, %s rep %d: %v", title, side.label, i+1, x.checkErr))
+			case x.outRows != rows || x.reported != rows:
+				s.Problems = append(s.Problems, fmt.Sprintf("%s, %s rep %d: the input has %s rows; the output holds %s and the run reported %s",
+					title, side.label, i+1, thousands(rows), thousands(x.outRows), thousands(x.reported)))
+			}
+		}
+	}
 }

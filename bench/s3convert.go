@@ -98,31 +98,8 @@ func benchS3Convert(ctx context.Context, c *config) section {
 	local := side("tidemark, local disk", "local")
 	remote := side("tidemark, S3 (versitygw)", "s3")
 	sides := []*convertSide{local, remote}
-	for rep := range c.Reps {
-		for i := range sides {
-			sd := sides[(i+rep)%len(sides)]
-			x := retake(ctx, c, fmt.Sprintf("s3-convert rep %d %s", rep+1, sd.label),
-				func() convertSample { return sd.run(rep) }, func(x convertSample) measured { return x.m }, &sd.retaken)
-			logf("s3-convert rep %d %s: %s %s%s", rep+1, sd.label, secs(x.m.Wall), x.m.status(), busyNote(x.m))
-			sd.samples = append(sd.samples, x)
-		}
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	for _, sd := range sides {
-		for i, x := range sd.samples {
-			switch {
-			case x.err != nil:
-				s.Problems = append(s.Problems, fmt.Sprintf("CSV → Parquet on S3, %s rep %d failed: %s", sd.label, i+1, describeErr(x.m, x.err)))
-			case x.checkErr != nil:
-				s.Problems = append(s.Problems, fmt.Sprintf("CSV → Parquet on S3, %s rep %d: %v", sd.label, i+1, x.checkErr))
-			case x.outRows != ds.Rows || x.reported != ds.Rows:
-				s.Problems = append(s.Problems, fmt.Sprintf("CSV → Parquet on S3, %s rep %d: the input has %s rows; the output holds %s and the run reported %s",
-					sd.label, i+1, thousands(ds.Rows), thousands(x.outRows), thousands(x.reported)))
-			}
-		}
-	}
+	runRotated(ctx, c, "s3-convert", sides)
+	checkConvertSamples(&s, "CSV → Parquet on S3", sides, ds.Rows)
 
 	// Where the S3 run's time goes: one more run, not measured, through a
 	// proxy that records each request.
