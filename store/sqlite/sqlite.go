@@ -11,14 +11,16 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	sqlitedrv "modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 
 	"github.com/tidemark-etl/tidemark/store"
 )
@@ -68,16 +70,37 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return nil, fmt.Errorf("opening sqlite state store %s: %w", path, err)
 	}
-	db, err := sql.Open("sqlite", dsn(abs))
-	if err != nil {
-		return nil, fmt.Errorf("opening sqlite state store %s: %w", path, err)
-	}
-	s := &Store{db: db, path: abs}
-	if err := s.init(ctx); err != nil {
+	// Several processes creating one new file at once can see SQLITE_BUSY
+	// without SQLite calling the busy handler (switching a fresh file to WAL
+	// takes an exclusive lock that does not wait), so opening retries busy
+	// errors itself for as long as a statement would wait.
+	deadline := time.Now().Add(busyTimeout)
+	for {
+		db, err := sql.Open("sqlite", dsn(abs))
+		if err != nil {
+			return nil, fmt.Errorf("opening sqlite state store %s: %w", path, err)
+		}
+		s := &Store{db: db, path: abs}
+		err = s.init(ctx)
+		if err == nil {
+			return s, nil
+		}
 		db.Close()
-		return nil, fmt.Errorf("opening sqlite state store %s: %w", path, err)
+		if !isBusy(err) || time.Now().After(deadline) {
+			return nil, fmt.Errorf("opening sqlite state store %s: %w", path, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("opening sqlite state store %s: %w", path, ctx.Err())
+		case <-time.After(time.Duration(5+rand.IntN(45)) * time.Millisecond):
+		}
 	}
-	return s, nil
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY (any extended code).
+func isBusy(err error) bool {
+	var se *sqlitedrv.Error
+	return errors.As(err, &se) && se.Code()&0xff == 5
 }
 
 // dsn builds a modernc.org/sqlite DSN: a file: URI (so that '?', '#' and '%'
