@@ -75,6 +75,9 @@ type planInput struct {
 	// diskBudget caps the bytes a remote source's run downloads (0: none);
 	// what does not fit waits for the next run, like bounded_size.
 	diskBudget int64
+	// count has SQL table sources count their new rows, for a report
+	// (tidemark plan); a run reads them once instead.
+	count bool
 }
 
 // bounds are a source's per-run limits, the disk budget included for

@@ -48,7 +48,7 @@ func Plan(ctx context.Context, spec *job.Spec, opts RunOptions) (*PlanResult, er
 	if err != nil {
 		return nil, err
 	}
-	in := planInput{mode: opts.Mode, states: states, allowDrift: opts.AllowSourceChange, now: time.Now()}
+	in := planInput{mode: opts.Mode, states: states, allowDrift: opts.AllowSourceChange, now: time.Now(), count: true}
 	if opts.From != "" {
 		if in.rangeRuns, err = rangeRuns(ctx, st, jobName, opts.From, opts.To); err != nil {
 			return nil, err
@@ -63,7 +63,7 @@ func Plan(ctx context.Context, spec *job.Spec, opts RunOptions) (*PlanResult, er
 		if t := p.table; t != nil {
 			pv := SourcePreview{New: []string{}}
 			if t.plan != nil {
-				pv.Rows, pv.After, pv.UpTo, pv.Regressions = t.plan.Pending(), t.plan.From, t.plan.To, t.plan.Regressions
+				pv.Rows, pv.After, pv.UpTo, pv.Regressions = t.plan.NewRows+t.plan.Late, t.plan.From, t.plan.To, t.plan.Regressions
 			}
 			t.src.Close()
 			res.Sources[src.Ctx] = pv

@@ -40,7 +40,10 @@ func (p *SourcePlan) pending() int64 {
 	if p.table.ranges != nil {
 		return int64(len(p.table.ranges))
 	}
-	return p.table.plan.Pending()
+	if p.table.plan.Pending() {
+		return 1
+	}
+	return 0
 }
 
 // tableConfig is a source's sqltable configuration, with a relative SQLite
@@ -53,7 +56,19 @@ func tableConfig(spec *job.Spec, src job.Source) sqltable.Config {
 	return sqltable.Config{Ctx: src.Ctx, Connection: conn, PasswordEnv: src.PasswordEnv, Table: src.Table, Query: src.Query,
 		BookmarkKeys: src.BookmarkKeys, SortOrder: src.BookmarkKeysSortOrder, Lookback: src.Lookback,
 		BoundedRows: src.BoundedRows, OnNullKey: src.OnNullKey,
-		NoRegressionCheck: src.RegressionCheck != nil && !*src.RegressionCheck}
+		NoRegressionCheck: src.RegressionCheck != nil && !*src.RegressionCheck, RegressionRows: regressionRows(src)}
+}
+
+// regressionRows maps regression_check_rows (unset: the default; 0: every
+// row) to sqltable.Config.RegressionRows (0: the default; -1: every row).
+func regressionRows(src job.Source) int64 {
+	switch {
+	case src.RegressionCheckRows == nil:
+		return 0
+	case *src.RegressionCheckRows == 0:
+		return -1
+	}
+	return *src.RegressionCheckRows
 }
 
 // planTable plans a SQL table source: its fixed upper bound and what the
@@ -85,10 +100,14 @@ func planTable(ctx context.Context, st store.Store, jobName string, spec *job.Sp
 			}
 		}
 		return p, nil
-	case in.mode == bookmark.ModeDisable:
+	case in.mode == bookmark.ModeDisable && in.count:
 		p.table.plan, err = ts.Plan(ctx, nil)
-	default:
+	case in.mode == bookmark.ModeDisable:
+		p.table.plan, err = ts.PlanRun(ctx, nil)
+	case in.count:
 		p.table.plan, err = ts.Plan(ctx, p.prev.Cursor)
+	default:
+		p.table.plan, err = ts.PlanRun(ctx, p.prev.Cursor)
 	}
 	if err != nil {
 		ts.Close()

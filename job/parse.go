@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -85,12 +86,54 @@ func yamlError(name string, err error) error {
 		msg := te.GetMessage()
 		msg = strings.Replace(msg, "unknown field", "unknown key", 1)
 		line := 0
-		if tk := te.GetToken(); tk != nil && tk.Position != nil {
+		tk := te.GetToken()
+		if tk != nil && tk.Position != nil {
 			line = tk.Position.Line
+		}
+		if m := typeErr.FindStringSubmatch(msg); m != nil && tk != nil {
+			msg = fmt.Sprintf("%q is not %s", tk.Value, wantType(m[1]))
+			if k := keyOf(tk); k != "" {
+				msg = k + ": " + msg
+			}
 		}
 		return &Error{File: name, Line: line, Msg: msg}
 	}
 	return &Error{File: name, Msg: err.Error()}
+}
+
+// typeErr matches go-yaml's message for a value of the wrong type.
+var typeErr = regexp.MustCompile(`^cannot unmarshal \S+ into Go .* of type (\S+)$`)
+
+// wantType says in job-file words what a Go type accepts.
+func wantType(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "uint"):
+		return "a whole number"
+	case goType == "bool":
+		return "true or false"
+	case strings.HasPrefix(goType, "[]"):
+		return "a list"
+	case strings.HasPrefix(goType, "map"):
+		return "a mapping"
+	case goType == "string":
+		return "text"
+	}
+	return "a " + goType
+}
+
+// keyOf names the mapping key whose value starts at tk ("" if none).
+func keyOf(tk *token.Token) string {
+	p := tk.Prev
+	for p != nil && p.Type != token.MappingValueType {
+		if p.Position == nil || p.Position.Line != tk.Position.Line {
+			return ""
+		}
+		p = p.Prev
+	}
+	if p == nil || p.Prev == nil {
+		return ""
+	}
+	return p.Prev.Value
 }
 
 // lineOf returns the line of a YAML path ("$.sources[0].format"), walking up

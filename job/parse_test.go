@@ -38,6 +38,35 @@ func TestParseDefaults(t *testing.T) {
 	}
 }
 
+// validTable is a valid job with a SQL table source.
+const validTable = `job: orders-sync
+sources:
+  - ctx: orders_db
+    connection: postgres://etl@db.internal:5432/shop
+    password_env: SHOP_PASSWORD
+    table: orders
+sinks:
+  - ctx: out
+    path: out/
+`
+
+func TestParseTableSource(t *testing.T) {
+	s, err := Parse("job.yaml", []byte(strings.Replace(validTable, "table: orders", "table: orders\n    regression_check_rows: 0", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Sources[0].RegressionCheckRows; n == nil || *n != 0 {
+		t.Fatalf("regression_check_rows = %v, want 0 (every row)", n)
+	}
+	s, err = Parse("job.yaml", []byte(validTable))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Sources[0].RegressionCheckRows; n != nil {
+		t.Fatalf("regression_check_rows unset = %d, want nil (the default)", *n)
+	}
+}
+
 func TestParseErrorsNameKeyAndLine(t *testing.T) {
 	cases := []struct {
 		name, edit, want string
@@ -51,6 +80,8 @@ func TestParseErrorsNameKeyAndLine(t *testing.T) {
 		{"bad engine", strings.Replace(valid, "sources:", "engine: {flink: {}}\nsources:", 1), "engine", 2},
 		{"missing job", strings.Replace(valid, "job: sales-daily\n", "", 1), "job: is required", 0},
 		{"duplicate ctx", strings.Replace(valid, "clean_orders: |", "orders_source: |", 1), "already used", 0},
+		{"negative regression depth", strings.Replace(validTable, "table: orders", "table: orders\n    regression_check_rows: -5", 1), "sources[0].regression_check_rows", 7},
+		{"regression depth not a number", strings.Replace(validTable, "table: orders", "table: orders\n    regression_check_rows: many", 1), "regression_check_rows", 7},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -106,8 +106,11 @@ type Source struct {
 	// OnNullKey is fail (default) or skip.
 	OnNullKey string `yaml:"on_null_key"`
 	// RegressionCheck counts rows that appear behind the mark each run
-	// (default true; it scans the rows behind the window).
+	// (default true).
 	RegressionCheck *bool `yaml:"regression_check"`
+	// RegressionCheckRows is how many rows behind the window the check
+	// covers (default 100,000; 0: every row, each run).
+	RegressionCheckRows *int64 `yaml:"regression_check_rows"`
 }
 
 // IsTable reports whether the source reads a SQL table instead of files.

@@ -208,6 +208,9 @@ func (v *validator) tableSource(p string, src Source) {
 	if src.BoundedRows < 0 {
 		v.fail(p+".bounded_rows", "must be positive")
 	}
+	if src.RegressionCheckRows != nil && *src.RegressionCheckRows < 0 {
+		v.fail(p+".regression_check_rows", "must be 0 (every row) or more")
+	}
 }
 
 // ErrorAt returns a job-file error for the key at a YAML path such as

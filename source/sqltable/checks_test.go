@@ -3,6 +3,8 @@ package sqltable_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -130,6 +132,52 @@ func TestPasswordNeverShown(t *testing.T) {
 		_, err = sqltable.Open(ctx, sqltable.Config{Ctx: "src", Connection: db.Connection, PasswordEnv: "TIDEMARK_NO_SUCH_VAR", Table: "t"})
 		if err == nil || !strings.Contains(err.Error(), "TIDEMARK_NO_SUCH_VAR is not set") {
 			t.Fatalf("unset password_env: %v", err)
+		}
+	})
+}
+
+// TestRegressionDepth checks the regression check's bounded region: with
+// RegressionRows 5 it sees a row that appears near the boundary but not
+// one far behind, which the full check (-1) sees too; as the region's floor
+// moves up over later runs, nothing is reported twice or made up.
+func TestRegressionDepth(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, db *sqltest.DB) {
+		for _, tc := range []struct {
+			name, lookback string
+		}{{"no lookback", ""}, {"lookback", "10"}} {
+			for _, depth := range []int64{5, -1} {
+				table := fmt.Sprintf("d_%d_%t", max(depth, 0), tc.lookback != "")
+				db.Exec(t, ddl(db.Kind, "CREATE TABLE "+table+" (id {pk}, v {text})"))
+				var ids []int
+				for i := 10; i <= 200; i += 10 {
+					ids = append(ids, i)
+				}
+				insertIDs(t, db, table, ids...)
+				s := open(t, db, sqltable.Config{Table: table, Lookback: tc.lookback, RegressionRows: depth})
+				r1 := step(t, s, nil)
+
+				// 175 lands near the boundary, 15 far behind it.
+				insertIDs(t, db, table, 175, 15, 210)
+				r2 := step(t, s, r1.ex.Cursor)
+				want := int64(1)
+				if depth < 0 {
+					want = 2
+				}
+				if r2.plan.Regressions != want {
+					t.Fatalf("%s, depth %d, run 2: regressions %d, want %d", tc.name, depth, r2.plan.Regressions, want)
+				}
+
+				// Many new rows move the region's floor up.
+				insertIDs(t, db, table, 220, 230, 240, 250, 260, 270, 280, 290, 300)
+				r3 := step(t, s, r2.ex.Cursor)
+				insertIDs(t, db, table, 265)
+				r4 := step(t, s, r3.ex.Cursor)
+				r5 := step(t, s, r4.ex.Cursor)
+				got := []int64{r3.plan.Regressions, r4.plan.Regressions, r5.plan.Regressions}
+				if !slices.Equal(got, []int64{0, 1, 0}) {
+					t.Fatalf("%s, depth %d, runs 3-5: regressions %v, want [0 1 0]", tc.name, depth, got)
+				}
+			}
 		}
 	})
 }

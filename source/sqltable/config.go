@@ -39,11 +39,30 @@ type Config struct {
 	BoundedRows int64
 	// OnNullKey is fail (default) or skip: what rows with a NULL key do.
 	OnNullKey string
-	// NoRegressionCheck turns off the regression check, whose count reads
-	// the keys' index over every row behind the window each run (about
-	// 0.4 s per 10 million rows on PostgreSQL here). Plan.Regressions is
-	// then always 0.
+	// NoRegressionCheck turns off the regression check; Plan.Regressions
+	// is then always 0.
 	NoRegressionCheck bool
+	// RegressionRows is how far back the regression check looks: it
+	// counts the rows of a region behind the window (behind the mark,
+	// without a lookback) that holds between RegressionRows and twice as
+	// many rows (all of them while there are fewer), so its cost does not
+	// grow with the table. 0: DefaultRegressionRows; negative: every row
+	// behind the window, each run.
+	RegressionRows int64
+}
+
+// DefaultRegressionRows is the regression check's default depth.
+const DefaultRegressionRows = 100_000
+
+// regressionRows is the check's depth; 0 means every row.
+func (c Config) regressionRows() int64 {
+	switch {
+	case c.RegressionRows == 0:
+		return DefaultRegressionRows
+	case c.RegressionRows < 0:
+		return 0
+	}
+	return c.RegressionRows
 }
 
 // Validate checks the configuration without connecting.

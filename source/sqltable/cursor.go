@@ -27,10 +27,13 @@ type cursor struct {
 	// Delivered holds the identities (128-bit hashes of primary key and
 	// key values) of the rows in [Window, Mark], sorted.
 	Delivered []byte `json:"delivered,omitempty"`
-	// Behind counts the rows behind the window (first key < Window) or,
-	// without a window, up to the mark, as the last run saw them: the
-	// baseline of the regression check; nil when not checked.
-	Behind *int64 `json:"behind,omitempty"`
+	// Behind counts the rows of the regression check's region as the last
+	// run saw them: the rows behind the window (first key < Window) or,
+	// without a window, up to the mark, whose first key is at or past
+	// Floor (nil: from the start). It is the check's baseline; nil when
+	// not checked.
+	Behind *int64  `json:"behind,omitempty"`
+	Floor  *string `json:"floor,omitempty"`
 }
 
 const cursorVersion = 1

@@ -123,13 +123,17 @@
 //
 // # Regression check
 //
-// The cursor keeps the number of rows behind the window (first key < W;
-// without lookback: key tuple ≤ M) as the run saw them. The next Plan
-// counts the same region again; the increase is Plan.Regressions: rows
-// that appeared where no run reads (non-monotonic keys, commits later
-// than the lookback). The count uses the keys' index but reads the whole
-// region, so its cost grows with the table; deletes in the region in the
-// same interval hide as many insertions.
+// The cursor keeps the number of rows in a region behind the window (first
+// key < W; without lookback: key tuple ≤ M) whose first key is at or past
+// a floor, as the run saw them. The next Plan counts the same region again;
+// the increase is Plan.Regressions: rows that appeared where no run reads
+// (non-monotonic keys, commits later than the lookback). The region grows
+// with the boundary; once it holds more than twice Config.RegressionRows
+// rows, the floor moves up to the key of the RegressionRows-th row behind
+// the boundary, so each run's counts read a bounded stretch of the keys'
+// index whatever the table's size. A row appearing behind the floor is not
+// counted; RegressionRows < 0 keeps no floor (every row, each run). Deletes
+// in the region in the same interval hide as many insertions.
 //
 // # Errors
 //

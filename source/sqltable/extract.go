@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
@@ -111,12 +112,10 @@ func (p *Plan) Extract(ctx context.Context, dir string) (*Extract, error) {
 // advance fills the next cursor's window, delivered set and regression
 // baseline, inside the extract's snapshot.
 func (s *Source) advance(ctx context.Context, ses session, p *Plan, next *cursor, newRows int64) error {
-	c := p.prev
-	next.Window, next.Delivered, next.Lookback, next.Behind = nil, nil, "", nil
+	next.Window, next.Delivered, next.Lookback, next.Behind, next.Floor = nil, nil, "", nil, nil
 	if next.Mark == nil {
 		return nil
 	}
-	var boundary *query // selects the rows behind the new window or mark
 	if s.lb.set() {
 		w, err := windowStart(s.db.Kind, s.cols[s.keys[0]].key, next.Mark[0], s.lb, s.cfg.desc())
 		if err != nil {
@@ -134,39 +133,76 @@ func (s *Source) advance(ctx context.Context, ses session, p *Plan, next *cursor
 			return s.fail("recording the rows delivered in the lookback window", s.keyDesc("from", []string{w}), err)
 		}
 		next.Delivered = delivered.encode()
-		boundary = s.newQuery().w("SELECT count(*) FROM ", s.from, " WHERE ").behind(w)
-	} else {
-		boundary = s.newQuery().w("SELECT count(*) FROM ", s.from, " WHERE ").tuple(false, next.Mark)
 	}
 	if s.cfg.NoRegressionCheck {
 		return nil // no baseline: a later run that checks starts one
 	}
-	// The baseline: rows behind the new boundary. The boundary only moves
-	// forward, so when Plan counted the rows behind the old one under the
-	// same rules, add the rows between the two; else count them all.
+	n, floor, err := s.baseline(ctx, ses, p, next, newRows)
+	if err != nil {
+		return s.fail("counting the rows behind the mark (regression check)", "", err)
+	}
+	next.Behind, next.Floor = &n, floor
+	return nil
+}
+
+// baseline counts the regression check's region behind the new window (or
+// mark) for the next run to compare with. The region only moves forward:
+// when Plan counted the old region under the same rules, the rows between
+// the old and the new boundary are added to that count, so that a row
+// appearing in the old region during this run is still reported by the
+// next. Past twice the check's depth, the region's floor moves up to keep
+// the depth's rows nearest the boundary, and the rows it leaves behind are
+// subtracted.
+func (s *Source) baseline(ctx context.Context, ses session, p *Plan, next *cursor, newRows int64) (int64, *string, error) {
+	c := p.prev
 	var n int64
+	var floor *string
 	var err error
 	switch {
 	case c == nil || c.Mark == nil:
 		if s.lb.set() {
-			n, err = s.countIn(ctx, ses, boundary)
+			n, err = s.countIn(ctx, ses, s.regionQuery(nil, next.Window, next.Mark))
 		} else {
 			n = newRows // the first read took every row up to the mark
 		}
 	case !p.behindKnown || (c.Window != nil) != s.lb.set() || c.Lookback != next.Lookback:
-		n, err = s.countIn(ctx, ses, boundary)
+		floor = c.Floor
+		n, err = s.countIn(ctx, ses, s.regionQuery(floor, next.Window, next.Mark))
 	case s.lb.set():
+		floor = c.Floor
 		q := s.newQuery().w("SELECT count(*) FROM ", s.from, " WHERE ").inWindow(*c.Window).w(" AND ").behind(*next.Window)
 		n, err = s.countIn(ctx, ses, q)
 		n += p.behind
 	default:
+		floor = c.Floor
 		n = p.behind + newRows
 	}
-	if err != nil {
-		return s.fail("counting the rows behind the mark (regression check)", "", err)
+	depth := s.cfg.regressionRows()
+	if err != nil || depth == 0 || n <= 2*depth {
+		return n, floor, err
 	}
-	next.Behind = &n
-	return nil
+	q := s.newQuery().w("SELECT ", s.d.keyText(s.cols[s.keys[0]]), " FROM ", s.from, " WHERE ")
+	if floor != nil {
+		q.inWindow(*floor).w(" AND ")
+	}
+	if next.Window != nil {
+		q.behind(*next.Window)
+	} else {
+		q.tuple(false, next.Mark)
+	}
+	q.orderBy(true).w(" LIMIT 1 OFFSET " + strconv.FormatInt(depth-1, 10))
+	row, err := queryRow(ctx, ses, q.String(), q.a.list)
+	if err = firstErr(q.err, err); err != nil || row == nil {
+		return n, floor, hint(err)
+	}
+	to := text(row[0])
+	if floor == nil {
+		n, err = s.countIn(ctx, ses, s.regionQuery(&to, next.Window, next.Mark))
+		return n, &to, err
+	}
+	q = s.newQuery().w("SELECT count(*) FROM ", s.from, " WHERE ").inWindow(*floor).w(" AND ").behind(to)
+	left, err := s.countIn(ctx, ses, q)
+	return n - left, &to, err
 }
 
 // countIn runs a count query in the session.

@@ -174,8 +174,14 @@ func (c *csvWriter) write(vals []any, format []formatter) error {
 	return err
 }
 
-// quoteCSV quotes the field that starts at start in b.
+// quoteCSV quotes the field that starts at start in b when it needs it:
+// when it is empty (an empty unquoted field is NULL), holds a delimiter,
+// quote or line break, or starts or ends with a blank. Numbers and times
+// never do, which keeps the file small and the engine's parse fast.
 func quoteCSV(b []byte, start int) []byte {
+	if !needsQuote(b[start:]) {
+		return b
+	}
 	quotes := 0
 	for _, ch := range b[start:] {
 		if ch == '"' {
@@ -198,6 +204,25 @@ func quoteCSV(b []byte, start int) []byte {
 	}
 	b[j] = '"'
 	return b
+}
+
+func needsQuote(f []byte) bool {
+	if len(f) == 0 {
+		return true
+	}
+	if c := f[0]; c == ' ' || c == '\t' {
+		return true
+	}
+	if c := f[len(f)-1]; c == ' ' || c == '\t' {
+		return true
+	}
+	for _, c := range f {
+		switch c {
+		case ',', '"', '\n', '\r':
+			return true
+		}
+	}
+	return false
 }
 
 func (c *csvWriter) flush() error { return c.w.Flush() }

@@ -51,7 +51,8 @@ type run struct {
 }
 
 // step plans and extracts once from cursor prev and reads the files back
-// through DuckDB.
+// through DuckDB. It plans both ways, counting (Plan, returned) and as a
+// run does (PlanRun, extracted), and checks that they agree.
 func step(t *testing.T, s *sqltable.Source, prev []byte) run {
 	t.Helper()
 	ctx := context.Background()
@@ -59,7 +60,19 @@ func step(t *testing.T, s *sqltable.Source, prev []byte) run {
 	if err != nil {
 		t.Fatalf("Plan: %v", err)
 	}
-	ex, err := p.Extract(ctx, t.TempDir())
+	pr, err := s.PlanRun(ctx, prev)
+	if err != nil {
+		t.Fatalf("PlanRun: %v", err)
+	}
+	if pr.Pending() != p.Pending() || !slices.Equal(pr.To, p.To) || pr.Bounded != p.Bounded ||
+		pr.Regressions != p.Regressions || pr.Late != p.Late || pr.NewRows != -1 {
+		t.Fatalf("PlanRun disagrees with Plan: pending %t/%t, to %v/%v, bounded %t/%t, regressions %d/%d, late %d/%d, new rows %d (want -1)",
+			pr.Pending(), p.Pending(), pr.To, p.To, pr.Bounded, p.Bounded, pr.Regressions, p.Regressions, pr.Late, p.Late, pr.NewRows)
+	}
+	if p.Pending() != (p.NewRows+p.Late > 0) {
+		t.Fatalf("Plan: pending %t with %d new and %d late rows", p.Pending(), p.NewRows, p.Late)
+	}
+	ex, err := pr.Extract(ctx, t.TempDir())
 	if err != nil {
 		t.Fatalf("Extract: %v", err)
 	}

@@ -3,6 +3,7 @@ package sqltable
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -16,9 +17,9 @@ type Plan struct {
 	// keys to read), as key texts.
 	From []string
 	To   []string
-	// NewRows counts the rows in (From, To] when planned; Late counts the
-	// rows in the lookback window that were not delivered yet (late
-	// commits). The run reads both.
+	// NewRows counts the rows in (From, To] when planned (-1: not
+	// counted, see PlanRun); Late counts the rows in the lookback window
+	// that were not delivered yet (late commits). The run reads both.
 	NewRows int64
 	Late    int64
 	// NullKeys counts rows with a NULL key, left out (on_null_key: skip;
@@ -34,24 +35,38 @@ type Plan struct {
 	// maximum key; the next run continues.
 	Bounded bool
 
+	hasNew      bool  // there are rows in (From, To]
 	behind      int64 // rows behind the previous boundary, now
 	behindKnown bool  // behind was counted (the regression check ran)
 }
 
-// Pending is the number of rows the run would read; 0 means nothing new.
-func (p *Plan) Pending() int64 { return p.NewRows + p.Late }
+// Pending reports whether the run has rows to read: new rows or late
+// rows in the lookback window.
+func (p *Plan) Pending() bool { return p.hasNew || p.Late > 0 }
 
 // Plan reads the current bounds: the maximum key tuple, fixed as the
 // run's upper bound, so rows inserted during the run wait for the next
-// one; the NULL-key count; the late rows in the lookback window; and the
-// regression check. prev is the cursor of the last committed run (nil on
-// the first run). Plan may be called any number of times.
+// one; the NULL-key count; the new rows' count; the late rows in the
+// lookback window; and the regression check. prev is the cursor of the
+// last committed run (nil on the first run). Plan may be called any number
+// of times.
 func (s *Source) Plan(ctx context.Context, prev []byte) (*Plan, error) {
+	return s.plan(ctx, prev, true)
+}
+
+// PlanRun is Plan for a run, which reports the rows it reads instead: it
+// does not count the new rows first (NewRows is -1), so the database reads
+// them once, not twice.
+func (s *Source) PlanRun(ctx context.Context, prev []byte) (*Plan, error) {
+	return s.plan(ctx, prev, false)
+}
+
+func (s *Source) plan(ctx context.Context, prev []byte, count bool) (*Plan, error) {
 	c, err := decodeCursor(prev, s.Keys(), s.cfg.order())
 	if err != nil {
 		return nil, fmt.Errorf("source %s: %w", s.cfg.Ctx, err)
 	}
-	p := &Plan{s: s, prev: c}
+	p := &Plan{s: s, prev: c, NewRows: -1}
 	if c != nil {
 		p.From = c.Mark
 	}
@@ -71,18 +86,8 @@ func (s *Source) Plan(ctx context.Context, prev []byte) (*Plan, error) {
 		return nil, s.fail("reading the maximum key", "", err)
 	}
 	if p.To != nil {
-		if p.NewRows, err = s.count(ctx, s.rangeQuery("SELECT count(*)", p.From, p.To)); err != nil {
-			return nil, s.fail("counting new rows", s.keyDesc("after", p.From), err)
-		}
-		if n := s.cfg.BoundedRows; n > 0 && p.NewRows > n {
-			q := s.rangeQuery("SELECT "+s.keyTexts(), p.From, p.To).orderBy(false).w(" LIMIT 1 OFFSET " + strconv.FormatInt(n-1, 10))
-			if p.To, err = s.firstRow(ctx, q); err != nil {
-				return nil, s.fail("finding where bounded_rows ends the run", s.keyDesc("after", p.From), err)
-			}
-			if p.NewRows, err = s.count(ctx, s.rangeQuery("SELECT count(*)", p.From, p.To)); err != nil {
-				return nil, s.fail("counting new rows", s.keyDesc("after", p.From), err)
-			}
-			p.Bounded = true
+		if err := s.planNew(ctx, p, count); err != nil {
+			return nil, err
 		}
 	}
 	if c == nil || c.Mark == nil {
@@ -96,20 +101,79 @@ func (s *Source) Plan(ctx context.Context, prev []byte) (*Plan, error) {
 	if s.cfg.NoRegressionCheck || c.Behind == nil {
 		return p, nil
 	}
-	if c.Window != nil {
-		q := s.newQuery().w("SELECT count(*) FROM ", s.from, " WHERE ").behind(*c.Window)
-		if p.behind, err = s.count(ctx, q); err != nil {
-			return nil, s.fail("counting rows behind the lookback window", "", err)
-		}
-	} else {
-		q := s.newQuery().w("SELECT count(*) FROM ", s.from, " WHERE ").tuple(false, c.Mark)
-		if p.behind, err = s.count(ctx, q); err != nil {
-			return nil, s.fail("counting rows behind the mark", "", err)
-		}
+	if p.behind, err = s.count(ctx, s.regionQuery(c.Floor, c.Window, c.Mark)); err != nil {
+		return nil, s.fail("counting the rows behind the mark (regression check)", "", err)
 	}
 	p.behindKnown = true
 	p.Regressions = max(0, p.behind-*c.Behind)
 	return p, nil
+}
+
+// planNew finds what the run reads after the mark: whether there is
+// anything, the new rows' count when count is set, and where bounded_rows
+// ends the run.
+func (s *Source) planNew(ctx context.Context, p *Plan, count bool) error {
+	var err error
+	n := s.cfg.BoundedRows
+	if count {
+		if p.NewRows, err = s.count(ctx, s.rangeQuery("SELECT count(*)", p.From, p.To)); err != nil {
+			return s.fail("counting new rows", s.keyDesc("after", p.From), err)
+		}
+		p.hasNew = p.NewRows > 0
+		if n <= 0 || p.NewRows <= n {
+			return nil
+		}
+	} else if n <= 0 {
+		if p.From == nil {
+			p.hasNew = true // the maximum key is a row
+			return nil
+		}
+		q := s.rangeQuery("SELECT "+s.keyTexts(), p.From, p.To).w(" LIMIT 1")
+		row, err := s.firstRow(ctx, q)
+		if err != nil {
+			return s.fail("looking for new rows", s.keyDesc("after", p.From), err)
+		}
+		p.hasNew = row != nil
+		return nil
+	}
+	// The n-th new row in key order ends the run, on its whole key tuple.
+	q := s.rangeQuery("SELECT "+s.keyTexts(), p.From, p.To).orderBy(false).w(" LIMIT 1 OFFSET " + strconv.FormatInt(n-1, 10))
+	end, err := s.firstRow(ctx, q)
+	if err != nil {
+		return s.fail("finding where bounded_rows ends the run", s.keyDesc("after", p.From), err)
+	}
+	if end == nil { // fewer than n new rows (only without a count)
+		q := s.rangeQuery("SELECT "+s.keyTexts(), p.From, p.To).w(" LIMIT 1")
+		row, err := s.firstRow(ctx, q)
+		if err != nil {
+			return s.fail("looking for new rows", s.keyDesc("after", p.From), err)
+		}
+		p.hasNew = row != nil
+		return nil
+	}
+	p.hasNew, p.Bounded = true, !slices.Equal(end, p.To)
+	p.To = end
+	if count {
+		if p.NewRows, err = s.count(ctx, s.rangeQuery("SELECT count(*)", p.From, p.To)); err != nil {
+			return s.fail("counting new rows", s.keyDesc("after", p.From), err)
+		}
+		p.Bounded = true
+	}
+	return nil
+}
+
+// regionQuery counts the rows of the regression check's region: behind
+// the window starting at window or, without one, not past mark; with a
+// floor, only rows whose first key is at or past it.
+func (s *Source) regionQuery(floor, window *string, mark []string) *query {
+	q := s.newQuery().w("SELECT count(*) FROM ", s.from, " WHERE ")
+	if floor != nil {
+		q.inWindow(*floor).w(" AND ")
+	}
+	if window != nil {
+		return q.behind(*window)
+	}
+	return q.tuple(false, mark)
 }
 
 // lateRows counts the rows of the lookback window that were not delivered.
