@@ -202,8 +202,9 @@ func (r *runner) runEngine(ctx context.Context, states map[string]bookmark.Sourc
 
 // executeOnce fetches the inputs and runs the engine once.
 func (r *runner) executeOnce(ctx context.Context, eng engine.Engine, states map[string]bookmark.SourceState) (engine.Result, error) {
-	plan, err := r.enginePlan(ctx, states)
+	plan, streams, err := r.enginePlan(ctx, states, r.canStream(eng, r.badRecordPolicy()))
 	if err != nil {
+		_ = finishStreams(streams, engine.Result{}, err)
 		return engine.Result{}, err
 	}
 	if r.opts.Progress != nil {
@@ -215,7 +216,25 @@ func (r *runner) executeOnce(ctx context.Context, eng engine.Engine, states map[
 		r.opts.Progress.Phase(fmt.Sprintf("processing %d files (%s)", files, humanize.IBytes(uint64(bytes))), files, 0)
 		defer r.opts.Progress.Done()
 	}
-	return eng.Execute(ctx, plan)
+	res, err := eng.Execute(ctx, plan)
+	if err := finishStreams(streams, res, err); err != nil {
+		return engine.Result{}, err
+	}
+	return res, nil
+}
+
+// badRecordPolicy is the run's policy for bad records: the most lenient of
+// its sources' (a table source's is fail).
+func (r *runner) badRecordPolicy() string {
+	policy := ""
+	for _, src := range r.spec.Sources {
+		if src.IsTable() {
+			policy = mergeBadRecord(policy, engine.BadFail)
+		} else {
+			policy = mergeBadRecord(policy, src.OnBadRecord)
+		}
+	}
+	return policy
 }
 
 // dropMissing removes planned files that no longer exist; it reports whether
@@ -251,25 +270,38 @@ func (r *runner) spillDir() string {
 
 // enginePlan builds the engine's plan: sources with local paths (remote
 // inputs are downloaded first), transforms, and sinks with staging folders.
-func (r *runner) enginePlan(ctx context.Context, states map[string]bookmark.SourceState) (engine.Plan, error) {
+// With stream, a table source's rows reach the engine through a pipe
+// while they are read (the streams returned, already started); else they
+// are extracted to files first.
+func (r *runner) enginePlan(ctx context.Context, states map[string]bookmark.SourceState, stream bool) (engine.Plan, []*tableStream, error) {
 	plan := engine.Plan{}
+	var streams []*tableStream
 	locals, err := r.fetchInputs(ctx)
 	if err != nil {
-		return plan, err
+		return plan, nil, err
 	}
 	for i, p := range r.plans {
 		src := r.spec.Sources[i]
 		if p.table != nil {
 			dir, err := r.inputDir()
 			if err != nil {
-				return plan, err
+				return plan, streams, err
+			}
+			plan.OnBadRecord = mergeBadRecord(plan.OnBadRecord, engine.BadFail)
+			if stream && p.table.ranges == nil {
+				st, err := startStream(ctx, p, filepath.Join(dir, p.Ctx))
+				if err != nil {
+					return plan, streams, err
+				}
+				streams = append(streams, st)
+				plan.Sources = append(plan.Sources, st.input())
+				continue
 			}
 			ex, err := p.extractTable(ctx, filepath.Join(dir, p.Ctx))
 			if err != nil {
-				return plan, err
+				return plan, streams, err
 			}
 			plan.Sources = append(plan.Sources, tableInput(p.Ctx, ex))
-			plan.OnBadRecord = mergeBadRecord(plan.OnBadRecord, engine.BadFail)
 			continue
 		}
 		es := engine.Source{Ctx: p.Ctx, Format: src.Format, Options: src.Options, Hive: *src.HivePartitioning}
@@ -289,7 +321,7 @@ func (r *runner) enginePlan(ctx context.Context, states map[string]bookmark.Sour
 	for _, k := range r.spec.Sinks {
 		ss, err := r.stagingFor(ctx, k)
 		if err != nil {
-			return plan, err
+			return plan, streams, err
 		}
 		r.staged = append(r.staged, ss)
 		plan.Sinks = append(plan.Sinks, engine.Sink{Ctx: k.Ctx, From: k.From, Format: ss.spec.Format, Options: k.Options,
@@ -301,7 +333,7 @@ func (r *runner) enginePlan(ctx context.Context, states map[string]bookmark.Sour
 			break
 		}
 	}
-	return plan, nil
+	return plan, streams, nil
 }
 
 // cleanupStaging deletes this run's staged output (a failed run publishes

@@ -154,13 +154,7 @@ func (p *SourcePlan) tableCount() store.Count {
 		c.Regressions, c.NullKeys = t.plan.Regressions, t.plan.NullKeys
 	}
 	if ex := p.table.ex; ex != nil {
-		c.Rows, c.Late = ex.Rows, ex.Late
-		for _, f := range ex.Files {
-			c.Files++
-			if info, err := os.Stat(f); err == nil {
-				c.Bytes += info.Size()
-			}
-		}
+		c.Rows, c.Late, c.Files, c.Bytes = ex.Rows, ex.Late, int64(ex.Parts), ex.Bytes
 	}
 	return c
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
 )
@@ -85,5 +86,50 @@ sinks:
 		s = f.mustRun()
 		assertIDSet(t, "run with nothing new", f.fileIDsOfRun(s.RunID), nil)
 		check("at the end", joinIDs(idRange(1, 20), idRange(1001, 1015)))
+	})
+}
+
+// TestSQLEngineFailsBeforeReadingTable: a table source's rows reach the
+// engine through a pipe while they are read. When the engine fails on an
+// earlier source (a truncated Parquet file) before it opens that pipe, the
+// run still ends at once with the file named, commits nothing, and the
+// next run, with the file replaced, delivers every row once.
+func TestSQLEngineFailsBeforeReadingTable(t *testing.T) {
+	t.Parallel()
+	eachSQL(t, sqlAllKinds, func(t *testing.T, f *sqlFixture) {
+		f.createOrders()
+		landing := filepath.Join(f.dir, "landing")
+		other := filepath.Join(f.dir, "out-landing")
+		var b strings.Builder
+		fmt.Fprintf(&b, "job: fails-first\nsources:\n")
+		fmt.Fprintf(&b, "  - ctx: landing\n    path: %q\n    format: parquet\n", landing)
+		fmt.Fprintf(&b, "  - ctx: orders_db\n    connection: %q\n    table: orders\n", f.conn)
+		if f.password != "" {
+			fmt.Fprintf(&b, "    password_env: %s\n", sqlPasswordEnv)
+		}
+		fmt.Fprintf(&b, "sinks:\n  - ctx: landing_out\n    from: landing\n    path: %q\n    format: parquet\n", other)
+		fmt.Fprintf(&b, "  - ctx: files\n    from: orders_db\n    path: %q\n    format: parquet\n", f.out)
+		writeFile(t, f.jobPath, []byte(b.String()))
+
+		recs := (&gen{}).records(5)
+		whole := parquetBytes(t, recs)
+		writeFile(t, filepath.Join(landing, "a.parquet"), whole[:len(whole)/2])
+		f.insertOrders(idRange(1, 2000)...)
+		before := f.bookmark()
+		_, r := f.runExpect(1, nil)
+		assertMentions(t, r, "a.parquet")
+		if r.took > time.Minute {
+			t.Errorf("the failed run took %s", r.took)
+		}
+		if after := f.bookmark(); after != before {
+			t.Errorf("the failed run changed the bookmark:\n%s\nwant\n%s", after, before)
+		}
+		assertIDSet(t, "after the failed run", f.fileIDs(), nil)
+
+		writeFile(t, filepath.Join(landing, "a.parquet"), whole)
+		s := f.mustRun()
+		assertIDSet(t, "run after the fix", f.fileIDsOfRun(s.RunID), idRange(1, 2000))
+		s = f.mustRun()
+		assertIDSet(t, "run with nothing new", f.fileIDsOfRun(s.RunID), nil)
 	})
 }

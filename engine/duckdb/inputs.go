@@ -109,7 +109,7 @@ func (l *linker) cleanup() {
 func prepareInputs(src *engine.Source, n int, l *linker) (*inputs, error) {
 	in := &inputs{byKey: map[string]string{}}
 	for i, f := range src.Files {
-		if f.Size == 0 {
+		if f.Size == 0 && !src.Stream {
 			// Zero may mean "unknown" to a caller; ask the disk.
 			st, err := os.Stat(f.Path)
 			if err != nil {

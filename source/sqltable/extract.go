@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -25,9 +26,14 @@ type Extract struct {
 	Options map[string]any
 	Schema  []bookmark.Column
 	// Rows counts the rows written; Late those of them that came from the
-	// lookback window (late commits).
-	Rows int64
-	Late int64
+	// lookback window (late commits). Bytes is the size of what was
+	// written.
+	Rows  int64
+	Late  int64
+	Bytes int64
+	// Parts counts the parts that had rows (late rows, new rows, a
+	// range): the files Extract writes, the pieces of ExtractTo's stream.
+	Parts int
 	// Cursor is the source's next cursor (bookmark.SourceState.Cursor),
 	// to commit with the run; nil from ReadRanges.
 	Cursor []byte
@@ -44,8 +50,20 @@ type Extract struct {
 // committed; files written so far are left in dir for the caller to
 // remove with it.
 func (p *Plan) Extract(ctx context.Context, dir string) (*Extract, error) {
+	ex := &Extract{Format: "csv", Options: csvOptions(), Schema: p.s.Schema()}
+	return p.extract(ctx, ex, &fileSink{s: p.s, dir: dir, ex: ex})
+}
+
+// ExtractTo is Extract writing every row, late rows first, into w as one
+// CSV stream (for a pipe the engine reads while the rows arrive); the
+// Extract has no Files. On error w may hold part of the rows.
+func (p *Plan) ExtractTo(ctx context.Context, w io.Writer) (*Extract, error) {
+	ex := &Extract{Format: "csv", Options: csvOptions(), Schema: p.s.Schema()}
+	return p.extract(ctx, ex, streamSink{w})
+}
+
+func (p *Plan) extract(ctx context.Context, ex *Extract, out rowSink) (*Extract, error) {
 	s := p.s
-	ex := &Extract{Format: "csv", Options: csvOptions(), Schema: s.Schema()}
 	next := &cursor{V: cursorVersion, Keys: s.Keys(), Order: s.cfg.order()}
 	rng := &readRange{V: cursorVersion, Keys: next.Keys, Order: next.Order, After: p.From}
 	if p.prev != nil {
@@ -59,37 +77,35 @@ func (p *Plan) Extract(ctx context.Context, dir string) (*Extract, error) {
 			late := idSet{}
 			q := s.newQuery().w("SELECT ").selectList(true, true, true).w(" FROM ", s.from, " WHERE ").
 				inWindow(*c.Window).w(" AND ").tuple(false, c.Mark)
-			f, n, err := s.writeRows(ctx, ses, dir, "late", q, func(row []any) bool {
-				id := rowID(row[len(s.cols)+len(s.keys):])
-				if _, ok := delivered[id]; ok {
-					return false
-				}
-				late[id] = struct{}{}
-				return true
+			n, err := s.writePart(out, ex, "late", func(w io.Writer) (int64, error) {
+				return s.writeRows(ctx, ses, w, q, func(row []any) bool {
+					id := rowID(row[len(s.cols)+len(s.keys):])
+					if _, ok := delivered[id]; ok {
+						return false
+					}
+					late[id] = struct{}{}
+					return true
+				})
 			})
 			if err != nil {
 				return s.fail("reading late rows in the lookback window", s.keyDesc("from", []string{*c.Window}), err)
 			}
 			if n > 0 {
-				ex.Files = append(ex.Files, f)
 				rng.Window, rng.WindowTo, rng.Late = c.Window, c.Mark, late.encode()
-			} else {
-				_ = os.Remove(f)
 			}
 			ex.Rows += n
 			ex.Late = n
 		}
 		var newRows int64
 		if p.To != nil {
-			f, n, err := s.writeRange(ctx, ses, dir, "rows", p.From, p.To)
+			n, err := s.writePart(out, ex, "rows", func(w io.Writer) (int64, error) {
+				return s.writeRange(ctx, ses, w, p.From, p.To)
+			})
 			if err != nil {
 				return s.fail("reading rows", s.rangeDesc(p.From, p.To), err)
 			}
 			if n > 0 {
-				ex.Files = append(ex.Files, f)
 				next.Mark, rng.Upto = p.To, p.To
-			} else {
-				_ = os.Remove(f)
 			}
 			newRows = n
 			ex.Rows += n
@@ -225,9 +241,77 @@ func firstErr(errs ...error) error {
 	return nil
 }
 
-// writeRange writes the rows with keys in (after, upto] to a file: by
-// COPY where the database has it, else streamed row by row.
-func (s *Source) writeRange(ctx context.Context, ses session, dir, part string, after, upto []string) (string, int64, error) {
+// rowSink is where an extract's rows go: a file per part (Extract) or
+// one stream for all (ExtractTo).
+type rowSink interface {
+	open(part string) (io.Writer, error)
+	// close ends a part that got rows rows.
+	close(part string, rows int64) error
+}
+
+// writePart writes one part of ex into out.
+func (s *Source) writePart(out rowSink, ex *Extract, part string, write func(w io.Writer) (int64, error)) (int64, error) {
+	w, err := out.open(part)
+	if err != nil {
+		return 0, err
+	}
+	cw := &countingWriter{w: w}
+	n, err := write(cw)
+	if cerr := out.close(part, n); err == nil {
+		err = cerr
+	}
+	ex.Bytes += cw.n
+	if n > 0 {
+		ex.Parts++
+	}
+	return n, err
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// fileSink writes each part to a file of its own in dir; a part without
+// rows leaves no file.
+type fileSink struct {
+	s   *Source
+	dir string
+	ex  *Extract
+	f   *os.File
+}
+
+func (fs *fileSink) open(part string) (io.Writer, error) {
+	f, err := os.Create(fs.s.fileName(fs.dir, part))
+	fs.f = f
+	return f, err
+}
+
+func (fs *fileSink) close(part string, rows int64) error {
+	err := fs.f.Close()
+	if rows == 0 {
+		_ = os.Remove(fs.f.Name())
+		return err
+	}
+	fs.ex.Files = append(fs.ex.Files, fs.f.Name())
+	return err
+}
+
+// streamSink writes every part to one writer.
+type streamSink struct{ w io.Writer }
+
+func (ss streamSink) open(string) (io.Writer, error) { return ss.w, nil }
+func (streamSink) close(string, int64) error         { return nil }
+
+// writeRange writes the rows with keys in (after, upto] to w: by COPY
+// where the database has it, else streamed row by row.
+func (s *Source) writeRange(ctx context.Context, ses session, w io.Writer, after, upto []string) (int64, error) {
 	// COPY writes the output columns only; a streamed read also carries
 	// the key texts, which name the row in a conversion error.
 	q := s.newQuery().w("SELECT ").selectList(true, s.db.Kind != sqldb.Postgres, false)
@@ -237,40 +321,25 @@ func (s *Source) writeRange(ctx context.Context, ses session, dir, part string, 
 	}
 	q.tuple(false, upto)
 	if q.err != nil {
-		return "", 0, q.err
-	}
-	path := s.fileName(dir, part)
-	f, err := os.Create(path)
-	if err != nil {
-		return "", 0, err
+		return 0, q.err
 	}
 	if s.db.Kind == sqldb.Postgres {
-		n, err := ses.copyTo(ctx, q.String(), f)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		return path, n, hint(err)
+		n, err := ses.copyTo(ctx, q.String(), w)
+		return n, hint(err)
 	}
-	f.Close()
-	return s.writeRows(ctx, ses, dir, part, q, nil)
+	return s.writeRows(ctx, ses, w, q, nil)
 }
 
 // writeRows streams q (outputs, then key texts, then anything else) into
-// a CSV file; keep, when set, picks the rows to write.
-func (s *Source) writeRows(ctx context.Context, ses session, dir, part string, q *query, keep func(row []any) bool) (string, int64, error) {
-	path := s.fileName(dir, part)
-	f, err := os.Create(path)
-	if err != nil {
-		return "", 0, err
-	}
-	defer f.Close()
-	w := newCSVWriter(f)
+// w as CSV; keep, when set, picks the rows to write.
+func (s *Source) writeRows(ctx context.Context, ses session, out io.Writer, q *query, keep func(row []any) bool) (int64, error) {
+	w := newCSVWriter(out)
 	formats := make([]formatter, len(s.cols))
 	for i, c := range s.cols {
 		formats[i] = c.format
 	}
 	n := len(s.cols)
-	err = s.stream(ctx, ses, q, func(row []any) error {
+	err := s.stream(ctx, ses, q, func(row []any) error {
 		if keep != nil && !keep(row) {
 			return nil
 		}
@@ -280,12 +349,9 @@ func (s *Source) writeRows(ctx context.Context, ses session, dir, part string, q
 		return nil
 	})
 	if err != nil {
-		return "", 0, err
+		return 0, err
 	}
-	if err := w.flush(); err != nil {
-		return "", 0, err
-	}
-	return path, w.rows, f.Close()
+	return w.rows, w.flush()
 }
 
 // valueError names the column and the row's key of a conversion error;

@@ -227,6 +227,10 @@ func needsQuote(f []byte) bool {
 
 func (c *csvWriter) flush() error { return c.w.Flush() }
 
+// CSVOptions are the engine reader options for what Extract and ExtractTo
+// write; see csvOptions.
+func CSVOptions() map[string]any { return csvOptions() }
+
 // csvOptions are the engine reader options for the files a source writes:
 // no header, comma, RFC 4180 quotes, an empty unquoted field is NULL and a
 // quoted empty field is the empty string.

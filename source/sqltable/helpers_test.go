@@ -1,9 +1,11 @@
 package sqltable_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -79,6 +81,25 @@ func step(t *testing.T, s *sqltable.Source, prev []byte) run {
 	rows := readBack(t, ex)
 	if int64(len(rows)) != ex.Rows {
 		t.Fatalf("Extract reports %d rows, files hold %d", ex.Rows, len(rows))
+	}
+	// As one stream (what a run hands the engine through a pipe): the
+	// same bytes as the files, in order, and the same cursor.
+	var stream, files bytes.Buffer
+	exs, err := pr.ExtractTo(ctx, &stream)
+	if err != nil {
+		t.Fatalf("ExtractTo: %v", err)
+	}
+	for _, f := range ex.Files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files.Write(b)
+	}
+	if !bytes.Equal(stream.Bytes(), files.Bytes()) || exs.Rows != ex.Rows || exs.Late != ex.Late ||
+		!bytes.Equal(exs.Cursor, ex.Cursor) || !bytes.Equal(exs.Range, ex.Range) || len(exs.Files) != 0 {
+		t.Fatalf("ExtractTo differs from Extract: %d/%d bytes, %d/%d rows, cursor %s / %s",
+			stream.Len(), files.Len(), exs.Rows, ex.Rows, exs.Cursor, ex.Cursor)
 	}
 	return run{plan: p, ex: ex, rows: rows}
 }

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"slices"
 )
 
@@ -33,16 +33,19 @@ func (s *Source) ReadRanges(ctx context.Context, ranges [][]byte, dir string) (*
 				s.cfg.Ctx, i+1, r.Keys, r.Order, s.Keys(), s.cfg.order())
 		}
 	}
+	out := &fileSink{s: s, dir: dir, ex: ex}
 	err := s.d.session(ctx, s.db, func(ses session) error {
 		for i, r := range list {
 			if r.Upto == nil {
 				continue
 			}
-			f, n, err := s.writeRange(ctx, ses, dir, fmt.Sprintf("range%d-rows", i+1), r.After, r.Upto)
+			n, err := s.writePart(out, ex, fmt.Sprintf("range%d-rows", i+1), func(w io.Writer) (int64, error) {
+				return s.writeRange(ctx, ses, w, r.After, r.Upto)
+			})
 			if err != nil {
 				return s.fail("reading again rows of an earlier run", s.rangeDesc(r.After, r.Upto), err)
 			}
-			ex.addFile(f, n)
+			ex.Rows += n
 		}
 		for i, r := range list {
 			if r.Window == nil || len(r.Late) == 0 {
@@ -62,14 +65,16 @@ func (s *Source) ReadRanges(ctx context.Context, ranges [][]byte, dir string) (*
 				}
 				q.tuple(false, o.Upto).w(")")
 			}
-			f, n, err := s.writeRows(ctx, ses, dir, fmt.Sprintf("range%d-late", i+1), q, func(row []any) bool {
-				_, ok := late[rowID(row[len(s.cols)+len(s.keys):])]
-				return ok
+			n, err := s.writePart(out, ex, fmt.Sprintf("range%d-late", i+1), func(w io.Writer) (int64, error) {
+				return s.writeRows(ctx, ses, w, q, func(row []any) bool {
+					_, ok := late[rowID(row[len(s.cols)+len(s.keys):])]
+					return ok
+				})
 			})
 			if err != nil {
 				return s.fail("reading again late rows of an earlier run", s.keyDesc("from", []string{*r.Window}), err)
 			}
-			ex.addFile(f, n)
+			ex.Rows += n
 		}
 		return nil
 	})
@@ -81,14 +86,4 @@ func (s *Source) ReadRanges(ctx context.Context, ranges [][]byte, dir string) (*
 		return nil, s.fail("reading ranges in a snapshot", "", hint(err))
 	}
 	return ex, nil
-}
-
-// addFile records a written file, or removes it when it holds no rows.
-func (ex *Extract) addFile(path string, rows int64) {
-	if rows == 0 {
-		_ = os.Remove(path)
-		return
-	}
-	ex.Files = append(ex.Files, path)
-	ex.Rows += rows
 }

@@ -1,0 +1,113 @@
+package tidemark
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/tidemark-etl/tidemark/engine"
+	"github.com/tidemark-etl/tidemark/source/sqltable"
+)
+
+// tableStream carries a SQL table source's rows to the engine through a
+// named pipe: the extraction writes while the engine reads, so reading
+// the database and converting overlap, and the rows never touch the disk.
+type tableStream struct {
+	p      *SourcePlan
+	path   string
+	cancel context.CancelFunc
+	done   chan struct{}
+	ex     *sqltable.Extract
+	err    error
+}
+
+// canStream reports whether this run hands table sources to the engine
+// through pipes: the engine must read pipes, the platform must have them,
+// and bad records must fail the run (the other policies read sources
+// again to collect rejected rows).
+func (r *runner) canStream(eng engine.Engine, policy string) bool {
+	s, ok := eng.(engine.Streamer)
+	return ok && s.Streams() && pipesWork && policy == engine.BadFail
+}
+
+// startStream makes the pipe in dir and starts extracting p into it. The
+// extraction waits for the engine to open the pipe.
+func startStream(ctx context.Context, p *SourcePlan, dir string) (*tableStream, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "rows.csv")
+	if err := makePipe(path); err != nil {
+		return nil, fmt.Errorf("source %s: making a pipe for its rows: %w", p.Ctx, err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	st := &tableStream{p: p, path: path, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(st.done)
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			st.err = err
+			return
+		}
+		growPipe(f)
+		st.ex, st.err = p.table.plan.ExtractTo(ctx, f)
+		if err := f.Close(); st.err == nil && err != nil {
+			st.err = fmt.Errorf("source %s: %w", p.Ctx, err)
+		}
+	}()
+	return st, nil
+}
+
+// input is the engine's view of the stream.
+func (st *tableStream) input() engine.Source {
+	s := st.p.table.src
+	return engine.Source{Ctx: st.p.Ctx, Format: "csv", Options: sqltable.CSVOptions(), Schema: s.Schema(), Stream: true,
+		Files: []engine.Input{{Path: st.path, Key: filepath.Base(st.path)}}}
+}
+
+// finish waits for the extraction once the engine has returned. An
+// extraction still waiting for a reader (the engine failed, or never
+// opened the pipe) is released: opening and closing the read end lets its
+// open return and its writes fail. When the engine failed the extraction is
+// also cancelled.
+func (st *tableStream) finish(engineErr error) {
+	if engineErr != nil {
+		st.cancel()
+	}
+	select {
+	case <-st.done:
+	default:
+		if f, err := openPipeReader(st.path); err == nil {
+			f.Close()
+		}
+		<-st.done
+	}
+	st.cancel()
+}
+
+// finishStreams ends every stream after the engine returned engineErr and
+// settles the run's error: the engine's first, then an extraction's, then
+// a difference between the rows extracted and the rows the engine read.
+func finishStreams(streams []*tableStream, res engine.Result, engineErr error) error {
+	for _, st := range streams {
+		st.finish(engineErr)
+	}
+	if engineErr != nil {
+		return engineErr
+	}
+	var errs []error
+	for _, st := range streams {
+		switch {
+		case st.err != nil:
+			errs = append(errs, st.err)
+		case res.Sources[st.p.Ctx].Rows != st.ex.Rows:
+			errs = append(errs, fmt.Errorf("source %s: the engine read %d rows of the %d extracted",
+				st.p.Ctx, res.Sources[st.p.Ctx].Rows, st.ex.Rows))
+		default:
+			st.p.table.ex = st.ex
+		}
+	}
+	return errors.Join(errs...)
+}
