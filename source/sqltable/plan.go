@@ -124,17 +124,7 @@ func (s *Source) planNew(ctx context.Context, p *Plan, count bool) error {
 			return nil
 		}
 	} else if n <= 0 {
-		if p.From == nil {
-			p.hasNew = true // the maximum key is a row
-			return nil
-		}
-		q := s.rangeQuery("SELECT "+s.keyTexts(), p.From, p.To).w(" LIMIT 1")
-		row, err := s.firstRow(ctx, q)
-		if err != nil {
-			return s.fail("looking for new rows", s.keyDesc("after", p.From), err)
-		}
-		p.hasNew = row != nil
-		return nil
+		return s.anyNew(ctx, p)
 	}
 	// The n-th new row in key order ends the run, on its whole key tuple.
 	q := s.rangeQuery("SELECT "+s.keyTexts(), p.From, p.To).orderBy(false).w(" LIMIT 1 OFFSET " + strconv.FormatInt(n-1, 10))
@@ -143,13 +133,7 @@ func (s *Source) planNew(ctx context.Context, p *Plan, count bool) error {
 		return s.fail("finding where bounded_rows ends the run", s.keyDesc("after", p.From), err)
 	}
 	if end == nil { // fewer than n new rows (only without a count)
-		q := s.rangeQuery("SELECT "+s.keyTexts(), p.From, p.To).w(" LIMIT 1")
-		row, err := s.firstRow(ctx, q)
-		if err != nil {
-			return s.fail("looking for new rows", s.keyDesc("after", p.From), err)
-		}
-		p.hasNew = row != nil
-		return nil
+		return s.anyNew(ctx, p)
 	}
 	p.hasNew, p.Bounded = true, !slices.Equal(end, p.To)
 	p.To = end
@@ -159,6 +143,21 @@ func (s *Source) planNew(ctx context.Context, p *Plan, count bool) error {
 		}
 		p.Bounded = true
 	}
+	return nil
+}
+
+// anyNew sets whether there is a row in (From, To].
+func (s *Source) anyNew(ctx context.Context, p *Plan) error {
+	if p.From == nil {
+		p.hasNew = true // the maximum key is a row
+		return nil
+	}
+	q := s.rangeQuery("SELECT "+s.keyTexts(), p.From, p.To).w(" LIMIT 1")
+	row, err := s.firstRow(ctx, q)
+	if err != nil {
+		return s.fail("looking for new rows", s.keyDesc("after", p.From), err)
+	}
+	p.hasNew = row != nil
 	return nil
 }
 
