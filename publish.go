@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -25,6 +26,10 @@ const (
 // publishConcurrency is how many staged files move at once (S3 moves are
 // a copy and a delete each).
 const publishConcurrency = 8
+
+// uploadPrefix marks an output's Staged as the id of an upload to complete
+// at its Final key (objstore.Preparer) rather than a staged key to move.
+const uploadPrefix = "upload:"
 
 func stagingPrefix(runID string) string { return stagingDir + "/" + runID + "/" }
 
@@ -96,7 +101,7 @@ func publish(ctx context.Context, st store.Store, rs roots, jobName, runID strin
 			continue
 		}
 		moves = append(moves, func(ctx context.Context) error {
-			if err := s.Move(ctx, o.Staged, o.Final); err != nil {
+			if err := publishOutput(ctx, s, o); err != nil {
 				return fmt.Errorf("publishing %s of run %s: %w", joinLoc(o.Root, o.Final), runID, err)
 			}
 			return nil
@@ -132,6 +137,24 @@ func publish(ctx context.Context, st store.Store, rs roots, jobName, runID strin
 	}
 	return nil
 }
+
+// publishOutput makes one staged output visible at its final key: it
+// completes a prepared upload, or moves the staged object.
+func publishOutput(ctx context.Context, s objstore.Store, o store.Output) error {
+	id, ok := strings.CutPrefix(o.Staged, uploadPrefix)
+	if !ok {
+		return s.Move(ctx, o.Staged, o.Final)
+	}
+	p, ok := s.(objstore.Preparer)
+	if !ok {
+		return fmt.Errorf("the output was uploaded to be completed, which %s cannot do", s.Root())
+	}
+	return p.CompleteUpload(ctx, o.Final, id)
+}
+
+// deadUpload matches the keys of uploads a run prepares (its data files
+// part-<run>-<n>.<ext>, anywhere in the sink) or stages (under _tidemark/).
+var deadUpload = regexp.MustCompile(`^` + metaDir + `/|(^|/)part-\d{8}T\d{6}Z-[0-9a-f]+-\d+\.[a-z]+$`)
 
 // applyAction deletes the published files that an overwrite replaces: every
 // data file of the sink (or of the written partitions) not written by this
@@ -190,10 +213,11 @@ func recoverJob(ctx context.Context, st store.Store, rs roots, jobName string, s
 			return err
 		}
 		// A dead run's incomplete multipart uploads are invisible to List.
-		// The caller holds the job's lease, and a sink location belongs to
-		// one job, so every upload under staging is a dead run's.
+		// The caller holds the job's lease, every committed run is
+		// published by now, and a sink location belongs to one job, so
+		// every upload with a name tidemark gives is a dead run's.
 		if a, ok := s.(objstore.UploadAborter); ok {
-			n, err := a.AbortStaleUploads(ctx, stagingDir+"/", 0)
+			n, err := a.AbortStaleUploads(ctx, "", 0, deadUpload.MatchString)
 			if err != nil {
 				return fmt.Errorf("aborting stale uploads under %s: %w", root, err)
 			}

@@ -348,6 +348,15 @@ func (r *runner) cleanupStaging() {
 		if err := ss.objs.DeletePrefix(ctx, stagingPrefix(r.rec.RunID)); err != nil {
 			r.log.Warn("cleaning staged output", "sink", ss.spec.Ctx, "err", err)
 		}
+		if a, ok := ss.objs.(objstore.UploadAborter); ok && ss.remote {
+			mine := "part-" + r.rec.RunID + "-"
+			_, err := a.AbortStaleUploads(ctx, "", 0, func(k string) bool {
+				return strings.Contains(k, mine) || strings.HasPrefix(k, stagingPrefix(r.rec.RunID))
+			})
+			if err != nil {
+				r.log.Warn("aborting this run's uploads", "sink", ss.spec.Ctx, "err", err)
+			}
+		}
 		if !ss.remote {
 			_ = os.RemoveAll(ss.local)
 		}

@@ -108,9 +108,9 @@ func (r *runner) stageOutputs(ctx context.Context, res engine.Result, c *store.C
 		parts := map[string]bool{}
 		for j, f := range sr.Files {
 			staged := stagingPrefix(r.rec.RunID) + "data/" + f.Path
-			r.queueUpload(ss, filepath.Join(ss.local, "data", filepath.FromSlash(f.Path)), staged)
 			c.Outputs = append(c.Outputs, store.Output{RunID: r.rec.RunID, Sink: k.Ctx, Root: ss.root,
 				Staged: staged, Final: names[j], Rows: f.Rows, Bytes: f.Bytes})
+			r.queueUpload(ss, filepath.Join(ss.local, "data", filepath.FromSlash(f.Path)), c, len(c.Outputs)-1)
 			bytes += f.Bytes
 			if d := path.Dir(names[j]); d != "." {
 				parts[d] = true
@@ -153,19 +153,25 @@ func (r *runner) stageRejects(ss stagedSink, c *store.Commit) error {
 		rel, _ := filepath.Rel(dir, p)
 		rel = filepath.ToSlash(rel)
 		staged := stagingPrefix(r.rec.RunID) + "rejects/" + rel
-		r.queueUpload(ss, p, staged)
 		info, _ := d.Info()
 		c.Outputs = append(c.Outputs, store.Output{RunID: r.rec.RunID, Sink: "rejects:" + strings.SplitN(rel, "/", 2)[0],
 			Root: ss.root, Staged: staged, Final: rejectsDir + "/" + r.rec.RunID + "/" + rel, Bytes: info.Size()})
+		r.queueUpload(ss, p, c, len(c.Outputs)-1)
 		return nil
 	})
 }
 
-// queueUpload schedules a staged file's upload when the sink is remote.
-func (r *runner) queueUpload(ss stagedSink, local, key string) {
+// queueUpload schedules the upload of output i of c, a staged local file,
+// when the sink is remote. Where the store can prepare an upload (S3), the
+// bytes go to the final key as an upload left incomplete, which publishing
+// completes without moving them again; the output's Staged then names the
+// upload (uploadPrefix + id). Elsewhere they go to the staged key, which
+// publishing moves.
+func (r *runner) queueUpload(ss stagedSink, local string, c *store.Commit, i int) {
 	if !ss.remote {
 		return
 	}
+	o := c.Outputs[i]
 	r.uploads = append(r.uploads, func(ctx context.Context) error {
 		f, err := os.Open(local)
 		if err != nil {
@@ -176,8 +182,14 @@ func (r *runner) queueUpload(ss stagedSink, local, key string) {
 		if err != nil {
 			return err
 		}
-		if err := ss.objs.Put(ctx, key, f); err != nil {
-			return fmt.Errorf("sink %s: uploading %s: %w", ss.spec.Ctx, joinLoc(ss.root, key), err)
+		if p, ok := ss.objs.(objstore.Preparer); ok {
+			id, err := p.PrepareUpload(ctx, o.Final, f)
+			if err != nil {
+				return fmt.Errorf("sink %s: uploading %s: %w", ss.spec.Ctx, joinLoc(ss.root, o.Final), err)
+			}
+			c.Outputs[i].Staged = uploadPrefix + id // each upload writes its own element
+		} else if err := ss.objs.Put(ctx, o.Staged, f); err != nil {
+			return fmt.Errorf("sink %s: uploading %s: %w", ss.spec.Ctx, joinLoc(ss.root, o.Staged), err)
 		}
 		if r.opts.Progress != nil {
 			r.opts.Progress.Add(1, info.Size())

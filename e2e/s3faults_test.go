@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"net/http"
+	"path"
 	"regexp"
 	"strings"
 	"syscall"
@@ -37,14 +38,37 @@ func (f *fixture) wait(p *proc) result {
 // outS3 is an S3 fixture's output place.
 func (f *fixture) outS3() *s3Place { return f.out.(*s3Place) }
 
-// assertNoUploads checks that no incomplete multipart upload is left under
-// the S3 output's _tidemark/.
+// assertNoUploads checks that no incomplete multipart upload of
+// tidemark's is left in the S3 output: under its _tidemark/, or of a data
+// file (a run uploads its outputs to their final keys and completes the
+// uploads when it publishes).
 func (f *fixture) assertNoUploads(what string) {
 	f.t.Helper()
-	o := f.outS3()
-	if ups := sharedS3(f.t).multipartUploads(f.t, o.bucket, o.prefix+"_tidemark/"); len(ups) > 0 {
-		f.t.Errorf("%s: %d incomplete multipart uploads under %s_tidemark/: %v", what, len(ups), o.loc(), ups)
+	if ups := f.preparedUploads(); len(ups) > 0 {
+		f.t.Errorf("%s: %d incomplete multipart uploads in %s: %v", what, len(ups), f.outS3().loc(), ups)
 	}
+}
+
+// tidemarkUpload matches the keys, relative to a sink, that tidemark
+// uploads to: its data files and anything under _tidemark/.
+var tidemarkUpload = regexp.MustCompile(`^_tidemark/|(^|/)part-\d{8}T\d{6}Z-[0-9a-f]+-\d+\.[a-z]+ `)
+
+// preparedUploads lists tidemark's incomplete multipart uploads in the
+// output (none for a local output): a run's outputs between its upload
+// and its publish, or a dead run's leftovers.
+func (f *fixture) preparedUploads() []string {
+	f.t.Helper()
+	o, ok := f.out.(*s3Place)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, u := range sharedS3(f.t).multipartUploads(f.t, o.bucket, o.prefix) {
+		if tidemarkUpload.MatchString(strings.TrimPrefix(u, path.Join(o.bucket, o.prefix)+"/")) {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // assertUnchanged checks the bookmark is still before.
@@ -85,12 +109,14 @@ func TestS3Faults(t *testing.T) {
 		sink   bool     // the failing requests go to the sink's bucket, not the source's
 	}{
 		{"throttling", "{max_backoff: 200ms}", func(p *s3test.FaultProxy) {
-			for _, op := range []string{"ListObjectsV2", "HeadObject", "GetObject", "PutObject", "CopyObject", "DeleteObject"} {
+			for _, op := range []string{"ListObjectsV2", "HeadObject", "GetObject", "PutObject", "CopyObject", "DeleteObject",
+				"CreateMultipartUpload", "UploadPart", "ListParts", "CompleteMultipartUpload"} {
 				p.SlowDown(3, op)
 			}
 		}, succeed, nil, false},
 		{"server errors", "{max_backoff: 200ms}", func(p *s3test.FaultProxy) {
-			for _, op := range []string{"ListObjectsV2", "GetObject", "PutObject", "CopyObject", "DeleteObject"} {
+			for _, op := range []string{"ListObjectsV2", "GetObject", "PutObject", "CopyObject", "DeleteObject",
+				"CreateMultipartUpload", "UploadPart", "ListParts", "CompleteMultipartUpload"} {
 				p.Fail(2, http.StatusInternalServerError, "InternalError", op)
 			}
 		}, succeed, nil, false},
@@ -98,14 +124,18 @@ func TestS3Faults(t *testing.T) {
 			p.Reset(2, "ListObjectsV2")
 			p.Reset(2, "GetObject")
 			p.Reset(2, "PutObject")
+			p.Reset(2, "UploadPart")
 			// The server acts, the client never hears: retries must be idempotent.
 			p.DropResponse(1, "PutObject")
+			p.DropResponse(1, "UploadPart")
+			p.DropResponse(1, "CompleteMultipartUpload")
 			p.DropResponse(1, "CopyObject")
 			p.DropResponse(1, "DeleteObject")
 		}, succeed, nil, false},
 		{"slow responses", "{max_backoff: 200ms, read_timeout: 500ms}", func(p *s3test.FaultProxy) {
 			p.Delay(2, 2*time.Second, "GetObject") // past the read timeout: retried
 			p.Delay(1, 2*time.Second, "PutObject")
+			p.Delay(1, 2*time.Second, "UploadPart")
 			p.Delay(5, 300*time.Millisecond) // slow but in time
 		}, succeed, nil, false},
 		{"cut bodies", "{max_backoff: 200ms}", func(p *s3test.FaultProxy) {
@@ -124,11 +154,11 @@ func TestS3Faults(t *testing.T) {
 			p.SlowDown(1000, "GetObject")
 		}, fail, []string{"GetObject", "503"}, false},
 		{"uploads give up", "{max_attempts: 3, max_backoff: 100ms}", func(p *s3test.FaultProxy) {
-			p.Fail(1000, http.StatusInternalServerError, "InternalError", "PutObject")
-		}, fail, []string{"PutObject", "500"}, true},
+			p.Fail(1000, http.StatusInternalServerError, "InternalError", "PutObject", "UploadPart")
+		}, fail, []string{"UploadPart", "500"}, true},
 		{"publish gives up", "{max_attempts: 3, max_backoff: 100ms}", func(p *s3test.FaultProxy) {
-			p.Fail(1000, http.StatusInternalServerError, "InternalError", "CopyObject")
-		}, pending, []string{"CopyObject", "500", "next"}, true},
+			p.Fail(1000, http.StatusInternalServerError, "InternalError", "CopyObject", "CompleteMultipartUpload")
+		}, pending, []string{"CompleteMultipartUpload", "500", "next"}, true},
 	} {
 		t.Run(strings.ReplaceAll(tc.name, " ", "-"), func(t *testing.T) {
 			t.Parallel()
@@ -167,8 +197,8 @@ func TestS3Faults(t *testing.T) {
 				if after := f.bookmark(); after.RunID != s.RunID {
 					t.Errorf("bookmark after a run that committed: run %s, want %s", after.RunID, s.RunID)
 				}
-				if len(f.stagedFiles()) == 0 {
-					t.Errorf("a committed run whose publish failed left no staged output to roll forward")
+				if len(f.stagedFiles()) == 0 && len(f.preparedUploads()) == 0 {
+					t.Errorf("a committed run whose publish failed left no staged output or upload to roll forward")
 				}
 			case r.code == 1 && tc.want == fail:
 				rerunFiles = 4
@@ -272,11 +302,14 @@ func TestS3StaleMultipartUploads(t *testing.T) {
 	}
 	start(dead + "data/part-0.csv")
 	start(dead + "data/part-1.csv")
+	start(o.prefix + "dt=2020-01-01/part-20200101T000000Z-dead00-00000.csv") // a dead run's data file
 	const elsewhere = "somebody-else/upload.bin"
 	start(elsewhere)
+	foreign := o.prefix + "manual/upload.bin" // in the sink, not a name tidemark gives
+	start(foreign)
 	f.out.put(t, strings.TrimPrefix(dead, o.prefix)+"data/part-2.csv", csvBytes(f.gen.records(5)))
-	if got := len(sharedS3(t).multipartUploads(t, o.bucket, o.prefix+"_tidemark/")); got != 2 {
-		t.Fatalf("set-up: %d uploads under _tidemark/, want 2", got)
+	if got := len(f.preparedUploads()); got != 3 {
+		t.Fatalf("set-up: %d uploads of tidemark's, want 3", got)
 	}
 
 	small := f.addCSVs("small", 2, 20)
@@ -286,13 +319,16 @@ func TestS3StaleMultipartUploads(t *testing.T) {
 	if left := f.stagedFiles(); len(left) > 0 {
 		t.Errorf("the dead run's staged objects are still there: %v", left)
 	}
-	if got := sharedS3(t).multipartUploads(t, o.bucket, elsewhere); len(got) != 1 {
-		t.Errorf("the upload at s3://%s/%s outside the sink's _tidemark/: got %v, want it left alone", o.bucket, elsewhere, got)
+	for _, k := range []string{elsewhere, foreign} {
+		if got := sharedS3(t).multipartUploads(t, o.bucket, k); len(got) != 1 {
+			t.Errorf("the upload at s3://%s/%s, not one of tidemark's: got %v, want it left alone", o.bucket, k, got)
+		}
 	}
 
 	// A run killed in the middle of a multipart upload of its output.
 	big := f.addCSV("big.csv", 300_000) // ~7 MB of CSV output: two 5 MiB parts
 	p.Delay(1000, 3*time.Second, "UploadPart")
+	p.ResetCounts() // the runs before uploaded parts too
 	run := f.start(nil, "run", f.jobPath, "--json")
 	deadline := time.Now().Add(time.Minute)
 	for p.Count("UploadPart") == 0 && !run.exited() && time.Now().Before(deadline) {
@@ -308,8 +344,8 @@ func TestS3StaleMultipartUploads(t *testing.T) {
 		t.Fatalf("want the run killed\n%v", r)
 	}
 	p.Clear()
-	if got := sharedS3(t).multipartUploads(t, o.bucket, o.prefix+"_tidemark/staging/"); len(got) == 0 {
-		t.Fatalf("the killed run left no incomplete upload under _tidemark/staging/: the test tests nothing")
+	if got := f.preparedUploads(); len(got) == 0 {
+		t.Fatalf("the killed run left no incomplete upload in the sink: the test tests nothing (all: %v)", sharedS3(t).multipartUploads(t, o.bucket, ""))
 	}
 	f.assertSink(small)
 

@@ -64,9 +64,20 @@ type AfterLister interface {
 }
 
 // UploadAborter is implemented by stores with multipart uploads: it aborts
-// incomplete uploads under prefix older than olderThan (a dead run's).
+// incomplete uploads under prefix older than olderThan (a dead run's)
+// whose key match accepts (nil: every key).
 type UploadAborter interface {
-	AbortStaleUploads(ctx context.Context, prefix string, olderThan time.Duration) (int, error)
+	AbortStaleUploads(ctx context.Context, prefix string, olderThan time.Duration, match func(key string) bool) (int, error)
+}
+
+// Preparer is implemented by stores that can send an object's bytes before
+// publishing it: PrepareUpload uploads r for key and returns an id, and
+// nothing is visible at key until CompleteUpload(key, id), which moves no
+// bytes and may be repeated. Prepared uploads never completed are removed
+// by UploadAborter. (S3: a multipart upload completed later.)
+type Preparer interface {
+	PrepareUpload(ctx context.Context, key string, r io.Reader) (id string, err error)
+	CompleteUpload(ctx context.Context, key, id string) error
 }
 
 // ListAfter lists keys after startAfter under prefix: with the store's

@@ -519,12 +519,12 @@ func TestAbortStaleUploads(t *testing.T) {
 	if n := uploads(""); n != 3 {
 		t.Fatalf("%d uploads in progress, want 3", n)
 	}
-	n, err := s.AbortStaleUploads(ctx, "_tidemark/staging/", time.Hour)
+	n, err := s.AbortStaleUploads(ctx, "_tidemark/staging/", time.Hour, nil)
 	if err != nil || n != 0 {
 		t.Errorf("AbortStaleUploads(1h) = %d, %v; want 0 (the uploads are fresh)", n, err)
 	}
 	time.Sleep(1100 * time.Millisecond) // Initiated has one-second resolution
-	n, err = s.AbortStaleUploads(ctx, "_tidemark/staging/", time.Second)
+	n, err = s.AbortStaleUploads(ctx, "_tidemark/staging/", time.Second, nil)
 	if err != nil || n != 2 {
 		t.Errorf("AbortStaleUploads = %d, %v; want 2", n, err)
 	}
@@ -584,5 +584,56 @@ func TestConfigStringHidesCredentials(t *testing.T) {
 		if strings.Contains(s, "wJalrXUtnFEMI") {
 			t.Errorf("formatted config shows the secret: %s", s)
 		}
+	}
+}
+
+// TestPrepareUpload: a prepared upload is invisible until completed, then
+// whole; completing again is harmless; an empty body and a multi-part body
+// work; an upload never completed is what AbortStaleUploads' match picks.
+func TestPrepareUpload(t *testing.T) {
+	srv := s3test.Start(t)
+	bucket := srv.NewBucket(t)
+	s := newStore(t, srv, "", bucket, "sink/", func(c *Config) { c.PartSize = 5 << 20 })
+	ctx := context.Background()
+	for _, size := range []int{0, 1000, 12 << 20} {
+		key := fmt.Sprintf("part-r1-%05d.parquet", size)
+		body := randomBytes(t, size)
+		id, err := s.PrepareUpload(ctx, key, bytes.NewReader(body))
+		if err != nil {
+			t.Fatalf("PrepareUpload(%d bytes): %v", size, err)
+		}
+		if _, err := s.Stat(ctx, key); !errors.Is(err, objstore.ErrNotExist) {
+			t.Fatalf("%d bytes: before CompleteUpload Stat = %v, want ErrNotExist", size, err)
+		}
+		for range 2 {
+			if err := s.CompleteUpload(ctx, key, id); err != nil {
+				t.Fatalf("CompleteUpload(%d bytes): %v", size, err)
+			}
+		}
+		if got := readAll(t, s, key); !bytes.Equal(got, body) {
+			t.Fatalf("%d bytes: completed object differs (%d bytes)", size, len(got))
+		}
+	}
+
+	// Never completed: the match decides what is aborted.
+	if _, err := s.PrepareUpload(ctx, "dt=1/part-dead-00000.parquet", bytes.NewReader(randomBytes(t, 100))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PrepareUpload(ctx, "other-tool.bin", bytes.NewReader(randomBytes(t, 100))); err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.AbortStaleUploads(ctx, "", 0, func(k string) bool { return strings.Contains(k, "part-dead-") })
+	if err != nil || n != 1 {
+		t.Fatalf("AbortStaleUploads = %d, %v; want 1", n, err)
+	}
+	out, err := s.client.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: aws.String(bucket)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Uploads) != 1 || aws.ToString(out.Uploads[0].Key) != "sink/other-tool.bin" {
+		t.Fatalf("uploads left: %d, want only sink/other-tool.bin", len(out.Uploads))
+	}
+	if err := s.CompleteUpload(ctx, "dt=1/part-dead-00000.parquet", "no-such-upload"); err == nil {
+		t.Fatal("CompleteUpload of an aborted upload: no error")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,7 +49,83 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader) error {
 		})
 		return s.wrap("PutObject", s.key(key), err)
 	}
-	return s.putParts(ctx, key, r, partSize, first, second)
+	id, parts, err := s.putParts(ctx, key, r, partSize, first, second)
+	if err != nil {
+		return err
+	}
+	k := s.key(key)
+	if err := s.complete(ctx, k, id, parts); err != nil {
+		s.abort(k, id)
+		return err
+	}
+	return nil
+}
+
+// emptyUpload is the id PrepareUpload gives an empty body: S3 has no
+// multipart upload without a part.
+const emptyUpload = "empty"
+
+// PrepareUpload sends r's bytes for key as a multipart upload of one or
+// more parts and leaves it incomplete: nothing is visible at key until
+// CompleteUpload, which moves no bytes. It returns the upload id. An
+// upload that is never completed is removed by AbortStaleUploads.
+func (s *Store) PrepareUpload(ctx context.Context, key string, r io.Reader) (string, error) {
+	partSize := s.partSizeFor(r)
+	first, err := readPart(r, partSize)
+	if err != nil {
+		return "", fmt.Errorf("writing %s: %w", s.url(key), err)
+	}
+	if len(first) == 0 {
+		return emptyUpload, nil // nothing to send; CompleteUpload writes the empty object
+	}
+	var second []byte
+	if int64(len(first)) == partSize {
+		if second, err = readPart(r, partSize); err != nil {
+			return "", fmt.Errorf("writing %s: %w", s.url(key), err)
+		}
+	}
+	id, _, err := s.putParts(ctx, key, r, partSize, first, second)
+	if err != nil {
+		return "", err
+	}
+	return aws.ToString(id), nil
+}
+
+// CompleteUpload publishes the upload PrepareUpload started for key, with
+// the parts the service lists for it. Completing again is harmless: when
+// the upload is gone and the object exists, an earlier call completed it
+// (keys written this way are never reused).
+func (s *Store) CompleteUpload(ctx context.Context, key, id string) error {
+	if id == emptyUpload {
+		return s.Put(ctx, key, bytes.NewReader(nil))
+	}
+	k := s.key(key)
+	var parts []types.CompletedPart
+	in := &s3.ListPartsInput{Bucket: aws.String(s.bucket), Key: aws.String(k), UploadId: aws.String(id)}
+	for {
+		out, err := s.client.ListParts(ctx, in)
+		if err = s.wrap("ListParts", k, err); err != nil {
+			var e *Error
+			if errors.As(err, &e) && e.Code == "NoSuchUpload" {
+				if _, serr := s.Stat(ctx, key); serr == nil {
+					return nil
+				}
+				return fmt.Errorf("publishing %s: its upload is gone and the object does not exist: %w", s.url(key), err)
+			}
+			return err
+		}
+		for _, p := range out.Parts {
+			parts = append(parts, types.CompletedPart{PartNumber: p.PartNumber, ETag: p.ETag, ChecksumCRC32: p.ChecksumCRC32})
+		}
+		if !aws.ToBool(out.IsTruncated) {
+			break
+		}
+		in.PartNumberMarker = out.NextPartNumberMarker
+	}
+	if len(parts) == 0 {
+		return fmt.Errorf("publishing %s: upload %s has no parts", s.url(key), id)
+	}
+	return s.complete(ctx, k, aws.String(id), parts)
 }
 
 // partSizeFor grows the part size for a body whose size is known (a file)
@@ -78,8 +155,10 @@ func readPart(r io.Reader, n int64) ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// putParts runs a multipart upload whose first two parts are already read.
-func (s *Store) putParts(ctx context.Context, key string, r io.Reader, partSize int64, first, second []byte) (err error) {
+// putParts starts a multipart upload and sends every part, the first two
+// already read (second may be empty), without completing it. It returns
+// the upload id and the parts in order; on error the upload is aborted.
+func (s *Store) putParts(ctx context.Context, key string, r io.Reader, partSize int64, first, second []byte) (_ *string, _ []types.CompletedPart, err error) {
 	k := s.key(key)
 	create := &s3.CreateMultipartUploadInput{Bucket: aws.String(s.bucket), Key: aws.String(k)}
 	checksums := s.client.Options().RequestChecksumCalculation != aws.RequestChecksumCalculationWhenRequired
@@ -88,7 +167,7 @@ func (s *Store) putParts(ctx context.Context, key string, r io.Reader, partSize 
 	}
 	up, err := s.client.CreateMultipartUpload(ctx, create)
 	if err != nil {
-		return s.wrap("CreateMultipartUpload", k, err)
+		return nil, nil, s.wrap("CreateMultipartUpload", k, err)
 	}
 	id := up.UploadId
 	defer func() {
@@ -121,7 +200,9 @@ func (s *Store) putParts(ctx context.Context, key string, r io.Reader, partSize 
 		})
 	}
 	send(1, first)
-	send(2, second)
+	if len(second) > 0 {
+		send(2, second)
+	}
 	var readErr error
 	for num := int32(3); gctx.Err() == nil; num++ {
 		body, err := readPart(r, partSize)
@@ -139,16 +220,16 @@ func (s *Store) putParts(ctx context.Context, key string, r io.Reader, partSize 
 		send(num, body)
 	}
 	if err := g.Wait(); err != nil {
-		return fmt.Errorf("writing %s: %w", s.url(key), err)
+		return nil, nil, fmt.Errorf("writing %s: %w", s.url(key), err)
 	}
 	if readErr != nil {
-		return fmt.Errorf("writing %s: %w", s.url(key), readErr)
+		return nil, nil, fmt.Errorf("writing %s: %w", s.url(key), readErr)
 	}
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, nil, err
 	}
 	slices.SortFunc(parts, func(a, b types.CompletedPart) int { return int(*a.PartNumber - *b.PartNumber) })
-	return s.complete(ctx, k, id, parts)
+	return id, parts, nil
 }
 
 // complete completes a multipart upload. If an earlier attempt completed
@@ -245,11 +326,12 @@ func (s *Store) copyParts(ctx context.Context, from, to string, src objstore.Obj
 }
 
 // AbortStaleUploads aborts the incomplete multipart uploads under prefix
-// that were started more than olderThan ago — the leftovers of runs that
+// whose key (relative to the store) match accepts (nil: all) and that were
+// started more than olderThan ago — the leftovers of runs that
 // died mid-upload, which S3 keeps (and bills) until aborted. It returns
 // how many it aborted. Uploads of live runs are younger than any sensible
 // olderThan; pass at least the longest an upload can take.
-func (s *Store) AbortStaleUploads(ctx context.Context, prefix string, olderThan time.Duration) (int, error) {
+func (s *Store) AbortStaleUploads(ctx context.Context, prefix string, olderThan time.Duration, match func(key string) bool) (int, error) {
 	cutoff := time.Now().Add(-olderThan)
 	in := &s3.ListMultipartUploadsInput{Bucket: aws.String(s.bucket), Prefix: aws.String(s.key(prefix))}
 	aborted := 0
@@ -260,6 +342,9 @@ func (s *Store) AbortStaleUploads(ctx context.Context, prefix string, olderThan 
 		}
 		for _, u := range out.Uploads {
 			if u.Initiated != nil && u.Initiated.After(cutoff) {
+				continue
+			}
+			if rel, ok := strings.CutPrefix(aws.ToString(u.Key), s.prefix); !ok || (match != nil && !match(rel)) {
 				continue
 			}
 			_, err := s.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: aws.String(s.bucket), Key: u.Key, UploadId: u.UploadId})
