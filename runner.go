@@ -38,6 +38,7 @@ type runner struct {
 	inDir   string // spill folder of remote inputs
 	closers []func() error
 	uploads []func(context.Context) error
+	tails   []*tailUpload // uploads of outputs sent while the engine wrote them
 }
 
 func (r *runner) execute(ctx context.Context) error {
@@ -216,10 +217,16 @@ func (r *runner) executeOnce(ctx context.Context, eng engine.Engine, states map[
 		r.opts.Progress.Phase(fmt.Sprintf("processing %d files (%s)", files, humanize.IBytes(uint64(bytes))), files, 0)
 		defer r.opts.Progress.Done()
 	}
+	tails := r.startTails(ctx)
 	res, err := eng.Execute(ctx, plan)
+	engineReturned(tails, err)
 	if err := finishStreams(streams, res, err); err != nil {
+		for _, t := range tails {
+			t.drop(ctx)
+		}
 		return engine.Result{}, err
 	}
+	r.tails = tails
 	return res, nil
 }
 

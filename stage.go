@@ -106,15 +106,26 @@ func (r *runner) stageOutputs(ctx context.Context, res engine.Result, c *store.C
 		names := finalNames(r.rec.RunID, sr.Files, ext)
 		var bytes int64
 		parts := map[string]bool{}
+		tail := r.tailOf(k.Ctx)
 		for j, f := range sr.Files {
 			staged := stagingPrefix(r.rec.RunID) + "data/" + f.Path
 			c.Outputs = append(c.Outputs, store.Output{RunID: r.rec.RunID, Sink: k.Ctx, Root: ss.root,
 				Staged: staged, Final: names[j], Rows: f.Rows, Bytes: f.Bytes})
+			if tail != nil && tail.covers(f.Path) {
+				if id := tail.take(ctx, f.Path, names[j]); id != "" {
+					c.Outputs[len(c.Outputs)-1].Staged = uploadPrefix + id
+					r.log.Debug("output uploaded while the engine wrote it", "sink", k.Ctx, "file", names[j])
+					continue
+				}
+			}
 			r.queueUpload(ss, filepath.Join(ss.local, "data", filepath.FromSlash(f.Path)), c, len(c.Outputs)-1)
 			bytes += f.Bytes
 			if d := path.Dir(names[j]); d != "." {
 				parts[d] = true
 			}
+		}
+		if tail != nil {
+			tail.drop(ctx) // not taken: no file of the sink was data_0
 		}
 		r.rec.Sinks[k.Ctx] = store.Count{Files: int64(len(sr.Files)), Rows: sr.Rows, Bytes: bytes}
 		switch k.Mode {

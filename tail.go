@@ -1,0 +1,217 @@
+package tidemark
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/zeebo/xxh3"
+
+	"github.com/tidemark-etl/tidemark/objstore"
+)
+
+// tailUpload sends a remote sink's first output file while the engine
+// writes it: the engine writes data_0.<ext> front to back, so the bytes
+// already on disk can go up as parts of an upload to the file's final key
+// (part-<run>-00000.<ext>, the name it gets when it is the first of the
+// sink's files) while the conversion goes on, and publishing later
+// completes the upload. When the engine is done, the file's hash must
+// equal the hash of what was sent; any doubt (another name, a rewrite, an
+// error) drops the tail upload and the file is uploaded the ordinary way.
+type tailUpload struct {
+	ss   stagedSink
+	key  string // final key
+	file *growingFile
+	done chan struct{} // closed when the upload returned
+	id   string
+	err  error
+}
+
+// tailPoll is how often a tail upload looks for more bytes.
+const tailPoll = 20 * time.Millisecond
+
+// startTails starts a tail upload for every remote sink whose store can
+// prepare uploads.
+func (r *runner) startTails(ctx context.Context) []*tailUpload {
+	var tails []*tailUpload
+	for _, ss := range r.staged {
+		p, ok := ss.objs.(objstore.Preparer)
+		if !ok || !ss.remote || ss.table != nil {
+			continue
+		}
+		ext := map[string]string{"parquet": "parquet", "csv": "csv", "json": "json"}[ss.spec.Format]
+		t := &tailUpload{ss: ss, key: fmt.Sprintf("part-%s-%05d.%s", r.rec.RunID, 0, ext),
+			file: &growingFile{ctx: ctx, dir: filepath.Join(ss.local, "data"), ended: make(chan struct{}), h: xxh3.New()},
+			done: make(chan struct{})}
+		go func() {
+			defer close(t.done)
+			t.id, t.err = p.PrepareUpload(ctx, t.key, t.file)
+			t.file.close()
+		}()
+		tails = append(tails, t)
+	}
+	return tails
+}
+
+// engineReturned tells every tail the engine has returned (failed: with an
+// error), so the file is complete or will not be; after a failure it waits
+// for the tails to end (their uploads aborted).
+func engineReturned(tails []*tailUpload, failed error) {
+	for _, t := range tails {
+		t.file.failed = failed
+		close(t.file.ended)
+	}
+	if failed != nil {
+		for _, t := range tails {
+			<-t.done
+		}
+	}
+}
+
+// tailOf returns the tail upload of sink ctx, if any.
+func (r *runner) tailOf(ctx string) *tailUpload {
+	for _, t := range r.tails {
+		if t.ss.spec.Ctx == ctx {
+			return t
+		}
+	}
+	return nil
+}
+
+// covers reports whether the tail upload sent the staged file at rel
+// (relative to the sink's data folder), once it has ended.
+func (t *tailUpload) covers(rel string) bool {
+	<-t.done
+	return t.err == nil && t.file.name != "" && rel == t.file.name
+}
+
+// take returns the upload id for the staged file at rel (relative to the
+// sink's data folder) with final key final, or "" when the tail upload
+// does not cover it (then it is aborted).
+func (t *tailUpload) take(ctx context.Context, rel, final string) string {
+	<-t.done
+	if t.err != nil || t.file.name == "" || rel != t.file.name || final != t.key || !t.file.matches() {
+		t.drop(ctx)
+		return ""
+	}
+	id := t.id
+	t.id = "" // taken: drop leaves it alone
+	return id
+}
+
+// drop aborts the tail upload if it went up and was not taken.
+func (t *tailUpload) drop(ctx context.Context) {
+	<-t.done
+	if t.err != nil || t.id == "" {
+		return
+	}
+	if a, ok := t.ss.objs.(objstore.UploadAborter); ok {
+		_, _ = a.AbortStaleUploads(ctx, "", 0, func(k string) bool { return k == t.key })
+	}
+	t.id = ""
+}
+
+// growingFile reads the first data_0.* file in dir while the engine writes
+// it: at the end of what is there it waits for more until the engine has
+// returned. It hashes what it hands out.
+type growingFile struct {
+	ctx    context.Context
+	dir    string
+	ended  chan struct{} // closed when the engine returned
+	failed error         // set before ended is closed
+	f      *os.File
+	name   string // the file's name relative to dir
+	h      *xxh3.Hasher
+}
+
+func (g *growingFile) Read(p []byte) (int, error) {
+	for {
+		if g.f == nil {
+			if err := g.open(); err != nil {
+				return 0, err
+			}
+		}
+		if g.f != nil {
+			n, err := g.f.Read(p)
+			if n > 0 {
+				g.h.Write(p[:n])
+				return n, nil
+			}
+			if err != nil && err != io.EOF {
+				return 0, err
+			}
+		}
+		select {
+		case <-g.ended:
+			if g.failed != nil {
+				return 0, fmt.Errorf("the engine failed: %w", g.failed)
+			}
+			if g.f == nil {
+				if err := g.open(); err != nil || g.f == nil {
+					return 0, errors.New("the engine wrote no data_0 file")
+				}
+				continue
+			}
+			// Complete now: what is left is read in the next rounds.
+			n, err := g.f.Read(p)
+			if n > 0 {
+				g.h.Write(p[:n])
+				return n, nil
+			}
+			if err == nil || err == io.EOF {
+				return 0, io.EOF
+			}
+			return 0, err
+		case <-g.ctx.Done():
+			return 0, g.ctx.Err()
+		case <-time.After(tailPoll):
+		}
+	}
+}
+
+// open opens the file once it exists.
+func (g *growingFile) open() error {
+	entries, err := os.ReadDir(g.dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	for _, e := range entries {
+		if e.Type().IsRegular() && strings.HasPrefix(e.Name(), "data_0.") {
+			f, err := os.Open(filepath.Join(g.dir, e.Name()))
+			if err != nil {
+				return err
+			}
+			g.f, g.name = f, e.Name()
+			return nil
+		}
+	}
+	return nil
+}
+
+func (g *growingFile) close() {
+	if g.f != nil {
+		g.f.Close()
+	}
+}
+
+// matches reports whether the finished file hashes to what was sent.
+func (g *growingFile) matches() bool {
+	f, err := os.Open(filepath.Join(g.dir, g.name))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	h := xxh3.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return false
+	}
+	return h.Sum128() == g.h.Sum128()
+}
