@@ -254,8 +254,10 @@ func sqlExtractOne(ctx context.Context, c *config, kind string) (summaryRow, doc
 // sqlJob is a job reading one table into a Parquet folder.
 type sqlJob struct {
 	Name, Conn, Table, Sink string
-	// RegressionCheck, when set, writes regression_check: explicitly.
+	// RegressionCheck and RegressionRows, when set, write
+	// regression_check: and regression_check_rows: explicitly.
 	RegressionCheck *bool
+	RegressionRows  *int64
 }
 
 func (j sqlJob) yaml() string {
@@ -268,6 +270,9 @@ func (j sqlJob) yaml() string {
 	fmt.Fprintf(&b, "    table: %s\n", j.Table)
 	if j.RegressionCheck != nil {
 		fmt.Fprintf(&b, "    regression_check: %t\n", *j.RegressionCheck)
+	}
+	if j.RegressionRows != nil {
+		fmt.Fprintf(&b, "    regression_check_rows: %d\n", *j.RegressionRows)
 	}
 	b.WriteString("sinks:\n")
 	b.WriteString("  - ctx: out\n")

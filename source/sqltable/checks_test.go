@@ -2,6 +2,7 @@ package sqltable_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -176,6 +177,31 @@ func TestRegressionDepth(t *testing.T) {
 				got := []int64{r3.plan.Regressions, r4.plan.Regressions, r5.plan.Regressions}
 				if !slices.Equal(got, []int64{0, 1, 0}) {
 					t.Fatalf("%s, depth %d, runs 3-5: regressions %v, want [0 1 0]", tc.name, depth, got)
+				}
+
+				// Off for a run, then on again: the new baseline starts near
+				// the boundary (a floor, not every row behind it), and it
+				// counts from the next run on.
+				off := open(t, db, sqltable.Config{Table: table, Lookback: tc.lookback, RegressionRows: depth, NoRegressionCheck: true})
+				insertIDs(t, db, table, 310)
+				r6 := step(t, off, r5.ex.Cursor)
+				insertIDs(t, db, table, 320)
+				r7 := step(t, s, r6.ex.Cursor)
+				var cur struct {
+					Behind *int64  `json:"behind"`
+					Floor  *string `json:"floor"`
+				}
+				if err := json.Unmarshal(r7.ex.Cursor, &cur); err != nil {
+					t.Fatal(err)
+				}
+				if cur.Behind == nil || (depth > 0) != (cur.Floor != nil) {
+					t.Fatalf("%s, depth %d: after the check came back on, cursor %s; want a baseline, with a floor when the depth is bounded",
+						tc.name, depth, r7.ex.Cursor)
+				}
+				insertIDs(t, db, table, 285)
+				r8 := step(t, s, r7.ex.Cursor)
+				if r7.plan.Regressions != 0 || r8.plan.Regressions != 1 {
+					t.Fatalf("%s, depth %d: check back on: regressions %d then %d, want 0 then 1", tc.name, depth, r7.plan.Regressions, r8.plan.Regressions)
 				}
 			}
 		}

@@ -168,35 +168,58 @@ func (s *Source) advance(ctx context.Context, ses session, p *Plan, next *cursor
 // appearing in the old region during this run is still reported by the
 // next. Past twice the check's depth, the region's floor moves up to keep
 // the depth's rows nearest the boundary, and the rows it leaves behind are
-// subtracted.
+// subtracted. Without such a count (the first run, the check just turned
+// on, other rules) a new region starts at the depth's rows nearest the
+// boundary: it reads the index that far, not the whole table.
 func (s *Source) baseline(ctx context.Context, ses session, p *Plan, next *cursor, newRows int64) (int64, *string, error) {
 	c := p.prev
-	var n int64
-	var floor *string
-	var err error
-	switch {
-	case c == nil || c.Mark == nil:
-		if s.lb.set() {
-			n, err = s.countIn(ctx, ses, s.regionQuery(nil, next.Window, next.Mark))
-		} else {
-			n = newRows // the first read took every row up to the mark
-		}
-	case !p.behindKnown || (c.Window != nil) != s.lb.set() || c.Lookback != next.Lookback:
-		floor = c.Floor
-		n, err = s.countIn(ctx, ses, s.regionQuery(floor, next.Window, next.Mark))
-	case s.lb.set():
-		floor = c.Floor
-		q := s.newQuery().w("SELECT count(*) FROM ", s.from, " WHERE ").inWindow(*c.Window).w(" AND ").behind(*next.Window)
-		n, err = s.countIn(ctx, ses, q)
-		n += p.behind
-	default:
-		floor = c.Floor
-		n = p.behind + newRows
-	}
 	depth := s.cfg.regressionRows()
-	if err != nil || depth == 0 || n <= 2*depth {
+	carried := c != nil && c.Mark != nil && p.behindKnown && (c.Window != nil) == s.lb.set() && c.Lookback == next.Lookback &&
+		!(depth == 0 && c.Floor != nil) // every row now, a bounded region before
+	if !carried {
+		if (c == nil || c.Mark == nil) && !s.lb.set() && (depth == 0 || newRows <= 2*depth) {
+			return newRows, nil, nil // the first read took every row up to the mark
+		}
+		var floor *string
+		if depth > 0 {
+			f, err := s.floorFor(ctx, ses, nil, next, depth)
+			if err != nil {
+				return 0, nil, err
+			}
+			floor = f // nil: fewer rows than the depth, all of them
+		}
+		n, err := s.countIn(ctx, ses, s.regionQuery(floor, next.Window, next.Mark))
 		return n, floor, err
 	}
+	floor, n := c.Floor, p.behind+newRows
+	if s.lb.set() {
+		q := s.newQuery().w("SELECT count(*) FROM ", s.from, " WHERE ").inWindow(*c.Window).w(" AND ").behind(*next.Window)
+		between, err := s.countIn(ctx, ses, q)
+		if err != nil {
+			return 0, nil, err
+		}
+		n = p.behind + between
+	}
+	if depth == 0 || n <= 2*depth {
+		return n, floor, nil
+	}
+	to, err := s.floorFor(ctx, ses, floor, next, depth)
+	if err != nil || to == nil {
+		return n, floor, err
+	}
+	if floor == nil {
+		n, err = s.countIn(ctx, ses, s.regionQuery(to, next.Window, next.Mark))
+		return n, to, err
+	}
+	q := s.newQuery().w("SELECT count(*) FROM ", s.from, " WHERE ").inWindow(*floor).w(" AND ").behind(*to)
+	left, err := s.countIn(ctx, ses, q)
+	return n - left, to, err
+}
+
+// floorFor finds the first key of the depth-th row behind next's boundary
+// (at or past floor, when set): the floor of a region that holds the depth
+// rows nearest the boundary. It is nil when there are fewer rows.
+func (s *Source) floorFor(ctx context.Context, ses session, floor *string, next *cursor, depth int64) (*string, error) {
 	q := s.newQuery().w("SELECT ", s.d.keyText(s.cols[s.keys[0]]), " FROM ", s.from, " WHERE ")
 	if floor != nil {
 		q.inWindow(*floor).w(" AND ")
@@ -209,16 +232,10 @@ func (s *Source) baseline(ctx context.Context, ses session, p *Plan, next *curso
 	q.orderBy(true).w(" LIMIT 1 OFFSET " + strconv.FormatInt(depth-1, 10))
 	row, err := queryRow(ctx, ses, q.String(), q.a.list)
 	if err = firstErr(q.err, err); err != nil || row == nil {
-		return n, floor, hint(err)
+		return nil, hint(err)
 	}
-	to := text(row[0])
-	if floor == nil {
-		n, err = s.countIn(ctx, ses, s.regionQuery(&to, next.Window, next.Mark))
-		return n, &to, err
-	}
-	q = s.newQuery().w("SELECT count(*) FROM ", s.from, " WHERE ").inWindow(*floor).w(" AND ").behind(to)
-	left, err := s.countIn(ctx, ses, q)
-	return n - left, &to, err
+	f := text(row[0])
+	return &f, nil
 }
 
 // countIn runs a count query in the session.
