@@ -65,6 +65,9 @@ func engineReturned(tails []*tailUpload, failed error) {
 	for _, t := range tails {
 		t.file.failed = failed
 		close(t.file.ended)
+		if failed == nil {
+			t.file.verify() // while the last part goes up
+		}
 	}
 	if failed != nil {
 		for _, t := range tails {
@@ -127,6 +130,7 @@ type growingFile struct {
 	f      *os.File
 	name   string // the file's name relative to dir
 	h      *xxh3.Hasher
+	final  chan xxh3.Uint128 // the finished file's hash (verify)
 }
 
 func (g *growingFile) Read(p []byte) (int, error) {
@@ -176,24 +180,28 @@ func (g *growingFile) Read(p []byte) (int, error) {
 
 // open opens the file once it exists.
 func (g *growingFile) open() error {
+	f, err := g.first()
+	if f != nil {
+		g.f, g.name = f, filepath.Base(f.Name())
+	}
+	return err
+}
+
+// first opens the first data_0.* file in dir; nil when there is none yet.
+func (g *growingFile) first() (*os.File, error) {
 	entries, err := os.ReadDir(g.dir)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil
+			return nil, nil
 		}
-		return err
+		return nil, err
 	}
 	for _, e := range entries {
 		if e.Type().IsRegular() && strings.HasPrefix(e.Name(), "data_0.") {
-			f, err := os.Open(filepath.Join(g.dir, e.Name()))
-			if err != nil {
-				return err
-			}
-			g.f, g.name = f, e.Name()
-			return nil
+			return os.Open(filepath.Join(g.dir, e.Name()))
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 func (g *growingFile) close() {
@@ -202,16 +210,28 @@ func (g *growingFile) close() {
 	}
 }
 
-// matches reports whether the finished file hashes to what was sent.
+// verify starts hashing the finished file (the engine has returned).
+func (g *growingFile) verify() {
+	g.final = make(chan xxh3.Uint128, 1)
+	go func() {
+		var sum xxh3.Uint128
+		if f, err := g.first(); err == nil && f != nil {
+			h := xxh3.New()
+			if _, err := io.Copy(h, f); err == nil {
+				sum = h.Sum128()
+			}
+			f.Close()
+		}
+		g.final <- sum
+	}()
+}
+
+// matches reports whether the finished file hashes to what was sent; call
+// it after verify and once the reads are done.
 func (g *growingFile) matches() bool {
-	f, err := os.Open(filepath.Join(g.dir, g.name))
-	if err != nil {
+	if g.final == nil {
 		return false
 	}
-	defer f.Close()
-	h := xxh3.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return false
-	}
-	return h.Sum128() == g.h.Sum128()
+	sum := <-g.final
+	return sum != (xxh3.Uint128{}) && sum == g.h.Sum128()
 }

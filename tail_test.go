@@ -49,6 +49,7 @@ func TestGrowingFile(t *testing.T) {
 	if !bytes.Equal(got, want) || g.name != "data_0.parquet" {
 		t.Fatalf("read %d bytes of %s, want the %d written", len(got), g.name, len(want))
 	}
+	g.verify()
 	if !g.matches() {
 		t.Fatal("matches: false for the file as read")
 	}
@@ -60,6 +61,7 @@ func TestGrowingFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
+	g.verify()
 	if g.matches() {
 		t.Fatal("matches: true after a byte already sent was rewritten")
 	}
