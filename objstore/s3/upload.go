@@ -148,11 +148,38 @@ func (s *Store) partSizeFor(r io.Reader) int64 {
 	return part
 }
 
-// readPart reads up to n bytes; fewer only at the end of r.
+// readPart reads up to n bytes; fewer only at the end of r. The buffer is
+// allocated once, at most as large as what is left of a body whose size is
+// known.
 func readPart(r io.Reader, n int64) ([]byte, error) {
-	var b bytes.Buffer
-	_, err := b.ReadFrom(io.LimitReader(r, n))
-	return b.Bytes(), err
+	if left, ok := remaining(r); ok && left < n {
+		n = left
+	}
+	b := make([]byte, n)
+	m, err := io.ReadFull(r, b)
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		err = nil
+	}
+	return b[:m], err
+}
+
+// remaining is how many bytes are left of r, when that is known.
+func remaining(r io.Reader) (int64, bool) {
+	switch v := r.(type) {
+	case *os.File:
+		fi, err := v.Stat()
+		if err != nil || !fi.Mode().IsRegular() {
+			return 0, false
+		}
+		off, err := v.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return 0, false
+		}
+		return max(fi.Size()-off, 0), true
+	case interface{ Len() int }:
+		return int64(v.Len()), true
+	}
+	return 0, false
 }
 
 // putParts starts a multipart upload and sends every part, the first two
