@@ -144,7 +144,8 @@ func benchS3Convert(ctx context.Context, c *config) section {
 		"(%s, not measured). tidemark reaches it through the standard AWS variables in its environment "+
 		"(`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`, `AWS_ENDPOINT_URL=http://127.0.0.1:PORT`), so it "+
 		"downloads the inputs into its spill folder (the system temp folder, same disk) and uploads the output "+
-		"through its staging prefix, then publishes it with a server-side copy.",
+		"to its final key as a multipart upload left incomplete (the file's parts go up while the engine writes it), "+
+		"then publishes it by completing the upload.",
 		len(ds.Files), thousands(ds.Rows), mb(ds.Bytes), inBucket, prefix, gw.version, secs(seedTime)))
 	b.p("The two jobs differ only in their paths; each repetition starts from a fresh state and an empty sink:")
 	b.code("yaml", localJob(filepath.Join(base, "local-N")).yaml()+"\n"+s3Job("N").yaml())

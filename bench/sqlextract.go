@@ -23,7 +23,8 @@ func benchSQLExtract(ctx context.Context, c *config) section {
 		thousands(int64(c.SQLRows))))
 	b.code("sql", "-- PostgreSQL\n"+pgFillSQL("bench", 1, c.SQLRows)+";"+"\n-- MariaDB\n"+mariaFillSQL("bench", 1, c.SQLRows))
 	b.p("**tidemark**: `tidemark run job.yaml --json` with a fresh state and an empty sink folder each repetition, so the " +
-		"run reads every row as new (its plan counts them, then it reads them in one snapshot and writes one Parquet " +
+		"run reads every row as new (it reads them in one snapshot, handing them to DuckDB through a pipe as they " +
+		"arrive, and writes one Parquet " +
 		"file). The password comes through `password_env`. **Export tool**: the database's client writes the same " +
 		"columns of every row to a file in its plain text format. Each side runs " + fmt.Sprint(c.Reps) + " times, " +
 		"alternating which runs first, after one unmeasured export that warms the server's cache. The database " +
