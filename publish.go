@@ -2,6 +2,7 @@ package tidemark
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path"
@@ -101,7 +102,12 @@ func publish(ctx context.Context, st store.Store, rs roots, jobName, runID strin
 			continue
 		}
 		moves = append(moves, func(ctx context.Context) error {
-			if err := publishOutput(ctx, s, o); err != nil {
+			err := publishOutput(ctx, s, o)
+			if errors.Is(err, objstore.ErrUploadGone) {
+				return fmt.Errorf("publishing %s of run %s: %w; the run's output is lost: rewind the bookmark to the run before it "+
+					"(tidemark bookmark reset %s --to-run RUN) so that its input is read again", joinLoc(o.Root, o.Final), runID, err, jobName)
+			}
+			if err != nil {
 				return fmt.Errorf("publishing %s of run %s: %w", joinLoc(o.Root, o.Final), runID, err)
 			}
 			return nil
@@ -196,14 +202,25 @@ func applyAction(ctx context.Context, rs roots, a store.SinkAction, keep map[str
 // recover finishes what earlier runs of the job left behind: committed runs
 // not yet published are rolled forward, oldest first; then staged files of
 // runs that never committed are deleted from the given sink roots.
-func recoverJob(ctx context.Context, st store.Store, rs roots, jobName string, sinkRoots []string, log *slog.Logger) error {
+//
+// undone, when set, names the committed runs a reset is about to undo: one
+// of them whose output can no longer be published (its uploads were
+// aborted) is given up, marked published with a warning, instead of
+// failing the reset that reads its input again.
+func recoverJob(ctx context.Context, st store.Store, rs roots, jobName string, sinkRoots []string, log *slog.Logger, undone func(store.Run) bool) error {
 	pending, err := st.Unpublished(ctx, jobName)
 	if err != nil {
 		return fmt.Errorf("finding unpublished runs: %w", err)
 	}
 	for _, r := range pending {
 		log.Info("rolling forward committed run", "run", r.RunID)
-		if err := publish(ctx, st, rs, jobName, r.RunID, log); err != nil {
+		err := publish(ctx, st, rs, jobName, r.RunID, log)
+		if err != nil && errors.Is(err, objstore.ErrUploadGone) && undone != nil && undone(r) {
+			log.Warn("giving up the output of a run being undone: its uploads were aborted; what of it was published is "+
+				"deleted by --purge-output", "run", r.RunID, "err", err)
+			err = st.MarkPublished(ctx, jobName, r.RunID)
+		}
+		if err != nil {
 			return err
 		}
 	}

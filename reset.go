@@ -50,9 +50,6 @@ func Reset(ctx context.Context, st store.Store, jobName string, opts ResetOption
 	if err := markDead(ctx, st, jobName, log); err != nil {
 		return nil, err
 	}
-	if err := recoverJob(ctx, st, rs, jobName, nil, log); err != nil {
-		return nil, fmt.Errorf("recovering earlier runs: %w", err)
-	}
 	runs, err := st.Runs(ctx, jobName)
 	if err != nil {
 		return nil, err
@@ -68,6 +65,13 @@ func Reset(ctx context.Context, st store.Store, jobName string, opts ResetOption
 		if !found {
 			return nil, fmt.Errorf("%w: job %s has no run %s (see `tidemark runs %s`)", ErrUsage, jobName, opts.ToRun, jobName)
 		}
+	}
+	isUndone := func(r store.Run) bool { return r.Seq > targetSeq }
+	if err := recoverJob(ctx, st, rs, jobName, nil, log, isUndone); err != nil {
+		return nil, fmt.Errorf("recovering earlier runs: %w", err)
+	}
+	if runs, err = st.Runs(ctx, jobName); err != nil {
+		return nil, err
 	}
 	undone, err := st.Reset(ctx, jobName, lease.token(), opts.ToRun)
 	if err != nil {

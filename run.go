@@ -207,7 +207,7 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 // recover finishes what earlier runs left: it rolls committed runs forward
 // and deletes what dead runs staged, in sinks and in the spill folder.
 func (r *runner) recover(ctx context.Context) error {
-	if err := recoverJob(ctx, r.st, r.rs, r.job, r.sinkRoots(), r.log); err != nil {
+	if err := recoverJob(ctx, r.st, r.rs, r.job, r.sinkRoots(), r.log, nil); err != nil {
 		return fmt.Errorf("recovering earlier runs: %w", err)
 	}
 	if err := cleanTableSinks(ctx, r.st, r.job, r.spec); err != nil {

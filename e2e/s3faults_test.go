@@ -358,3 +358,49 @@ func TestS3StaleMultipartUploads(t *testing.T) {
 		t.Errorf("staged objects left: %v", left)
 	}
 }
+
+// TestS3UploadsAbortedBeforePublish: a run commits and is killed before it
+// publishes; then its incomplete uploads are aborted (as a bucket lifecycle
+// rule for incomplete uploads would). The next run cannot publish it: it
+// exits 1 saying the output is lost and how to read the input again. A
+// rewind to the run before it (with --purge-output) goes through, and the
+// next run delivers every record exactly once.
+func TestS3UploadsAbortedBeforePublish(t *testing.T) {
+	t.Parallel()
+	f := newFixtureOn(t, onS3, jobOpts{})
+	monday := f.addCSVs("monday", 3, 20)
+	first := f.mustRun()
+	tuesday := f.addCSVs("tuesday", 2, 20)
+	if _, r := f.run([]string{"TIDEMARK_FAULT=after-commit"}); r.signal != syscall.SIGKILL {
+		t.Fatalf("run with TIDEMARK_FAULT=after-commit: want it killed\n%v", r)
+	}
+	lost := f.bookmark().RunID
+	ups := f.preparedUploads()
+	if len(ups) == 0 {
+		t.Fatal("the committed run left no upload to complete: the test tests nothing")
+	}
+	o := f.outS3()
+	cl := sharedS3(t).client
+	ctx := context.Background()
+	out, err := cl.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: aws.String(o.bucket), Prefix: aws.String(o.prefix)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range out.Uploads {
+		if _, err := cl.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: aws.String(o.bucket), Key: u.Key, UploadId: u.UploadId}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	_, r := f.runExpect(1)
+	assertMentions(t, r, lost, "lost", "bookmark reset", "--to-run")
+	f.assertSink(monday)
+
+	f.check(f.reset("--to-run", first.RunID, "--purge-output"))
+	s := f.mustRun()
+	assertFiles(t, "the run after the rewind", s, 2)
+	f.assertSink(concat(monday, tuesday))
+	f.assertNoDuplicates()
+	f.assertNoUploads("at the end")
+	assertFiles(t, "the run after that", f.mustRun(), 0)
+}

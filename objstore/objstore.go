@@ -14,6 +14,11 @@ import (
 // ErrNotExist means the object does not exist.
 var ErrNotExist = errors.New("object does not exist")
 
+// ErrUploadGone means a prepared upload can no longer be completed: it was
+// aborted (by hand, or by a bucket lifecycle rule for incomplete uploads)
+// and its object was never published.
+var ErrUploadGone = errors.New("the upload is gone (aborted) and its object was never published")
+
 // Object is one listed object.
 type Object struct {
 	Key     string // relative to the store's root, '/'-separated

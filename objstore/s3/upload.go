@@ -110,7 +110,7 @@ func (s *Store) CompleteUpload(ctx context.Context, key, id string) error {
 				if _, serr := s.Stat(ctx, key); serr == nil {
 					return nil
 				}
-				return fmt.Errorf("publishing %s: its upload is gone and the object does not exist: %w", s.url(key), err)
+				return fmt.Errorf("publishing %s: %w (%v)", s.url(key), objstore.ErrUploadGone, err)
 			}
 			return err
 		}
