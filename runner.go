@@ -402,8 +402,13 @@ func (r *runner) logTablePlan(p *SourcePlan) {
 		r.log.Info("planned", "source", p.Ctx, "ranges", len(t.ranges))
 		return
 	}
-	r.log.Info("planned", "source", p.Ctx, "new_rows", t.plan.NewRows, "late_rows", t.plan.Late,
-		"after", strings.Join(t.plan.From, ","), "up_to", strings.Join(t.plan.To, ","), "bounded", t.plan.Bounded)
+	attrs := []any{"source", p.Ctx, "pending", t.plan.Pending()} // a run does not count new rows first
+	if t.plan.NewRows >= 0 {
+		attrs = append(attrs, "new_rows", t.plan.NewRows)
+	}
+	attrs = append(attrs, "late_rows", t.plan.Late, "after", strings.Join(t.plan.From, ","),
+		"up_to", strings.Join(t.plan.To, ","), "bounded", t.plan.Bounded)
+	r.log.Info("planned", attrs...)
 	if t.plan.Regressions > 0 {
 		r.log.Warn("rows appeared behind the bookmark and will not be read: the bookmark keys are not monotonic, or a transaction committed later than the lookback; widen lookback or choose keys that only grow",
 			"source", p.Ctx, "rows", t.plan.Regressions)

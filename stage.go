@@ -111,14 +111,15 @@ func (r *runner) stageOutputs(ctx context.Context, res engine.Result, c *store.C
 			staged := stagingPrefix(r.rec.RunID) + "data/" + f.Path
 			c.Outputs = append(c.Outputs, store.Output{RunID: r.rec.RunID, Sink: k.Ctx, Root: ss.root,
 				Staged: staged, Final: names[j], Rows: f.Rows, Bytes: f.Bytes})
+			id := ""
 			if tail != nil && tail.covers(f.Path) {
-				if id := tail.take(ctx, f.Path, names[j]); id != "" {
-					c.Outputs[len(c.Outputs)-1].Staged = uploadPrefix + id
-					r.log.Debug("output uploaded while the engine wrote it", "sink", k.Ctx, "file", names[j])
-					continue
-				}
+				id = tail.take(ctx, f.Path, names[j])
 			}
-			r.queueUpload(ss, filepath.Join(ss.local, "data", filepath.FromSlash(f.Path)), c, len(c.Outputs)-1)
+			if id != "" {
+				c.Outputs[len(c.Outputs)-1].Staged = uploadPrefix + id // sent while the engine wrote it
+			} else {
+				r.queueUpload(ss, filepath.Join(ss.local, "data", filepath.FromSlash(f.Path)), c, len(c.Outputs)-1)
+			}
 			bytes += f.Bytes
 			if d := path.Dir(names[j]); d != "." {
 				parts[d] = true

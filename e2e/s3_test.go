@@ -369,32 +369,43 @@ func TestS3TwoEndpoints(t *testing.T) {
 }
 
 // TestS3SummaryBytes: the run summary counts the bytes downloaded from the
-// S3 source (the objects' sizes) and, by the README's JSON, the sink's
-// files and rows.
+// S3 source (the objects' sizes) and the bytes of the sink's published
+// files, with partitions and without (where the one file goes up while the
+// engine writes it), and, by the README's JSON, the sink's rows.
 func TestS3SummaryBytes(t *testing.T) {
 	t.Parallel()
-	f := newFixtureOn(t, onS3, jobOpts{})
-	recs := f.addCSVs("a", 3, 20)
-	var want int64
-	for i := 1; i <= 3; i++ {
-		want += int64(len(f.in.get(t, fmt.Sprintf("a-%02d.csv", i))))
-	}
-	_, r := f.runExpect(0)
-	var raw struct {
-		Sources map[string]map[string]json.RawMessage `json:"sources"`
-		Sinks   map[string]map[string]json.RawMessage `json:"sinks"`
-	}
-	if err := json.Unmarshal([]byte(r.stdout), &raw); err != nil {
-		t.Fatal(err)
-	}
-	if got := string(raw.Sources["orders_source"]["bytes"]); got != fmt.Sprint(want) {
-		t.Errorf("sources.orders_source.bytes = %s, want %d (the objects' sizes)", got, want)
-	}
-	if got := string(raw.Sinks["orders_sink"]["rows"]); got != fmt.Sprint(len(recs)) {
-		t.Errorf("sinks.orders_sink.rows = %s, want %d", got, len(recs))
-	}
-	if _, ok := raw.Sinks["orders_sink"]["bytes"]; !ok {
-		t.Errorf("sinks.orders_sink has no bytes (issue 3: bytes per sink in the run summary): %s", r.stdout)
+	for _, parts := range []string{"", "-"} {
+		f := newFixtureOn(t, onS3, jobOpts{partitionBy: parts})
+		recs := f.addCSVs("a", 3, 20)
+		var want int64
+		for i := 1; i <= 3; i++ {
+			want += int64(len(f.in.get(t, fmt.Sprintf("a-%02d.csv", i))))
+		}
+		_, r := f.runExpect(0)
+		var raw struct {
+			Sources map[string]map[string]json.RawMessage `json:"sources"`
+			Sinks   map[string]map[string]json.RawMessage `json:"sinks"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &raw); err != nil {
+			t.Fatal(err)
+		}
+		if got := string(raw.Sources["orders_source"]["bytes"]); got != fmt.Sprint(want) {
+			t.Errorf("sources.orders_source.bytes = %s, want %d (the objects' sizes)", got, want)
+		}
+		if got := string(raw.Sinks["orders_sink"]["rows"]); got != fmt.Sprint(len(recs)) {
+			t.Errorf("sinks.orders_sink.rows = %s, want %d", got, len(recs))
+		}
+		var published int64
+		for _, file := range f.sinkFiles() {
+			info, err := os.Stat(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			published += info.Size()
+		}
+		if got := string(raw.Sinks["orders_sink"]["bytes"]); published == 0 || got != fmt.Sprint(published) {
+			t.Errorf("partition_by %q: sinks.orders_sink.bytes = %s, want %d (the published files' sizes): %s", parts, got, published, r.stdout)
+		}
 	}
 }
 
