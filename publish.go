@@ -46,13 +46,23 @@ func finalNames(runID string, staged []engine.StagedFile, ext string) []string {
 	names := make([]string, len(staged))
 	for n, i := range idx {
 		dir := path.Dir(staged[i].Path)
-		name := fmt.Sprintf("part-%s-%05d.%s", runID, n, ext)
+		name := partName(runID, n, ext)
 		if dir != "." {
 			name = dir + "/" + name
 		}
 		names[i] = name
 	}
 	return names
+}
+
+// partName is the published name of a run's n-th file of a sink.
+func partName(runID string, n int, ext string) string {
+	return fmt.Sprintf("part-%s-%05d.%s", runID, n, ext)
+}
+
+// sinkExt is the extension of a sink format's published files.
+func sinkExt(format string) string {
+	return map[string]string{"parquet": "parquet", "csv": "csv", "json": "json"}[format]
 }
 
 // roots caches object stores by location.

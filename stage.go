@@ -102,8 +102,7 @@ func (r *runner) stageOutputs(ctx context.Context, res engine.Result, c *store.C
 			}
 			continue
 		}
-		ext := map[string]string{"parquet": "parquet", "csv": "csv", "json": "json"}[k.Format]
-		names := finalNames(r.rec.RunID, sr.Files, ext)
+		names := finalNames(r.rec.RunID, sr.Files, sinkExt(k.Format))
 		var bytes int64
 		parts := map[string]bool{}
 		tail := r.tailOf(k.Ctx)

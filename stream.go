@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/tidemark-etl/tidemark/engine"
 	"github.com/tidemark-etl/tidemark/source/sqltable"
@@ -21,6 +22,10 @@ type tableStream struct {
 	done   chan struct{}
 	ex     *sqltable.Extract
 	err    error
+	// failedFirst is set when the extraction failed on its own, before
+	// the pipe was closed: then a failing engine failed because of it.
+	failedFirst atomic.Bool
+	cause       bool // err caused the run's failure (finish)
 }
 
 // canStream reports whether this run hands table sources to the engine
@@ -53,6 +58,7 @@ func startStream(ctx context.Context, p *SourcePlan, dir string) (*tableStream, 
 		}
 		growPipe(f)
 		st.ex, st.err = p.table.plan.ExtractTo(ctx, f)
+		st.failedFirst.Store(st.err != nil) // before the engine can see the end of the pipe
 		if err := f.Close(); st.err == nil && err != nil {
 			st.err = fmt.Errorf("source %s: %w", p.Ctx, err)
 		}
@@ -73,6 +79,7 @@ func (st *tableStream) input() engine.Source {
 // open return and its writes fail. When the engine failed the extraction is
 // also cancelled.
 func (st *tableStream) finish(engineErr error) {
+	st.cause = engineErr == nil || st.failedFirst.Load()
 	if engineErr != nil {
 		st.cancel()
 	}
@@ -88,26 +95,33 @@ func (st *tableStream) finish(engineErr error) {
 }
 
 // finishStreams ends every stream after the engine returned engineErr and
-// settles the run's error: the engine's first, then an extraction's, then
-// a difference between the rows extracted and the rows the engine read.
+// settles the run's error: an extraction's own failure first (a read cut
+// short also makes the engine fail, on a truncated line, which would hide
+// the cause), then the engine's, then a difference between the rows
+// extracted and the rows the engine read.
 func finishStreams(streams []*tableStream, res engine.Result, engineErr error) error {
 	for _, st := range streams {
 		st.finish(engineErr)
 	}
+	var errs []error
+	for _, st := range streams {
+		if st.err != nil && st.cause {
+			errs = append(errs, st.err)
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...) // the engine's failure, if any, follows from it
+	}
 	if engineErr != nil {
 		return engineErr
 	}
-	var errs []error
 	for _, st := range streams {
-		switch {
-		case st.err != nil:
-			errs = append(errs, st.err)
-		case res.Sources[st.p.Ctx].Rows != st.ex.Rows:
+		if res.Sources[st.p.Ctx].Rows != st.ex.Rows {
 			errs = append(errs, fmt.Errorf("source %s: the engine read %d rows of the %d extracted",
 				st.p.Ctx, res.Sources[st.p.Ctx].Rows, st.ex.Rows))
-		default:
-			st.p.table.ex = st.ex
+			continue
 		}
+		st.p.table.ex = st.ex
 	}
 	return errors.Join(errs...)
 }

@@ -21,12 +21,12 @@ func TestSQLKilledMidRead(t *testing.T) {
 		fn := map[sqldb.Kind]struct{ fast, slow, cond string }{
 			sqldb.Postgres: {
 				"CREATE OR REPLACE FUNCTION slow(i bigint) RETURNS boolean LANGUAGE sql VOLATILE AS $$ SELECT true $$",
-				"CREATE OR REPLACE FUNCTION slow(i bigint) RETURNS boolean LANGUAGE plpgsql VOLATILE AS $$ BEGIN IF i = 2000 THEN PERFORM pg_sleep(60); END IF; RETURN true; END $$",
+				"CREATE OR REPLACE FUNCTION slow(i bigint) RETURNS boolean LANGUAGE plpgsql VOLATILE AS $$ BEGIN IF i = 80000 THEN PERFORM pg_sleep(60); END IF; RETURN true; END $$",
 				"slow(id)",
 			},
 			sqldb.MySQL: {
 				"CREATE OR REPLACE FUNCTION slow(i BIGINT) RETURNS INT NOT DETERMINISTIC RETURN 1",
-				"CREATE OR REPLACE FUNCTION slow(i BIGINT) RETURNS INT NOT DETERMINISTIC RETURN IF(i = 2000, SLEEP(60), 0) + 1",
+				"CREATE OR REPLACE FUNCTION slow(i BIGINT) RETURNS INT NOT DETERMINISTIC RETURN IF(i = 80000, SLEEP(60), 0) + 1",
 				"slow(id) > 0",
 			},
 		}[f.kind]
@@ -39,8 +39,12 @@ func TestSQLKilledMidRead(t *testing.T) {
 		before := f.bookmark()
 		filesBefore := f.parquetFiles()
 
-		for from := int64(101); from <= 3000; from += 500 {
-			f.insertOrders(idRange(from, min(from+499, 3000))...)
+		// Enough rows before the slow one that more than a megabyte has
+		// gone down the pipe to the engine when the read is killed: the
+		// engine then sees a line cut short, and the run must still name
+		// the killed read as the cause.
+		for from := int64(101); from <= 100_000; from += 5000 {
+			f.insertOrders(idRange(from, min(from+4999, 100_000))...)
 		}
 		p := f.start([]string{"TIDEMARK_FAULT=after-plan:sleep=3s"}, "run", f.jobPath, "--json")
 		p.waitFor(t, "planned", time.Minute)
@@ -66,9 +70,9 @@ func TestSQLKilledMidRead(t *testing.T) {
 		assertIDSet(t, "table after the failed run", f.tableIDs("orders_out"), idRange(1, 100))
 
 		s := f.mustRun()
-		assertIDSet(t, "rerun", f.fileIDsOfRun(s.RunID), idRange(101, 3000))
-		assertIDSet(t, "files after the rerun", f.fileIDs(), idRange(1, 3000))
-		assertIDSet(t, "table after the rerun", f.tableIDs("orders_out"), idRange(1, 3000))
+		assertIDSet(t, "rerun", f.fileIDsOfRun(s.RunID), idRange(101, 100_000))
+		assertIDSet(t, "files after the rerun", f.fileIDs(), idRange(1, 100_000))
+		assertIDSet(t, "table after the rerun", f.tableIDs("orders_out"), idRange(1, 100_000))
 		if left := f.stagingTables(); len(left) > 0 {
 			t.Errorf("staging tables left after the rerun: %v", left)
 		}
