@@ -32,15 +32,9 @@ import (
 // module is deprecated and its successor is not yet v1.
 func (s *Store) Put(ctx context.Context, key string, r io.Reader) error {
 	partSize := s.partSizeFor(r)
-	first, err := readPart(r, partSize)
+	first, second, err := readHead(r, partSize)
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", s.url(key), err)
-	}
-	var second []byte
-	if int64(len(first)) == partSize {
-		if second, err = readPart(r, partSize); err != nil {
-			return fmt.Errorf("writing %s: %w", s.url(key), err)
-		}
 	}
 	if len(second) == 0 {
 		_, err := s.client.PutObject(ctx, &s3.PutObjectInput{
@@ -71,18 +65,12 @@ const emptyUpload = "empty"
 // upload that is never completed is removed by AbortStaleUploads.
 func (s *Store) PrepareUpload(ctx context.Context, key string, r io.Reader) (string, error) {
 	partSize := s.partSizeFor(r)
-	first, err := readPart(r, partSize)
+	first, second, err := readHead(r, partSize)
 	if err != nil {
 		return "", fmt.Errorf("writing %s: %w", s.url(key), err)
 	}
 	if len(first) == 0 {
 		return emptyUpload, nil // nothing to send; CompleteUpload writes the empty object
-	}
-	var second []byte
-	if int64(len(first)) == partSize {
-		if second, err = readPart(r, partSize); err != nil {
-			return "", fmt.Errorf("writing %s: %w", s.url(key), err)
-		}
 	}
 	id, _, err := s.putParts(ctx, key, r, partSize, first, second)
 	if err != nil {
@@ -132,20 +120,23 @@ func (s *Store) CompleteUpload(ctx context.Context, key, id string) error {
 // and would need more than S3's 10,000 parts. An unknown-size body stays at
 // PartSize and fails past PartSize*10,000 bytes.
 func (s *Store) partSizeFor(r io.Reader) int64 {
-	size := int64(-1)
-	switch v := r.(type) {
-	case *os.File:
-		if fi, err := v.Stat(); err == nil && fi.Mode().IsRegular() {
-			size = fi.Size()
-		}
-	case interface{ Len() int }: // bytes.Reader, bytes.Buffer, strings.Reader
-		size = int64(v.Len())
-	}
 	part := s.cfg.PartSize
-	if need := (size + maxParts - 1) / maxParts; need > part {
-		part = need
+	if size, ok := remaining(r); ok {
+		if need := (size + maxParts - 1) / maxParts; need > part {
+			part = need
+		}
 	}
 	return part
+}
+
+// readHead reads a body's first two parts; the second is empty when the
+// first is also the last.
+func readHead(r io.Reader, partSize int64) (first, second []byte, err error) {
+	if first, err = readPart(r, partSize); err != nil || int64(len(first)) < partSize {
+		return first, nil, err
+	}
+	second, err = readPart(r, partSize)
+	return first, second, err
 }
 
 // readPart reads up to n bytes; fewer only at the end of r. The buffer is
