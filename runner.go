@@ -281,7 +281,7 @@ func (r *runner) spillDir() string {
 // while they are read (the streams returned, already started); else they
 // are extracted to files first.
 func (r *runner) enginePlan(ctx context.Context, states map[string]bookmark.SourceState, stream bool) (engine.Plan, []*tableStream, error) {
-	plan := engine.Plan{}
+	plan := engine.Plan{OnBadRecord: r.badRecordPolicy()}
 	var streams []*tableStream
 	locals, err := r.fetchInputs(ctx)
 	if err != nil {
@@ -294,7 +294,6 @@ func (r *runner) enginePlan(ctx context.Context, states map[string]bookmark.Sour
 			if err != nil {
 				return plan, streams, err
 			}
-			plan.OnBadRecord = mergeBadRecord(plan.OnBadRecord, engine.BadFail)
 			if stream && p.table.ranges == nil {
 				st, err := startStream(ctx, p, filepath.Join(dir, p.Ctx))
 				if err != nil {
@@ -318,7 +317,6 @@ func (r *runner) enginePlan(ctx context.Context, states map[string]bookmark.Sour
 		for j, f := range p.Take {
 			es.Files = append(es.Files, engine.Input{Path: locals[i][j], Key: f.Path, Size: f.Size})
 		}
-		plan.OnBadRecord = mergeBadRecord(plan.OnBadRecord, src.OnBadRecord)
 		plan.Sources = append(plan.Sources, es)
 	}
 	for _, t := range r.spec.Transforms {

@@ -100,14 +100,16 @@ func planTable(ctx context.Context, st store.Store, jobName string, spec *job.Sp
 			}
 		}
 		return p, nil
-	case in.mode == bookmark.ModeDisable && in.count:
-		p.table.plan, err = ts.Plan(ctx, nil)
-	case in.mode == bookmark.ModeDisable:
-		p.table.plan, err = ts.PlanRun(ctx, nil)
-	case in.count:
-		p.table.plan, err = ts.Plan(ctx, p.prev.Cursor)
 	default:
-		p.table.plan, err = ts.PlanRun(ctx, p.prev.Cursor)
+		cursor := p.prev.Cursor
+		if in.mode == bookmark.ModeDisable {
+			cursor = nil // read everything
+		}
+		planFn := ts.PlanRun // a run does not count first
+		if in.count {
+			planFn = ts.Plan
+		}
+		p.table.plan, err = planFn(ctx, cursor)
 	}
 	if err != nil {
 		ts.Close()

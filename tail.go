@@ -134,6 +134,14 @@ type growingFile struct {
 
 func (g *growingFile) Read(p []byte) (int, error) {
 	for {
+		// Whatever the engine wrote before it returned is there to read
+		// once ended is seen, so an end of file after that is the end.
+		var ended bool
+		select {
+		case <-g.ended:
+			ended = true
+		default:
+		}
 		if g.f == nil {
 			if err := g.open(); err != nil {
 				return 0, err
@@ -149,27 +157,16 @@ func (g *growingFile) Read(p []byte) (int, error) {
 				return 0, err
 			}
 		}
+		switch {
+		case ended && g.failed != nil:
+			return 0, fmt.Errorf("the engine failed: %w", g.failed)
+		case ended && g.f == nil:
+			return 0, errors.New("the engine wrote no data_0 file")
+		case ended:
+			return 0, io.EOF
+		}
 		select {
 		case <-g.ended:
-			if g.failed != nil {
-				return 0, fmt.Errorf("the engine failed: %w", g.failed)
-			}
-			if g.f == nil {
-				if err := g.open(); err != nil || g.f == nil {
-					return 0, errors.New("the engine wrote no data_0 file")
-				}
-				continue
-			}
-			// Complete now: what is left is read in the next rounds.
-			n, err := g.f.Read(p)
-			if n > 0 {
-				g.h.Write(p[:n])
-				return n, nil
-			}
-			if err == nil || err == io.EOF {
-				return 0, io.EOF
-			}
-			return 0, err
 		case <-g.ctx.Done():
 			return 0, g.ctx.Err()
 		case <-time.After(tailPoll):

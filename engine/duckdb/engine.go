@@ -134,11 +134,11 @@ func (e *Engine) Execute(ctx context.Context, p engine.Plan) (engine.Result, err
 	return res, x.hint(err)
 }
 
-// Close closes the database and removes the spill folder New created.
 // Streams reports that the engine reads sources from named pipes
 // (engine.Source.Stream).
 func (e *Engine) Streams() bool { return true }
 
+// Close closes the database and removes the spill folder New created.
 func (e *Engine) Close() error {
 	var err error
 	if e.db != nil {
