@@ -28,6 +28,10 @@ type RunOptions struct {
 	JobName string
 	// AllowSourceChange keeps bookmarks whose source definition changed.
 	AllowSourceChange bool
+	// AdoptSink makes the job and its state store the owner of its file
+	// sink locations whatever their ownership records say (a hand-over, or
+	// a new history after a lost state).
+	AdoptSink bool
 	// LeaseTTL defaults to DefaultLeaseTTL.
 	LeaseTTL time.Duration
 	Logger   *slog.Logger
@@ -165,6 +169,9 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 	}
 	defer lease.release()
 	r.lease = lease
+	if err := claimSinks(ctx, st, r.rs, spec, jobName, opts.AdoptSink, r.log); err != nil {
+		return nil, err
+	}
 
 	defer func() {
 		for _, c := range r.closers {
