@@ -63,16 +63,21 @@ func (e *SinkOwnedError) Error() string {
 			"give this job another sink path, or hand the location over to it with `tidemark run JOBFILE --adopt-sink`",
 			e.Sink, e.Location, o.Job, o.StateStore, o.StateStoreID, e.Job)
 	case o.StateStoreID != e.State.ID:
-		return fmt.Sprintf("sink %s: %s holds output of job %q recorded in the state store %s (id %s), not in this one, %s (id %s): "+
-			"this state has no record of it (the state was lost, emptied or replaced, or another state store runs a job of this name), "+
-			"and running on would read all input again into a sink that already holds it. Restore that state store; "+
-			"or start a new history on purpose with `tidemark run JOBFILE --adopt-sink` (the output already there stays: "+
-			"delete it first, or expect it twice); or write to a new sink path",
-			e.Sink, e.Location, o.Job, o.StateStore, o.StateStoreID, e.State.Location, e.State.ID)
+		which := fmt.Sprintf("recorded in the state store %s (id %s), not in this one, %s (id %s)",
+			o.StateStore, o.StateStoreID, e.State.Location, e.State.ID)
+		if o.StateStore == e.State.Location {
+			which = fmt.Sprintf("recorded in the state store %s when it had id %s; it has id %s now: it was made anew",
+				o.StateStore, o.StateStoreID, e.State.ID)
+		}
+		return fmt.Sprintf("sink %s: %s holds output of job %q %s. This state has no record of that output (the state was lost, "+
+			"emptied or replaced, or another state store runs a job of this name), and running on would read all input again "+
+			"into a sink that already holds it. To go on: restore that state store; or start a new history on purpose with "+
+			"`tidemark run JOBFILE --adopt-sink` (the output already there stays: delete it first, or expect it twice); "+
+			"or write to a new sink path", e.Sink, e.Location, o.Job, which)
 	default:
 		return fmt.Sprintf("sink %s: %s holds output of job %q up to bookmark version %d, but the state store %s is at version %d: "+
 			"the state was restored from an older copy (or lost its later commits), and running on would read input again "+
-			"that is already in the sink. Restore the newest state; or start a new history on purpose with "+
+			"that is already in the sink. To go on: restore the newest state; or start a new history on purpose with "+
 			"`tidemark run JOBFILE --adopt-sink`; or write to a new sink path",
 			e.Sink, e.Location, o.Job, o.Version, e.State.Location, e.Version)
 	}
