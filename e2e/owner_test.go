@@ -105,10 +105,13 @@ func TestSinkOfTwoJobs(t *testing.T) {
 
 		g := f.otherJob("other")
 		theirs := g.addCSVs("theirs", 1, 10)
-		_, r := g.runExpect(2)
-		assertMentions(t, r, "sales", f.stateFile(), "--adopt-sink")
+		if _, r := g.run(nil); r.code != 2 {
+			t.Errorf("the other job's run: got exit %d, want 2\n%v", r.code, r)
+		} else {
+			assertMentions(t, r, "sales", f.stateFile(), "--adopt-sink")
+		}
 		if len(f.stagedFiles()) == 0 && len(f.preparedUploads()) == 0 {
-			t.Fatal("the refused job deleted the owner's staged run")
+			t.Error("the other job deleted the owner's staged run")
 		}
 
 		f.mustRun()
@@ -126,10 +129,52 @@ func TestSinkOfTwoJobs(t *testing.T) {
 		}
 		f.assertSink(concat(monday, tuesday, theirs))
 		f.addCSVs("wednesday", 1, 10)
-		_, r = f.runExpect(2)
+		_, r := f.runExpect(2)
 		assertMentions(t, r, "other", g.stateFile())
 		f.assertSink(concat(monday, tuesday, theirs))
 		assertFiles(t, "the owner's next run", g.mustRun(), 0)
+	})
+}
+
+// TestCleanupOnlyOwnRuns: recovery deletes what the job's own dead runs
+// staged or began to upload, and leaves staged files and uploads with
+// tidemark's names that no run of the job made.
+func TestCleanupOnlyOwnRuns(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, func(t *testing.T, be backend) {
+		f := newFixtureOn(t, be, jobOpts{})
+		monday := f.addCSVs("monday", 2, 20)
+		f.mustRun()
+		const foreignRun = "20200101T000000Z-abcdef"
+		foreign := "_tidemark/staging/" + foreignRun + "/data/product=a/data_0.parquet"
+		f.out.put(t, foreign, []byte("not this job's"))
+		var foreignUpload string
+		if o, ok := f.out.(*s3Place); ok {
+			foreignUpload = o.prefix + "product=a/part-" + foreignRun + "-00000.parquet"
+			if _, err := sharedS3(t).client.CreateMultipartUpload(context.Background(), &s3.CreateMultipartUploadInput{
+				Bucket: aws.String(o.bucket), Key: aws.String(foreignUpload)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tuesday := f.addCSVs("tuesday", 2, 20)
+		if _, r := f.run([]string{"TIDEMARK_FAULT=after-stage"}); r.signal != syscall.SIGKILL {
+			t.Fatalf("run with TIDEMARK_FAULT=after-stage: want it killed\n%v", r)
+		}
+		if len(f.stagedFiles()) < 2 && len(f.preparedUploads()) < 2 {
+			t.Fatal("the killed run left nothing staged: the test tests nothing")
+		}
+
+		assertFiles(t, "the run after the kill", f.mustRun(), 2)
+		f.assertSink(concat(monday, tuesday))
+		if got := f.stagedFiles(); len(got) != 1 || !strings.HasSuffix(filepath.ToSlash(got[0]), foreign) {
+			t.Errorf("staged files after recovery: %v, want only the foreign %s", got, foreign)
+		}
+		if foreignUpload != "" {
+			ups := f.preparedUploads()
+			if len(ups) != 1 || !strings.Contains(ups[0], foreignUpload) {
+				t.Errorf("incomplete uploads after recovery: %v, want only the foreign %s", ups, foreignUpload)
+			}
+		}
 	})
 }
 
