@@ -13,6 +13,7 @@ import (
 
 	"github.com/tidemark-etl/tidemark/job"
 	"github.com/tidemark-etl/tidemark/objstore"
+	sinksql "github.com/tidemark-etl/tidemark/sink/sqltable"
 	"github.com/tidemark-etl/tidemark/store"
 )
 
@@ -53,11 +54,20 @@ type SinkOwnedError struct {
 	State    store.Identity
 	Version  int64 // the state's bookmark version
 	Owner    sinkOwner
+	// LastRun is set for a SQL table sink: the newest run of the job whose
+	// marker the table's _tidemark_runs holds and this state does not know.
+	LastRun string
 }
 
 func (e *SinkOwnedError) Error() string {
 	o := e.Owner
 	switch {
+	case e.LastRun != "":
+		return fmt.Sprintf("sink %s: table %s holds rows of run %s of job %q (its marker in _tidemark_runs), which the state "+
+			"store %s (id %s) has no record of: the state was lost, emptied, replaced or restored from an older copy, and "+
+			"running on would load input again that is already in the table. To go on: restore the state store; or start a "+
+			"new history on purpose with `tidemark run JOBFILE --adopt-sink` (the rows already there stay); or write to a new table",
+			e.Sink, e.Location, e.LastRun, e.Job, e.State.Location, e.State.ID)
 	case o.Job != e.Job:
 		return fmt.Sprintf("sink %s: %s belongs to job %q of the state store %s (id %s); job %q may not write there: "+
 			"give this job another sink path, or hand the location over to it with `tidemark run JOBFILE --adopt-sink`",
@@ -101,8 +111,16 @@ func claimSinks(ctx context.Context, st store.Store, rs roots, spec *job.Spec, j
 	}
 	seen := map[string]bool{}
 	for _, k := range spec.Sinks {
+		if k.IsTable() {
+			if !adopt {
+				if err := checkTableSink(ctx, st, k, jobName, id); err != nil {
+					return err
+				}
+			}
+			continue
+		}
 		root := sinkLocation(spec, k)
-		if k.IsTable() || seen[root] {
+		if seen[root] {
 			continue
 		}
 		seen[root] = true
@@ -121,6 +139,28 @@ func claimSinks(ctx context.Context, st store.Store, rs roots, spec *job.Spec, j
 			}
 			return fmt.Errorf("sink %s: %w", k.Ctx, err)
 		}
+	}
+	return nil
+}
+
+// checkTableSink refuses a run whose state has no record of the newest run
+// of the job that loaded into a SQL table sink (its marker row names the
+// job and run): the state was lost or is older than the table.
+func checkTableSink(ctx context.Context, st store.Store, k job.Sink, jobName string, id store.Identity) error {
+	ts, err := sinksql.Open(ctx, sinksql.SinkConfig{Ctx: k.Ctx, Connection: k.Connection, PasswordEnv: k.PasswordEnv,
+		Table: k.Table, Mode: k.Mode, MergeKeys: k.MergeKeys})
+	if err != nil {
+		return err
+	}
+	defer ts.Close()
+	last, err := ts.LastRun(ctx, jobName)
+	if err != nil || last == "" {
+		return err
+	}
+	if _, err := st.Run(ctx, jobName, last); errors.Is(err, store.ErrNotFound) {
+		return &SinkOwnedError{Sink: k.Ctx, Location: k.Table, Job: jobName, State: id, LastRun: last}
+	} else if err != nil {
+		return fmt.Errorf("reading run %s: %w", last, err)
 	}
 	return nil
 }
