@@ -169,8 +169,12 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 	}
 	defer lease.release()
 	r.lease = lease
-	if err := claimSinks(ctx, st, r.rs, spec, jobName, opts.AdoptSink, r.log); err != nil {
-		return nil, err
+	// A sink that is not the job's is refused before the run is recorded
+	// (exit 2); an error reading its record fails the recorded run.
+	claimErr := claimSinks(ctx, st, r.rs, spec, jobName, opts.AdoptSink, r.log)
+	var owned *SinkOwnedError
+	if errors.As(claimErr, &owned) {
+		return nil, claimErr
 	}
 
 	defer func() {
@@ -184,7 +188,10 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 	if r.rec, err = st.BeginRun(ctx, r.rec); err != nil {
 		return nil, fmt.Errorf("recording run start: %w", err)
 	}
-	err = r.recover(ctx)
+	err = claimErr
+	if err == nil {
+		err = r.recover(ctx)
+	}
 	if err == nil {
 		err = r.execute(ctx)
 	}
