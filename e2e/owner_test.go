@@ -332,3 +332,32 @@ func copyState(t *testing.T, from, to string) {
 		writeFile(t, filepath.Join(to, e.Name()), data)
 	}
 }
+
+// TestSinkClaimRace: two jobs start at once on a new sink location; one
+// claims it and runs, the other is refused (exit 2) and writes nothing.
+func TestSinkClaimRace(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, func(t *testing.T, be backend) {
+		a := newFixtureOn(t, be, jobOpts{name: "alpha"})
+		b := a.otherJob("beta")
+		recs := map[string][]record{"alpha": a.addCSVs("a", 2, 10), "beta": b.addCSVs("b", 2, 10)}
+		pa := a.start(nil, "run", a.jobPath, "--json")
+		pb := b.start(nil, "run", b.jobPath, "--json")
+		ra, rb := a.wait(pa), b.wait(pb)
+		winner := ""
+		switch {
+		case ra.code == 0 && rb.code == 2:
+			winner = "alpha"
+			assertMentions(t, rb, "alpha")
+		case rb.code == 0 && ra.code == 2:
+			winner = "beta"
+			assertMentions(t, ra, "beta")
+		default:
+			t.Fatalf("two jobs claiming one sink: exits %d and %d, want one 0 and one 2\n%v\n%v", ra.code, rb.code, ra, rb)
+		}
+		if o, _ := a.owner(); o.Job != winner {
+			t.Errorf("the owner record names %q, want the run that succeeded, %s", o.Job, winner)
+		}
+		a.assertSink(recs[winner])
+	})
+}
