@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/engine"
 	"github.com/tidemark-etl/tidemark/internal/fault"
 	"github.com/tidemark-etl/tidemark/objstore"
@@ -113,9 +114,9 @@ func publish(ctx context.Context, st store.Store, rs roots, jobName, runID strin
 		}
 		moves = append(moves, func(ctx context.Context) error {
 			err := publishOutput(ctx, s, o)
-			if errors.Is(err, objstore.ErrUploadGone) {
-				return fmt.Errorf("publishing %s of run %s: %w; the run's output is lost: rewind the bookmark to the run before it "+
-					"(tidemark bookmark reset %s --to-run RUN) so that its input is read again", joinLoc(o.Root, o.Final), runID, err, jobName)
+			if errors.Is(err, objstore.ErrUploadGone) || errors.Is(err, objstore.ErrNotExist) {
+				return fmt.Errorf("publishing %s of run %s: %w (%w); %s", joinLoc(o.Root, o.Final), runID, errOutputLost, err,
+					rereadHint(ctx, st, jobName, runID))
 			}
 			if err != nil {
 				return fmt.Errorf("publishing %s of run %s: %w", joinLoc(o.Root, o.Final), runID, err)
@@ -137,6 +138,14 @@ func publish(ctx context.Context, st store.Store, rs roots, jobName, runID strin
 			return fmt.Errorf("run %s: %w", runID, err)
 		}
 	}
+	var locations []string
+	for root := range finals {
+		locations = append(locations, root)
+	}
+	sort.Strings(locations)
+	if err := recordPublished(ctx, st, rs, jobName, runID, locations, log); err != nil {
+		return err
+	}
 	fault.At(fault.AfterPublish)
 	if err := st.MarkPublished(ctx, jobName, runID); err != nil {
 		return fmt.Errorf("marking run %s published: %w", runID, err)
@@ -154,6 +163,34 @@ func publish(ctx context.Context, st store.Store, rs roots, jobName, runID strin
 	return nil
 }
 
+// errOutputLost marks a committed run whose output can no longer be
+// published: a staged file or a prepared upload of it is gone (deleted,
+// aborted by a lifecycle rule).
+var errOutputLost = errors.New("the run's output is lost: its staged file or upload is gone")
+
+// rereadHint says how to read a lost run's input again: rewind the
+// bookmark to the enable run before it, purging what the lost run
+// published in part.
+func rereadHint(ctx context.Context, st store.Store, jobName, runID string) string {
+	reset := fmt.Sprintf("tidemark bookmark reset %s --purge-output", jobName)
+	runs, err := st.Runs(ctx, jobName)
+	if err != nil {
+		return "rewind the bookmark to the run before it with --purge-output (tidemark bookmark reset " + jobName + " --to-run RUN --purge-output) so that its input is read again"
+	}
+	seq := int64(-1)
+	for _, r := range runs { // newest first
+		if r.RunID == runID {
+			seq = r.Seq
+			continue
+		}
+		if seq >= 0 && r.Seq < seq && r.Mode == bookmark.ModeEnable && r.Status == store.StatusSucceeded && !r.Undone {
+			return fmt.Sprintf("rewind the bookmark to the run before it so that its input is read again: "+
+				"tidemark bookmark reset %s --to-run %s --purge-output (or clear it: %s)", jobName, r.RunID, reset)
+		}
+	}
+	return "no earlier run to rewind to: clear the bookmark so that all input is read again: " + reset
+}
+
 // publishOutput makes one staged output visible at its final key: it
 // completes a prepared upload, or moves the staged object.
 func publishOutput(ctx context.Context, s objstore.Store, o store.Output) error {
@@ -168,9 +205,20 @@ func publishOutput(ctx context.Context, s objstore.Store, o store.Output) error 
 	return p.CompleteUpload(ctx, o.Final, id)
 }
 
-// deadUpload matches the keys of uploads a run prepares (its data files
-// part-<run>-<n>.<ext>, anywhere in the sink) or stages (under _tidemark/).
-var deadUpload = regexp.MustCompile(`^` + metaDir + `/|(^|/)part-\d{8}T\d{6}Z-[0-9a-f]+-\d+\.[a-z]+$`)
+// runKey matches the keys of what a run stages or uploads (its data files
+// part-<run>-<n>.<ext>, anywhere in the sink, and its folders under
+// _tidemark/), capturing the run id.
+var runKey = regexp.MustCompile(`^` + metaDir + `/(?:staging|rejects)/(\d{8}T\d{6}Z-[0-9a-f]+)/|(?:^|/)part-(\d{8}T\d{6}Z-[0-9a-f]+)-\d+\.[a-z]+$`)
+
+// runOfKey returns the id of the run that staged or uploads key, or "" if
+// key is not a name tidemark gives a run's files.
+func runOfKey(key string) string {
+	m := runKey.FindStringSubmatch(key)
+	if m == nil {
+		return ""
+	}
+	return m[1] + m[2]
+}
 
 // applyAction deletes the published files that an overwrite replaces: every
 // data file of the sink (or of the written partitions) not written by this
@@ -210,13 +258,14 @@ func applyAction(ctx context.Context, rs roots, a store.SinkAction, keep map[str
 }
 
 // recover finishes what earlier runs of the job left behind: committed runs
-// not yet published are rolled forward, oldest first; then staged files of
-// runs that never committed are deleted from the given sink roots.
+// not yet published are rolled forward, oldest first; then what the job's
+// runs that never committed staged or began to upload is deleted from the
+// given sink roots (only those runs': the state store names them).
 //
 // undone, when set, names the committed runs a reset is about to undo: one
-// of them whose output can no longer be published (its uploads were
-// aborted) is given up, marked published with a warning, instead of
-// failing the reset that reads its input again.
+// of them whose output can no longer be published (errOutputLost: its
+// staged files or uploads are gone) is given up, marked published with a
+// warning, instead of failing the reset that reads its input again.
 func recoverJob(ctx context.Context, st store.Store, rs roots, jobName string, sinkRoots []string, log *slog.Logger, undone func(store.Run) bool) error {
 	pending, err := st.Unpublished(ctx, jobName)
 	if err != nil {
@@ -225,13 +274,30 @@ func recoverJob(ctx context.Context, st store.Store, rs roots, jobName string, s
 	for _, r := range pending {
 		log.Info("rolling forward committed run", "run", r.RunID)
 		err := publish(ctx, st, rs, jobName, r.RunID, log)
-		if err != nil && errors.Is(err, objstore.ErrUploadGone) && undone != nil && undone(r) {
-			log.Warn("giving up the output of a run being undone: its uploads were aborted; what of it was published is "+
+		if err != nil && errors.Is(err, errOutputLost) && undone != nil && undone(r) {
+			log.Warn("giving up the output of a run being undone: its staged files or uploads are gone; what of it was published is "+
 				"deleted by --purge-output", "run", r.RunID, "err", err)
 			err = st.MarkPublished(ctx, jobName, r.RunID)
 		}
 		if err != nil {
 			return err
+		}
+	}
+	if len(sinkRoots) == 0 {
+		return nil
+	}
+	// Every committed run is published by now and the caller holds the
+	// job's lease, so what the job's runs (but the one running) left
+	// staged or half-uploaded is dead. Other runs' files are not the job's
+	// to delete, whatever their names.
+	runs, err := st.Runs(ctx, jobName)
+	if err != nil {
+		return fmt.Errorf("reading runs: %w", err)
+	}
+	mine := map[string]bool{}
+	for _, r := range runs {
+		if r.Status != store.StatusRunning {
+			mine[r.RunID] = true
 		}
 	}
 	for _, root := range sinkRoots {
@@ -240,11 +306,8 @@ func recoverJob(ctx context.Context, st store.Store, rs roots, jobName string, s
 			return err
 		}
 		// A dead run's incomplete multipart uploads are invisible to List.
-		// The caller holds the job's lease, every committed run is
-		// published by now, and a sink location belongs to one job, so
-		// every upload with a name tidemark gives is a dead run's.
 		if a, ok := s.(objstore.UploadAborter); ok {
-			n, err := a.AbortStaleUploads(ctx, "", 0, deadUpload.MatchString)
+			n, err := a.AbortStaleUploads(ctx, "", 0, func(k string) bool { return mine[runOfKey(k)] })
 			if err != nil {
 				return fmt.Errorf("aborting stale uploads under %s: %w", root, err)
 			}
@@ -252,18 +315,28 @@ func recoverJob(ctx context.Context, st store.Store, rs roots, jobName string, s
 				log.Info("aborted incomplete uploads of runs that did not commit", "root", root, "uploads", n)
 			}
 		}
-		n := 0
-		for _, err := range s.List(ctx, stagingDir+"/") {
+		dead := map[string]int{}
+		foreign := 0
+		for o, err := range s.List(ctx, stagingDir+"/") {
 			if err != nil {
 				return err
 			}
-			n++
+			id, _, _ := strings.Cut(strings.TrimPrefix(o.Key, stagingDir+"/"), "/")
+			if mine[id] {
+				dead[id]++
+			} else {
+				foreign++
+			}
 		}
-		if n > 0 {
-			log.Info("deleting staged output of runs that did not commit", "root", root, "files", n)
-			if err := s.DeletePrefix(ctx, stagingDir+"/"); err != nil {
+		for id, n := range dead {
+			log.Info("deleting staged output of a run that did not commit", "root", root, "run", id, "files", n)
+			if err := s.DeletePrefix(ctx, stagingPrefix(id)); err != nil {
 				return fmt.Errorf("cleaning %s: %w", root, err)
 			}
+		}
+		if foreign > 0 {
+			log.Warn("staged files of runs this job's state does not know are left alone", "root", root, "files", foreign,
+				"folder", joinLoc(root, stagingDir+"/"))
 		}
 	}
 	return nil

@@ -2,9 +2,11 @@ package tidemark
 
 import "testing"
 
-// TestDeadUpload checks which incomplete uploads recovery may abort: the
-// names tidemark gives a run's outputs, nothing else in the sink.
-func TestDeadUpload(t *testing.T) {
+// TestRunOfKey checks which incomplete uploads and staged files recovery
+// may take for a run's: the names tidemark gives a run's outputs, nothing
+// else in the sink, each with the run that wrote it.
+func TestRunOfKey(t *testing.T) {
+	const run = "20261129T121227Z-906023"
 	for key, want := range map[string]bool{
 		"part-20261129T121227Z-906023-00000.parquet":           true,
 		"dt=2026-01-01/part-20261129T121227Z-906023-00012.csv": true,
@@ -16,8 +18,12 @@ func TestDeadUpload(t *testing.T) {
 		"x_tidemark/staging/a":               false,
 		"part-20261129T121227Z-906023-00000": false,
 	} {
-		if got := deadUpload.MatchString(key); got != want {
-			t.Errorf("deadUpload(%q) = %t, want %t", key, got, want)
+		wantRun := ""
+		if want {
+			wantRun = run
+		}
+		if got := runOfKey(key); got != wantRun {
+			t.Errorf("runOfKey(%q) = %q, want %q", key, got, wantRun)
 		}
 	}
 }

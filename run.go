@@ -28,6 +28,10 @@ type RunOptions struct {
 	JobName string
 	// AllowSourceChange keeps bookmarks whose source definition changed.
 	AllowSourceChange bool
+	// AdoptSink makes the job and its state store the owner of its file
+	// sink locations whatever their ownership records say (a hand-over, or
+	// a new history after a lost state).
+	AdoptSink bool
 	// LeaseTTL defaults to DefaultLeaseTTL.
 	LeaseTTL time.Duration
 	Logger   *slog.Logger
@@ -165,6 +169,13 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 	}
 	defer lease.release()
 	r.lease = lease
+	// A sink that is not the job's is refused before the run is recorded
+	// (exit 2); an error reading its record fails the recorded run.
+	claimErr := claimSinks(ctx, st, r.rs, spec, jobName, opts.AdoptSink, r.log)
+	var owned *SinkOwnedError
+	if errors.As(claimErr, &owned) {
+		return nil, claimErr
+	}
 
 	defer func() {
 		for _, c := range r.closers {
@@ -177,7 +188,10 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 	if r.rec, err = st.BeginRun(ctx, r.rec); err != nil {
 		return nil, fmt.Errorf("recording run start: %w", err)
 	}
-	err = r.recover(ctx)
+	err = claimErr
+	if err == nil {
+		err = r.recover(ctx)
+	}
 	if err == nil {
 		err = r.execute(ctx)
 	}

@@ -151,6 +151,7 @@ func TestS3Faults(t *testing.T) {
 			p.SlowDown(1000, "ListObjectsV2")
 		}, fail, []string{"ListObjectsV2", "503"}, false},
 		{"downloads give up", "{max_attempts: 3, max_backoff: 100ms}", func(p *s3test.FaultProxy) {
+			p.Pass(1, "GetObject") // the sink's ownership record
 			p.SlowDown(1000, "GetObject")
 		}, fail, []string{"GetObject", "503"}, false},
 		{"uploads give up", "{max_attempts: 3, max_backoff: 100ms}", func(p *s3test.FaultProxy) {
@@ -271,9 +272,10 @@ func TestS3WrongSecret(t *testing.T) {
 }
 
 // TestS3StaleMultipartUploads: incomplete multipart uploads under a sink's
-// _tidemark/staging/ (a dead run's) are aborted by the next run, and so
-// are its staged objects deleted; an upload elsewhere in the bucket is
-// none of tidemark's business and stays. Then a run is killed while it
+// _tidemark/staging/ and of data files of a dead run of the job (one its
+// state records) are aborted by the next run, and so are its staged
+// objects deleted; an upload elsewhere in the bucket is none of tidemark's
+// business and stays. Then a run is killed while it
 // uploads a large output in parts: the next run aborts that upload too and
 // publishes every record once.
 func TestS3StaleMultipartUploads(t *testing.T) {
@@ -287,7 +289,14 @@ func TestS3StaleMultipartUploads(t *testing.T) {
 	ctx := context.Background()
 	cl := sharedS3(t).client
 	o := f.outS3()
-	dead := o.prefix + "_tidemark/staging/20200101T000000Z-dead00/"
+	// A run of the job that died after planning: its id is in the state.
+	small := f.addCSVs("small", 2, 20)
+	if _, r := f.run([]string{"TIDEMARK_FAULT=after-plan"}); r.signal != syscall.SIGKILL {
+		t.Fatalf("run with TIDEMARK_FAULT=after-plan: want it killed\n%v", r)
+	}
+	r := f.tidemark(nil, "runs", f.jobPath, "--json")
+	deadRun := decodeOne[[]runSummary](t, r)[0].RunID
+	dead := o.prefix + "_tidemark/staging/" + deadRun + "/"
 	start := func(key string) {
 		t.Helper()
 		up, err := cl.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(o.bucket), Key: aws.String(key)})
@@ -302,7 +311,7 @@ func TestS3StaleMultipartUploads(t *testing.T) {
 	}
 	start(dead + "data/part-0.csv")
 	start(dead + "data/part-1.csv")
-	start(o.prefix + "dt=2020-01-01/part-20200101T000000Z-dead00-00000.csv") // a dead run's data file
+	start(o.prefix + "dt=2020-01-01/part-" + deadRun + "-00000.csv") // a dead run's data file
 	const elsewhere = "somebody-else/upload.bin"
 	start(elsewhere)
 	foreign := o.prefix + "manual/upload.bin" // in the sink, not a name tidemark gives
@@ -312,7 +321,6 @@ func TestS3StaleMultipartUploads(t *testing.T) {
 		t.Fatalf("set-up: %d uploads of tidemark's, want 3", got)
 	}
 
-	small := f.addCSVs("small", 2, 20)
 	f.mustRun()
 	f.assertSink(small)
 	f.assertNoUploads("after the run that followed the dead one")

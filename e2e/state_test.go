@@ -45,9 +45,10 @@ func TestStateLocation(t *testing.T) {
 		t.Errorf("runs with TIDEMARK_STATE: got %d runs, want 1", got)
 	}
 
-	// The job file's state: wins over TIDEMARK_STATE.
+	// The job file's state: wins over TIDEMARK_STATE. Each fresh state
+	// adopts the sink on purpose (the sink holds the other state's output).
 	f.writeJob(jobOpts{top: []string{"state: " + jobDB}})
-	if _, r := f.run(env); r.code != 0 {
+	if _, r := f.run(env, "--adopt-sink"); r.code != 0 {
 		t.Fatalf("run with state: in the job file: got exit %d, want 0\n%v", r.code, r)
 	}
 	if !exists(jobDB) {
@@ -58,7 +59,7 @@ func TestStateLocation(t *testing.T) {
 	}
 
 	// --state wins over both.
-	if _, r := f.run(env, "--state", flagDB); r.code != 0 {
+	if _, r := f.run(env, "--state", flagDB, "--adopt-sink"); r.code != 0 {
 		t.Fatalf("run --state: got exit %d, want 0\n%v", r.code, r)
 	}
 	if !exists(flagDB) {

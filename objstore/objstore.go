@@ -19,6 +19,9 @@ var ErrNotExist = errors.New("object does not exist")
 // and its object was never published.
 var ErrUploadGone = errors.New("the upload is gone (aborted) and its object was never published")
 
+// ErrExists means a conditional create found the key taken.
+var ErrExists = errors.New("object already exists")
+
 // Object is one listed object.
 type Object struct {
 	Key     string // relative to the store's root, '/'-separated
@@ -83,6 +86,16 @@ type UploadAborter interface {
 type Preparer interface {
 	PrepareUpload(ctx context.Context, key string, r io.Reader) (id string, err error)
 	CompleteUpload(ctx context.Context, key, id string) error
+}
+
+// Creator is implemented by stores that can write an object only where
+// none exists, atomically: of several callers creating one key at once,
+// exactly one succeeds and the others get ErrExists, as does a caller
+// finding the key taken. The object appears whole or not at all. (S3: a
+// PutObject with If-None-Match: *; local disks: a complete temporary file
+// hard-linked to the key.)
+type Creator interface {
+	Create(ctx context.Context, key string, r io.Reader) error
 }
 
 // ListAfter lists keys after startAfter under prefix: with the store's

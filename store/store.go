@@ -174,6 +174,15 @@ type Commit struct {
 	Actions    []SinkAction
 }
 
+// Identity names one state store.
+type Identity struct {
+	// ID is random, made when the store was created.
+	ID string `json:"id"`
+	// Location is where the store is, for people reading a message or a
+	// sink's ownership record: a path or a URL without secrets.
+	Location string `json:"location"`
+}
+
 // Store is the state store. All methods are safe for concurrent use by
 // several processes; a method that returns an error changed nothing, unless
 // its comment says otherwise.
@@ -234,6 +243,14 @@ type Store interface {
 	Reset(ctx context.Context, job string, token int64, toRunID string) ([]Run, error)
 	// MarkPurged records that a run's published output was deleted.
 	MarkPurged(ctx context.Context, job, runID string) error
+
+	// Identity returns the store's identity: an ID made at random when the
+	// store was created and kept inside it (the same for every process and
+	// every later open; a copy of the store, a backup restored, has the same
+	// ID; a store made anew where one was lost has another), and where it
+	// is, for messages. Sinks record it to tell their owner's state from
+	// another (store.Identity).
+	Identity(ctx context.Context) (Identity, error)
 
 	// Stats returns backend-specific size figures (for reports).
 	Stats(ctx context.Context) (map[string]int64, error)

@@ -21,6 +21,7 @@ type runOptions struct {
 	from, to    string
 	jobName     string
 	allowChange bool
+	adoptSink   bool
 }
 
 func (o *runOptions) flags(c *cobra.Command, withRange bool) {
@@ -34,7 +35,8 @@ func (o *runOptions) flags(c *cobra.Command, withRange bool) {
 }
 
 func (o *runOptions) library(g *globals) (tidemark.RunOptions, error) {
-	ro := tidemark.RunOptions{From: o.from, To: o.to, State: g.state, JobName: o.jobName, AllowSourceChange: o.allowChange}
+	ro := tidemark.RunOptions{From: o.from, To: o.to, State: g.state, JobName: o.jobName, AllowSourceChange: o.allowChange,
+		AdoptSink: o.adoptSink}
 	if o.mode != "" {
 		m, err := bookmark.ParseMode(o.mode)
 		if err != nil {
@@ -56,6 +58,8 @@ func newRunCmd(g *globals) *cobra.Command {
 		},
 	}
 	o.flags(c, true)
+	c.Flags().BoolVar(&o.adoptSink, "adopt-sink", false, "make this job and state store the owner of its sink locations, "+
+		"whatever their _tidemark/owner.json says (hand a location over, or start a new history after a lost state)")
 	c.Flags().StringVar(&g.state, "state", "", "state store location (overrides the job file's state:)")
 	c.Flags().BoolVar(&g.json, "json", false, "print the run summary as JSON on stdout")
 	return c

@@ -113,12 +113,13 @@ func isCobraUsage(err error) bool {
 func exitCode(err error) int {
 	var je *job.Error
 	var sc *tidemark.SourceChangedError
+	var so *tidemark.SinkOwnedError
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.Is(err, store.ErrLeaseHeld):
 		return exitLeaseHeld
-	case errors.As(err, &je), errors.As(err, &sc), errors.Is(err, tidemark.ErrUsage), isCobraUsage(err):
+	case errors.As(err, &je), errors.As(err, &sc), errors.As(err, &so), errors.Is(err, tidemark.ErrUsage), isCobraUsage(err):
 		return exitUsage
 	}
 	return exitFailed

@@ -32,6 +32,7 @@ type FaultProxy struct {
 	faults   []*fault
 	counts   map[string]int
 	byBucket map[[2]string]int // {bucket, operation} -> requests
+	byKey    map[[2]string]int // {operation, bucket/key} -> requests
 	injected int
 }
 
@@ -66,7 +67,7 @@ func StartProxy(t testing.TB, target string) *FaultProxy {
 	if err != nil {
 		t.Fatalf("proxy target %q: %v", target, err)
 	}
-	p := &FaultProxy{counts: map[string]int{}, byBucket: map[[2]string]int{}}
+	p := &FaultProxy{counts: map[string]int{}, byBucket: map[[2]string]int{}, byKey: map[[2]string]int{}}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.Out.URL.Scheme, r.Out.URL.Host = u.Scheme, u.Host
@@ -158,6 +159,20 @@ func (p *FaultProxy) CountIn(bucket, op string) int {
 	return p.byBucket[[2]string{bucket, op}]
 }
 
+// CountKeys returns how many requests of one operation arrived for the
+// objects whose bucket/key path ends with suffix.
+func (p *FaultProxy) CountKeys(op, suffix string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for k, v := range p.byKey {
+		if k[0] == op && strings.HasSuffix(k[1], suffix) {
+			n += v
+		}
+	}
+	return n
+}
+
 // Counts returns the request counts by operation.
 func (p *FaultProxy) Counts() map[string]int {
 	p.mu.Lock()
@@ -175,6 +190,7 @@ func (p *FaultProxy) ResetCounts() {
 	defer p.mu.Unlock()
 	clear(p.counts)
 	clear(p.byBucket)
+	clear(p.byKey)
 }
 
 func (p *FaultProxy) add(f *fault) {
@@ -184,10 +200,13 @@ func (p *FaultProxy) add(f *fault) {
 }
 
 // take counts a request and returns the fault to inject into it, if any.
-func (p *FaultProxy) take(op, bucket string) *fault {
+func (p *FaultProxy) take(op, bucket, path string) *fault {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.counts[op]++
+	if p.byKey != nil {
+		p.byKey[[2]string{op, path}]++
+	}
 	if p.byBucket != nil {
 		p.byBucket[[2]string{bucket, op}]++
 	}
@@ -207,8 +226,9 @@ func (p *FaultProxy) take(op, bucket string) *fault {
 // ServeHTTP counts the request, injects the first pending fault that
 // matches its operation, or forwards it.
 func (p *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	bucket, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
-	f := p.take(Operation(r), bucket)
+	path := strings.TrimPrefix(r.URL.Path, "/")
+	bucket, _, _ := strings.Cut(path, "/")
+	f := p.take(Operation(r), bucket, path)
 	if f == nil {
 		p.rp.ServeHTTP(w, r)
 		return

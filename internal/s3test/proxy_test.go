@@ -60,7 +60,7 @@ func TestPassThenFault(t *testing.T) {
 	p.SlowDown(2, "ListObjectsV2")
 	var got []bool
 	for i := range 4 {
-		got = append(got, p.take("ListObjectsV2", []string{"a", "b"}[i%2]) != nil)
+		got = append(got, p.take("ListObjectsV2", []string{"a", "b"}[i%2], "") != nil)
 	}
 	if want := []bool{false, true, true, false}; !slices.Equal(got, want) {
 		t.Errorf("faults on four listings = %v, want %v", got, want)

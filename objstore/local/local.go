@@ -28,7 +28,10 @@ type Store struct {
 	root string // absolute, cleaned
 }
 
-var _ objstore.Store = (*Store)(nil)
+var (
+	_ objstore.Store   = (*Store)(nil)
+	_ objstore.Creator = (*Store)(nil)
+)
 
 // New returns a store rooted at dir (which need not exist yet).
 func New(dir string) (*Store, error) {
@@ -158,6 +161,38 @@ func (s *Store) Put(_ context.Context, key string, r io.Reader) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), dst)
+}
+
+// Create writes key through a temporary file, fsync and a hard link,
+// which fails if key exists: ErrExists.
+func (s *Store) Create(_ context.Context, key string, r io.Reader) error {
+	dst := s.path(key)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(dst), ".tmp-"+filepath.Base(dst)+"-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := io.Copy(tmp, r); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", dst, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("syncing %s: %w", dst, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Link(tmp.Name(), dst); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("creating %s: %w", dst, objstore.ErrExists)
+		}
+		return fmt.Errorf("creating %s: %w", dst, err)
+	}
+	return syncDir(filepath.Dir(dst))
 }
 
 // Move renames a file, creating the target's folder. If from is gone and to

@@ -36,6 +36,7 @@ func Run(t *testing.T, newStore func(t *testing.T) objstore.Store) {
 		{"Delete", testDelete},
 		{"DeletePrefix", testDeletePrefix},
 		{"OddKeys", testOddKeys},
+		{"CreateOnce", testCreateOnce},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newStore(t)) })
@@ -354,4 +355,39 @@ func testOddKeys(t *testing.T, s objstore.Store) {
 	}
 	slices.Sort(want)
 	wantKeys(t, s, "", want...)
+}
+
+// testCreateOnce: of creators racing for one key exactly one wins, the
+// others and a later one get ErrExists, and the winner's object is whole.
+func testCreateOnce(t *testing.T, s objstore.Store) {
+	c, ok := s.(objstore.Creator)
+	if !ok {
+		t.Skip("the store cannot create conditionally")
+	}
+	const racers = 8
+	errs := make(chan error, racers)
+	for i := range racers {
+		go func() {
+			errs <- c.Create(context.Background(), "_meta/owner.json", strings.NewReader(strings.Repeat(string(rune('a'+i)), 100)))
+		}()
+	}
+	won := 0
+	for range racers {
+		switch err := <-errs; {
+		case err == nil:
+			won++
+		case !errors.Is(err, objstore.ErrExists):
+			t.Errorf("Create racing: %v, want nil or ErrExists", err)
+		}
+	}
+	if won != 1 {
+		t.Errorf("%d creators won, want exactly 1", won)
+	}
+	got := read(t, s, "_meta/owner.json")
+	if len(got) != 100 || strings.Count(got, got[:1]) != 100 {
+		t.Errorf("the created object is %q, want one creator's 100 bytes", got)
+	}
+	if err := c.Create(context.Background(), "_meta/owner.json", strings.NewReader("late")); !errors.Is(err, objstore.ErrExists) {
+		t.Errorf("Create of an existing key: %v, want ErrExists", err)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -53,6 +54,27 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader) error {
 		return err
 	}
 	return nil
+}
+
+// Create writes a small object only if key is free (PutObject with
+// If-None-Match: *, in one request: r is read whole first). A 412 answer
+// (the key exists) and a 409 (another conditional write of the key is under
+// way) are ErrExists.
+func (s *Store) Create(ctx context.Context, key string, r io.Reader) error {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", s.url(key), err)
+	}
+	_, err = s.client.PutObject(ctx, &s3.PutObjectInput{
+		Bucket: aws.String(s.bucket), Key: aws.String(s.key(key)), IfNoneMatch: aws.String("*"),
+		Body: bytes.NewReader(data), ContentLength: aws.Int64(int64(len(data))),
+	})
+	err = s.wrap("PutObject", s.key(key), err)
+	var e *Error
+	if errors.As(err, &e) && (e.Status == http.StatusPreconditionFailed || e.Status == http.StatusConflict) {
+		return fmt.Errorf("creating %s: %w (%v)", s.url(key), objstore.ErrExists, err)
+	}
+	return err
 }
 
 // emptyUpload is the id PrepareUpload gives an empty body: S3 has no

@@ -225,3 +225,34 @@ func schemaVersionOf(t *testing.T, db *sql.DB) int {
 	}
 	return v
 }
+
+// TestIdentityKept: reopening keeps the store's identity; a database made
+// by a tidemark before identities existed gets one on its first open.
+func TestIdentityKept(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	saved := migrations
+	migrations = migrations[:1]
+	s, err := Open(t.Context(), path)
+	migrations = saved
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	var first string
+	for range 2 {
+		s, err := Open(t.Context(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := s.Identity(t.Context())
+		s.Close()
+		if err != nil || len(id.ID) != 32 || id.Location != path {
+			t.Fatalf("Identity() = %+v, %v; want a 32-hex id at %s", id, err, path)
+		}
+		if first == "" {
+			first = id.ID
+		} else if id.ID != first {
+			t.Errorf("Identity after reopen = %s, want %s", id.ID, first)
+		}
+	}
+}

@@ -127,6 +127,13 @@ CREATE TABLE actions (
 	FOREIGN KEY (job, run_id) REFERENCES runs (job, run_id)
 ) STRICT;
 `,
+	// 2: the store's identity (store.Identity), made once at random.
+	`
+CREATE TABLE store_identity (
+	id TEXT NOT NULL
+) STRICT;
+INSERT INTO store_identity (id) VALUES (lower(hex(randomblob(16))));
+`,
 }
 
 // migrate brings the schema to len(migrations) in one write transaction, so

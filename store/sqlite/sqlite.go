@@ -137,6 +137,19 @@ func (s *Store) Path() string { return s.path }
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
+// Identity returns the id made when the database was created (or first
+// opened by a tidemark that keeps one) and the file's absolute path.
+func (s *Store) Identity(ctx context.Context) (store.Identity, error) {
+	var id string
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `SELECT id FROM store_identity`).Scan(&id)
+	})
+	if err != nil {
+		return store.Identity{}, fmt.Errorf("reading the identity of %s: %w", s.path, err)
+	}
+	return store.Identity{ID: id, Location: s.path}, nil
+}
+
 // Stats reports the database size in bytes ("db_bytes", page_count *
 // page_size, WAL excluded) and the row counts of the file records, runs and
 // outputs tables ("files", "runs", "outputs").

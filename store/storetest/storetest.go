@@ -71,4 +71,5 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 			tc.fn(t, open(t))
 		})
 	}
+	t.Run("Identity", func(t *testing.T) { testIdentity(t, open) })
 }
