@@ -170,10 +170,10 @@ func (w *walker) resolve(path, parent string) error {
 	dest, _ := os.Readlink(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		w.skip(path, fmt.Sprintf("symlink to %s, which does not exist: skipped (read once it resolves)", dest))
+		w.skip(path, fmt.Sprintf("symlink to %s, which does not exist (it is read once it resolves)", dest))
 		return nil
 	case errors.Is(err, syscall.ELOOP):
-		w.skip(path, fmt.Sprintf("symlink to %s, which does not resolve (a loop of symlinks): skipped", dest))
+		w.skip(path, fmt.Sprintf("symlink to %s, which does not resolve (a loop of symlinks)", dest))
 		return nil
 	case err != nil:
 		return w.fn(path, nil, err)
