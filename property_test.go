@@ -35,11 +35,11 @@ type world struct {
 	t        *testing.T
 	dir      string
 	tracking string // the source's tracking mode
-	nextID  int
-	rng     *rand.Rand
-	version map[string]int   // path -> newest version written
-	present map[string]bool  // path -> on disk now
-	rows    map[string][]int // "path@version" -> record ids
+	nextID   int
+	rng      *rand.Rand
+	version  map[string]int   // path -> newest version written
+	present  map[string]bool  // path -> on disk now
+	rows     map[string][]int // "path@version" -> record ids
 	// bookmark is the oracle's bookmark: path -> version last read by a
 	// committed enable run.
 	bookmark map[string]int
