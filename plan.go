@@ -47,12 +47,20 @@ type SourcePlan struct {
 	Superseded []bookmark.File
 	// Counts of what the listing held besides Take.
 	Unchanged, Modified, IgnoredModified, Deferred int64
+	// Future counts the files in Take from the future (timestamp tracking).
+	Future int64
+	// RootMissing: the source folder does not exist (allow_missing: true).
+	RootMissing bool
+	// Warnings are what a user must hear of: entries the listing skipped,
+	// an S3 prefix holding nothing, files from the future.
+	Warnings []string
 
 	src       *fileSource
 	table     *tablePlan // SQL table sources
 	prev      bookmark.SourceState
 	hasPrev   bool
 	fp, fpDoc string
+	listedAt  time.Time // timestamp tracking: the clock of the listing
 }
 
 // Bytes sums the sizes of Take.
@@ -104,6 +112,10 @@ func planSource(ctx context.Context, st store.Store, jobName string, spec *job.S
 	if p.hasPrev && p.prev.Fingerprint != p.fp && in.mode != bookmark.ModeDisable && !in.allowDrift {
 		return nil, &SourceChangedError{Ctx: src.Ctx, Was: p.prev.Describe, Now: p.fpDoc}
 	}
+	if p.RootMissing, err = fs.checkRoot(ctx); err != nil {
+		return nil, err
+	}
+	defer func() { p.Warnings = append(p.Warnings, fs.warnings()...) }()
 	switch {
 	case in.mode == bookmark.ModeDisable:
 		for f, err := range fs.list(ctx) {
@@ -119,6 +131,7 @@ func planSource(ctx context.Context, st store.Store, jobName string, spec *job.S
 	case bookmark.Tracking(src.Tracking) == bookmark.TrackTimestamp:
 		ix := bookmark.NewBandIndex(p.prev)
 		var cands []bookmark.File
+		p.listedAt = time.Now() // unless the store tells its own clock
 		for f, err := range fs.list(ctx) {
 			if err != nil {
 				return nil, err
@@ -129,11 +142,15 @@ func planSource(ctx context.Context, st store.Store, jobName string, spec *job.S
 				p.Unchanged++
 			}
 		}
+		if !fs.serverTime.IsZero() {
+			p.listedAt = fs.serverTime
+		}
 		var deferred []bookmark.File
 		b := in.bounds(fs)
 		b.InBand, b.Band, b.Now = src.MaxFilesInBand, src.MaxBand.Duration, in.now
 		p.Take, deferred = bookmark.Limit(cands, b)
 		p.Deferred = int64(len(deferred))
+		timestampWarnings(p, p.listedAt)
 		return p, supersedeTaken(ctx, st, jobName, p)
 	case src.Listing == "ordered":
 		return p, planOrdered(ctx, fs, p, in.bounds(fs))
@@ -232,7 +249,7 @@ func (p *SourcePlan) nextState(schema []bookmark.Column) bookmark.SourceState {
 		}
 	}
 	if s.Tracking == bookmark.TrackTimestamp {
-		s = bookmark.AdvanceTimestamp(s, p.src.spec.MaxBand.Duration, p.Take)
+		s = bookmark.AdvanceTimestamp(s, p.src.spec.MaxBand.Duration, p.Take, p.listedAt)
 	}
 	return s
 }
@@ -265,7 +282,7 @@ func supersedeTaken(ctx context.Context, st store.Store, jobName string, p *Sour
 // (the documented condition for using it).
 func planOrdered(ctx context.Context, fs *fileSource, p *SourcePlan, b bookmark.Bounds) error {
 	var bytes int64
-	for o, err := range objstore.ListAfter(ctx, fs.objs, "", p.prev.LastKey) {
+	for o, err := range objstore.ListAfter(fs.traced(ctx), fs.objs, "", p.prev.LastKey) {
 		if err != nil {
 			return fmt.Errorf("source %s: %w", p.Ctx, err)
 		}

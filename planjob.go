@@ -22,6 +22,12 @@ type SourcePreview struct {
 	After       []string `json:"after,omitempty"`
 	UpTo        []string `json:"up_to,omitempty"`
 	Regressions int64    `json:"regressions,omitempty"`
+	// Future counts the files to read from the future (timestamp
+	// tracking); RootMissing says the folder does not exist yet
+	// (allow_missing: true); Warnings are what the run would warn about.
+	Future      int64    `json:"future,omitempty"`
+	RootMissing bool     `json:"root_missing,omitempty"`
+	Warnings    []string `json:"warnings,omitempty"`
 }
 
 // PlanResult is `tidemark plan`'s answer.
@@ -70,7 +76,8 @@ func Plan(ctx context.Context, spec *job.Spec, opts RunOptions) (*PlanResult, er
 			continue
 		}
 		pv := SourcePreview{Files: int64(len(p.Take)), Bytes: p.Bytes(), New: []string{},
-			Modified: p.Modified, Unchanged: p.Unchanged, Deferred: p.Deferred}
+			Modified: p.Modified, Unchanged: p.Unchanged, Deferred: p.Deferred,
+			Future: p.Future, RootMissing: p.RootMissing, Warnings: p.Warnings}
 		for _, f := range p.Take {
 			pv.New = append(pv.New, f.Path)
 		}

@@ -32,13 +32,14 @@ type crash struct{ step string }
 
 // world is one random history's landing folder and its oracle.
 type world struct {
-	t       *testing.T
-	dir     string
-	nextID  int
-	rng     *rand.Rand
-	version map[string]int   // path -> newest version written
-	present map[string]bool  // path -> on disk now
-	rows    map[string][]int // "path@version" -> record ids
+	t        *testing.T
+	dir      string
+	tracking string // the source's tracking mode
+	nextID   int
+	rng      *rand.Rand
+	version  map[string]int   // path -> newest version written
+	present  map[string]bool  // path -> on disk now
+	rows     map[string][]int // "path@version" -> record ids
 	// bookmark is the oracle's bookmark: path -> version last read by a
 	// committed enable run.
 	bookmark map[string]int
@@ -61,13 +62,16 @@ sources:
     path: landing/
     format: csv
     options: {header: true}
+    tracking: %s
 sinks:
   - ctx: out
     path: %s/
     format: parquet
 `
 
-func (w *world) writeFile(path string, old bool) {
+// writeFile writes a new version of path; old sets its mtime 25 years
+// back (a late file), future up to two days ahead.
+func (w *world) writeFile(path string, old, future bool) {
 	w.t.Helper()
 	w.version[path]++
 	w.present[path] = true
@@ -89,18 +93,24 @@ func (w *world) writeFile(path string, old bool) {
 	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
 		w.t.Fatal(err)
 	}
-	if old {
-		tm := time.Date(2001, 1, 1, 0, 0, w.rng.IntN(60), 0, time.UTC)
-		if err := os.Chtimes(p, tm, tm); err != nil {
-			w.t.Fatal(err)
-		}
+	var tm time.Time
+	switch {
+	case old:
+		tm = time.Date(2001, 1, 1, 0, 0, w.rng.IntN(60), 0, time.UTC)
+	case future:
+		tm = time.Now().Add(time.Duration(1+w.rng.IntN(48*60)) * time.Minute)
+	default:
+		return
+	}
+	if err := os.Chtimes(p, tm, tm); err != nil {
+		w.t.Fatal(err)
 	}
 }
 
 func (w *world) spec(sink string) *job.Spec {
 	w.t.Helper()
 	path := filepath.Join(w.dir, "job-"+sink+".yaml")
-	if err := os.WriteFile(path, []byte(fmt.Sprintf(jobTmpl, sink)), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(fmt.Sprintf(jobTmpl, w.tracking, sink)), 0o644); err != nil {
 		w.t.Fatal(err)
 	}
 	s, err := job.Load(path)
@@ -225,7 +235,20 @@ func clone[K comparable, V any](m map[K]V) map[K]V {
 // and checks after every completed run that the sink holds every record that
 // committed enable runs read, exactly once.
 func TestPropertyRandomHistories(t *testing.T) {
-	histories, steps := 6, 14
+	randomHistories(t, "exact", 6)
+}
+
+// TestPropertyTimestampHistories is the same under timestamp tracking,
+// with files from the future (mtimes up to two days ahead) instead of late
+// ones, which timestamp tracking misses by design. Its oracle is exact
+// tracking's: every file is read once per version, whatever its mtime, and
+// a file from the future hides nothing that lands after it.
+func TestPropertyTimestampHistories(t *testing.T) {
+	randomHistories(t, "timestamp", 4)
+}
+
+func randomHistories(t *testing.T, tracking string, histories int) {
+	steps := 14
 	if n, err := strconv.Atoi(os.Getenv("TIDEMARK_PROPERTY_HISTORIES")); err == nil {
 		histories = n
 	}
@@ -233,8 +256,11 @@ func TestPropertyRandomHistories(t *testing.T) {
 		seed := uint64(h + 1)
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
 			rand := rand.New(rand.NewPCG(seed, seed))
-			w := &world{t: t, dir: t.TempDir(), rng: rand, version: map[string]int{}, present: map[string]bool{}, rows: map[string][]int{},
+			w := &world{t: t, dir: t.TempDir(), tracking: tracking, rng: rand, version: map[string]int{}, present: map[string]bool{}, rows: map[string][]int{},
 				bookmark: map[string]int{}, delivered: map[int]int{}}
+			if err := os.MkdirAll(filepath.Join(w.dir, "landing"), 0o755); err != nil {
+				t.Fatal(err) // a source folder must exist
+			}
 			crashAt := []string{"", "", "", fault.AfterPlan, fault.AfterStage, fault.AfterCommit, fault.MidPublish, fault.AfterPublish}
 			var log []string
 			defer func() {
@@ -247,16 +273,19 @@ func TestPropertyRandomHistories(t *testing.T) {
 				case op <= 2:
 					n := 1 + rand.IntN(3)
 					for range n {
-						w.writeFile(fmt.Sprintf("d%d/f%03d.csv", rand.IntN(3), len(w.version)), false)
+						w.writeFile(fmt.Sprintf("d%d/f%03d.csv", rand.IntN(3), len(w.version)), false, false)
 					}
 					log = append(log, fmt.Sprintf("arrive %d", n))
+				case op == 3 && tracking == "timestamp":
+					w.writeFile(fmt.Sprintf("future/f%03d.csv", len(w.version)), false, true)
+					log = append(log, "file from the future")
 				case op == 3:
-					w.writeFile(fmt.Sprintf("late/f%03d.csv", len(w.version)), true)
+					w.writeFile(fmt.Sprintf("late/f%03d.csv", len(w.version)), true, false)
 					log = append(log, "late file")
 				case op == 4 && len(w.present) > 0:
 					paths := sortedPaths(w.present)
 					p := paths[rand.IntN(len(paths))]
-					w.writeFile(p, false)
+					w.writeFile(p, false, false)
 					log = append(log, "modify "+p)
 				case op == 5 && len(w.present) > 0:
 					paths := sortedPaths(w.present)

@@ -81,6 +81,12 @@ func (r *runner) execute(ctx context.Context) error {
 		if p.IgnoredModified > 0 {
 			r.log.Warn("modified files ignored (on_modified: ignore)", "source", p.Ctx, "files", p.IgnoredModified)
 		}
+		if p.RootMissing {
+			r.log.Info("source folder does not exist yet (allow_missing: true): nothing to read", "source", p.Ctx, "path", p.src.location)
+		}
+		for _, w := range p.Warnings {
+			r.log.Warn(w, "source", p.Ctx)
+		}
 	}
 	fault.At(fault.AfterPlan)
 
@@ -121,7 +127,7 @@ func (r *runner) execute(ctx context.Context) error {
 			continue
 		}
 		c := store.Count{Files: int64(len(p.Take)), Bytes: p.Bytes(), Rows: sr.Rows, Rejected: sr.Rejected,
-			Modified: p.Modified, Deferred: p.Deferred, Missing: int64(len(plans[i].missing))}
+			Modified: p.Modified, Deferred: p.Deferred, Missing: int64(len(plans[i].missing)), Future: p.Future}
 		for _, f := range p.Take {
 			if f.Size == 0 {
 				c.Empty++

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/job"
@@ -37,6 +38,11 @@ type fileSource struct {
 	location string
 	objs     objstore.Store
 	match    *matcher
+	// What the listings said besides the files (see sourcecheck.go).
+	listings   int       // full listings made
+	listed     int64     // objects they yielded, before the globs
+	skipped    []string  // entries they left out, "key: why"
+	serverTime time.Time // the store's clock at the last listing, if it told
 }
 
 func openSource(ctx context.Context, spec *job.Spec, src job.Source) (*fileSource, error) {
@@ -55,11 +61,14 @@ func openSource(ctx context.Context, spec *job.Spec, src job.Source) (*fileSourc
 // list yields the source's input files in key order.
 func (s *fileSource) list(ctx context.Context) iter.Seq2[bookmark.File, error] {
 	return func(yield func(bookmark.File, error) bool) {
+		ctx := s.traced(ctx)
+		s.listings++
 		for o, err := range s.objs.List(ctx, "") {
 			if err != nil {
 				yield(bookmark.File{}, fmt.Errorf("source %s: %w", s.spec.Ctx, err))
 				return
 			}
+			s.listed++
 			if !s.match.match(o.Key) {
 				continue
 			}

@@ -103,13 +103,39 @@ func (ix BandIndex) Selects(st SourceState, maxBand time.Duration, f File) bool 
 	return !ok || !b.SameIdentity(f)
 }
 
-// AdvanceTimestamp returns the timestamp state after a run read taken:
-// the high-water mark moves to the newest mtime read, and the band keeps
-// every file (old band and taken) within maxBand of it.
-func AdvanceTimestamp(st SourceState, maxBand time.Duration, taken []File) SourceState {
+// ClockSkew is how far clocks may disagree: a file whose mtime is more
+// than ClockSkew after the listing time is from the future (Future), and
+// timestamp tracking's high-water mark never moves past the listing time
+// minus ClockSkew (AdvanceTimestamp).
+const ClockSkew = time.Minute
+
+// Future returns the files whose mtime is more than ClockSkew after
+// listedAt, the clock of the listing that found them.
+func Future(files []File, listedAt time.Time) []File {
+	var out []File
+	for _, f := range files {
+		if f.MTime > listedAt.Add(ClockSkew).UnixNano() {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// AdvanceTimestamp returns the timestamp state after a run read taken,
+// found by a listing at listedAt (the clock of the store's mtimes where it
+// has one): the high-water mark moves to the newest mtime read, but never
+// past listedAt - ClockSkew, and never back; the band keeps every file (old
+// band and taken) within maxBand of it. A file from the future therefore
+// stays in the band, so it is not read again, and cannot carry the mark
+// past files that land after the listing. A zero listedAt sets no limit.
+func AdvanceTimestamp(st SourceState, maxBand time.Duration, taken []File, listedAt time.Time) SourceState {
 	hw := st.HighWater
 	for _, f := range taken {
-		hw = max(hw, f.MTime)
+		m := f.MTime
+		if !listedAt.IsZero() {
+			m = min(m, listedAt.Add(-ClockSkew).UnixNano())
+		}
+		hw = max(hw, m)
 	}
 	byPath := map[string]File{}
 	for _, f := range st.Band {

@@ -107,7 +107,7 @@ func TestTimestampTracking(t *testing.T) {
 	band := int64(15 * time.Minute)
 	st := SourceState{}
 	take := []File{f("a", 1, 100*band), f("b", 1, 100*band)}
-	st = AdvanceTimestamp(st, time.Duration(band), take)
+	st = AdvanceTimestamp(st, time.Duration(band), take, time.Unix(0, 1000*band))
 	if st.HighWater != 100*band || len(st.Band) != 2 {
 		t.Fatalf("after first run: high water %d band %d, want %d and 2", st.HighWater, len(st.Band), 100*band)
 	}
@@ -135,9 +135,102 @@ func TestTimestampTracking(t *testing.T) {
 	if len(tk) != 2 || len(def) != 1 {
 		t.Fatalf("in-band cap: took %d deferred %d, want 2 and 1", len(tk), len(def))
 	}
-	st2 := AdvanceTimestamp(SourceState{}, time.Duration(band), tk)
+	st2 := AdvanceTimestamp(SourceState{}, time.Duration(band), tk, now)
 	if !NewBandIndex(st2).Selects(st2, time.Duration(band), def[0]) {
 		t.Error("a file deferred by max_files_in_band is not read by the next run")
+	}
+}
+
+// TestTimestampClock: runs of timestamp tracking, each listing at its own
+// time, over files some of which are from the future. Every file is read
+// exactly once, and a file from the future neither hides the files that
+// land after it nor is read twice once its time comes.
+func TestTimestampClock(t *testing.T) {
+	const band = 15 * time.Minute
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) int64 { return t0.Add(d).UnixNano() }
+	type run struct {
+		listedAt time.Duration // after t0
+		files    []File        // listed
+		want     []string      // read
+	}
+	cases := []struct {
+		name string
+		runs []run
+	}{
+		{"a file a day ahead does not hide the next day's files", []run{
+			{0, []File{f("a", 1, at(-time.Hour)), f("ahead", 1, at(24*time.Hour))}, []string{"a", "ahead"}},
+			{time.Hour, []File{f("a", 1, at(-time.Hour)), f("ahead", 1, at(24*time.Hour)), f("b", 1, at(30*time.Minute))}, []string{"b"}},
+			{2 * time.Hour, []File{f("ahead", 1, at(24*time.Hour)), f("b", 1, at(30*time.Minute)), f("c", 1, at(2*time.Hour-time.Second))}, []string{"c"}},
+			// The next day: the file's time has come and gone; it is not read again.
+			{25 * time.Hour, []File{f("ahead", 1, at(24*time.Hour)), f("d", 1, at(25*time.Hour-5*time.Minute))}, []string{"d"}},
+			{26 * time.Hour, []File{f("ahead", 1, at(24*time.Hour)), f("d", 1, at(25*time.Hour-5*time.Minute)), f("e", 1, at(26*time.Hour))}, []string{"e"}},
+			{27 * time.Hour, []File{f("ahead", 1, at(24*time.Hour)), f("e", 1, at(26*time.Hour))}, nil},
+		}},
+		{"files within the skew of the listing", []run{
+			{0, []File{f("a", 1, at(-10*time.Second)), f("b", 1, at(30*time.Second))}, []string{"a", "b"}},
+			{time.Minute, []File{f("a", 1, at(-10*time.Second)), f("b", 1, at(30*time.Second)), f("c", 1, at(20*time.Second))}, []string{"c"}},
+			{20 * time.Minute, []File{f("a", 1, at(-10*time.Second)), f("b", 1, at(30*time.Second)), f("c", 1, at(20*time.Second))}, nil},
+		}},
+		{"a future file rewritten with a present mtime is read again", []run{
+			{0, []File{f("x", 1, at(48*time.Hour))}, []string{"x"}},
+			{time.Hour, []File{f("x", 2, at(time.Hour))}, []string{"x"}},
+			{2 * time.Hour, []File{f("x", 2, at(time.Hour))}, nil},
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var st SourceState
+			for i, r := range c.runs {
+				listedAt := t0.Add(r.listedAt)
+				ix := NewBandIndex(st)
+				var taken []File
+				var got []string
+				for _, file := range r.files {
+					if ix.Selects(st, band, file) {
+						taken = append(taken, file)
+						got = append(got, file.Path)
+					}
+				}
+				if !slices.Equal(got, r.want) {
+					t.Fatalf("run %d (listing at t0+%v): read %v, want %v (mark at t0 + %v)", i+1, r.listedAt, got, r.want, time.Unix(0, st.HighWater).Sub(t0))
+				}
+				st = AdvanceTimestamp(st, band, taken, listedAt)
+				if limit := listedAt.Add(-ClockSkew).UnixNano(); len(taken) > 0 && st.HighWater > limit {
+					t.Fatalf("run %d: mark at t0 + %v, past the listing time minus the skew", i+1, time.Unix(0, st.HighWater).Sub(t0))
+				}
+			}
+		})
+	}
+}
+
+func TestTimestampMarkNeverMovesBack(t *testing.T) {
+	// A mark already in the future (a state written before the clamp, or a
+	// clock set back) stays: lowering it would re-read files that left the
+	// band.
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	st := SourceState{HighWater: t0.Add(24 * time.Hour).UnixNano()}
+	st = AdvanceTimestamp(st, 15*time.Minute, []File{f("a", 1, t0.UnixNano())}, t0)
+	if want := t0.Add(24 * time.Hour).UnixNano(); st.HighWater != want {
+		t.Errorf("mark moved from t0 + 24h to t0 + %v, want it kept", time.Unix(0, st.HighWater).Sub(t0))
+	}
+}
+
+func TestFuture(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	files := []File{
+		f("past", 1, t0.Add(-time.Hour).UnixNano()),
+		f("now", 1, t0.UnixNano()),
+		f("within-skew", 1, t0.Add(ClockSkew).UnixNano()),
+		f("just-past-skew", 1, t0.Add(ClockSkew+time.Second).UnixNano()),
+		f("tomorrow", 1, t0.Add(24*time.Hour).UnixNano()),
+	}
+	var got []string
+	for _, file := range Future(files, t0) {
+		got = append(got, file.Path)
+	}
+	if want := []string{"just-past-skew", "tomorrow"}; !slices.Equal(got, want) {
+		t.Errorf("Future: got %v, want %v", got, want)
 	}
 }
 

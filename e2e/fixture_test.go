@@ -420,6 +420,7 @@ type sourceSummary struct {
 	Rejected *int64 `json:"rejected"`
 	Empty    int64  `json:"empty"`
 	Missing  int64  `json:"missing"`
+	Future   int64  `json:"future"`
 }
 
 type sinkSummary struct {

@@ -33,6 +33,12 @@ func TestParseDefaults(t *testing.T) {
 	if sink.From != "clean_orders" || sink.Format != "parquet" || sink.Mode != "append" {
 		t.Errorf("sink defaults: got from %q format %q mode %q", sink.From, sink.Format, sink.Mode)
 	}
+	if src.AllowMissing {
+		t.Errorf("allow_missing defaults to true, want false")
+	}
+	if s, err := Parse("job.yaml", []byte(strings.Replace(valid, "format: csv", "format: csv\n    allow_missing: true", 1))); err != nil || !s.Sources[0].AllowMissing {
+		t.Errorf("allow_missing: true: got %v", err)
+	}
 	if s.Engine.Name != "duckdb" || s.Bookmark != "enable" {
 		t.Errorf("job defaults: engine %q bookmark %q", s.Engine.Name, s.Bookmark)
 	}
@@ -81,6 +87,8 @@ func TestParseErrorsNameKeyAndLine(t *testing.T) {
 		{"missing job", strings.Replace(valid, "job: sales-daily\n", "", 1), "job: is required", 0},
 		{"duplicate ctx", strings.Replace(valid, "clean_orders: |", "orders_source: |", 1), "already used", 0},
 		{"negative regression depth", strings.Replace(validTable, "table: orders", "table: orders\n    regression_check_rows: -5", 1), "sources[0].regression_check_rows", 7},
+		{"allow_missing not a bool", strings.Replace(valid, "format: csv", "format: csv\n    allow_missing: sometimes", 1), "allow_missing", 6},
+		{"allow_missing on a table", strings.Replace(validTable, "table: orders", "table: orders\n    allow_missing: true", 1), "sources[0].allow_missing: is for file sources", 7},
 		{"regression depth not a number", strings.Replace(validTable, "table: orders", "table: orders\n    regression_check_rows: many", 1), "regression_check_rows", 7},
 	}
 	for _, c := range cases {

@@ -85,6 +85,10 @@ type Source struct {
 	// S3 overrides the S3 settings for this source: endpoint, region,
 	// path_style, profile (and tuning: max_attempts, part_size, ...).
 	S3 map[string]string `yaml:"s3"`
+	// AllowMissing lets a local source folder not exist yet (a run then
+	// reads nothing); without it a missing folder fails the run. On S3 it
+	// silences the warning about a prefix that holds no object.
+	AllowMissing bool `yaml:"allow_missing"`
 
 	// SQL table sources (instead of Path):
 	// Connection is postgres://..., mysql://... or sqlite:PATH, without a password.

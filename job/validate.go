@@ -190,6 +190,9 @@ func (v *validator) tableSource(p string, src Source) {
 	if src.Path != "" {
 		v.fail(p+".path", "a source has either path: or connection:, not both")
 	}
+	if src.AllowMissing {
+		v.fail(p+".allow_missing", "is for file sources (path:), not SQL tables")
+	}
 	if (src.Table == "") == (src.Query == "") {
 		v.fail(p+".table", "give exactly one of table: or query:")
 	}

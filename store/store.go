@@ -91,6 +91,9 @@ type Count struct {
 	Empty     int64 `json:"empty,omitempty"`
 	Deferred  int64 `json:"deferred,omitempty"`
 	Unchanged int64 `json:"unchanged,omitempty"`
+	// Future counts the files read whose mtime was ahead of the listing's
+	// clock (timestamp tracking).
+	Future int64 `json:"future,omitempty"`
 	// SQL table sources: rows that appeared behind the mark (regressions),
 	// rows with a NULL key left out, and late rows read from the window.
 	Regressions int64 `json:"regressions,omitempty"`

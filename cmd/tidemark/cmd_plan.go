@@ -57,6 +57,12 @@ func runPlan(ctx context.Context, g *globals, o *runOptions, path string) error 
 		}
 		fmt.Printf("source %s: %d files to read (%s), %d unchanged, %d modified, %d left for later runs\n",
 			k, s.Files, humanize.IBytes(uint64(s.Bytes)), s.Unchanged, s.Modified, s.Deferred)
+		if s.RootMissing {
+			fmt.Printf("  the folder does not exist yet (allow_missing: true)\n")
+		}
+		for _, w := range s.Warnings {
+			fmt.Printf("  warning: %s\n", w)
+		}
 		for _, f := range s.New {
 			fmt.Printf("  %s\n", f)
 		}

@@ -57,7 +57,9 @@ func hidden(name string) bool { return strings.HasPrefix(name, "_") || strings.H
 
 // List walks the folder under prefix and yields regular files in byte order
 // of their keys. Files are collected and sorted first: a directory walk's
-// order differs from byte order ("a/b" versus "a-b").
+// order differs from byte order ("a/b" versus "a-b"). Symlinks are
+// followed, each folder and file once (see walk); what is left out is
+// reported through the context's objstore.ListTrace.
 func (s *Store) List(ctx context.Context, prefix string) iter.Seq2[objstore.Object, error] {
 	return func(yield func(objstore.Object, error) bool) {
 		var objs []objstore.Object
@@ -67,7 +69,7 @@ func (s *Store) List(ctx context.Context, prefix string) iter.Seq2[objstore.Obje
 		if !strings.HasSuffix(prefix, "/") && prefix != "" {
 			walkRoot = filepath.Dir(start)
 		}
-		err := filepath.WalkDir(walkRoot, func(p string, d fs.DirEntry, err error) error {
+		err := s.walk(ctx, walkRoot, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) && p == walkRoot {
 					return fs.SkipAll
@@ -116,6 +118,31 @@ func (s *Store) List(ctx context.Context, prefix string) iter.Seq2[objstore.Obje
 		}
 	}
 }
+
+// CheckRoot reports a root folder that does not exist, saying where a
+// dangling symlink points.
+func (s *Store) CheckRoot(context.Context) error {
+	_, err := os.Stat(s.root)
+	switch {
+	case err == nil:
+		return nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	if dest, lerr := os.Readlink(s.root); lerr == nil {
+		return missingRoot(fmt.Sprintf("%s is a symlink to %s, which does not exist", s.root, dest))
+	}
+	return missingRoot(fmt.Sprintf("%s does not exist", s.root))
+}
+
+// missingRoot is CheckRoot's error: it says what is missing and is
+// objstore.ErrNotExist.
+type missingRoot string
+
+func (e missingRoot) Error() string        { return string(e) }
+func (e missingRoot) Is(target error) bool { return target == objstore.ErrNotExist }
+
+var _ objstore.RootChecker = (*Store)(nil)
 
 // Stat returns one file's metadata.
 func (s *Store) Stat(_ context.Context, key string) (objstore.Object, error) {

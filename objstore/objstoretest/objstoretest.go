@@ -37,6 +37,7 @@ func Run(t *testing.T, newStore func(t *testing.T) objstore.Store) {
 		{"DeletePrefix", testDeletePrefix},
 		{"OddKeys", testOddKeys},
 		{"CreateOnce", testCreateOnce},
+		{"ListTrace", testListTrace},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newStore(t)) })
@@ -389,5 +390,46 @@ func testCreateOnce(t *testing.T, s objstore.Store) {
 	}
 	if err := c.Create(context.Background(), "_meta/owner.json", strings.NewReader("late")); !errors.Is(err, objstore.ErrExists) {
 		t.Errorf("Create of an existing key: %v, want ErrExists", err)
+	}
+}
+
+// testListTrace: a listing reports through the context's ListTrace only
+// what it must (plain objects are never "skipped"), the server's clock at
+// most once and close to this machine's (the tests run the server here),
+// and a store that can tell a missing root says its root exists.
+func testListTrace(t *testing.T, s objstore.Store) {
+	put(t, s, "a/b.csv", "x")
+	put(t, s, "c.csv", "y")
+	var skipped []string
+	var times []time.Time
+	ctx := objstore.WithListTrace(context.Background(), &objstore.ListTrace{
+		Skipped:    func(key, why string) { skipped = append(skipped, key+": "+why) },
+		ServerTime: func(at time.Time) { times = append(times, at) },
+	})
+	var got []string
+	for o, err := range s.List(ctx, "") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, o.Key)
+	}
+	if !slices.Equal(got, []string{"a/b.csv", "c.csv"}) {
+		t.Errorf("List with a trace: keys %q", got)
+	}
+	if len(skipped) > 0 {
+		t.Errorf("List reported plain objects as skipped: %q", skipped)
+	}
+	if len(times) > 1 {
+		t.Errorf("List reported the server time %d times, want at most once", len(times))
+	}
+	for _, at := range times {
+		if d := time.Since(at); d > time.Minute || d < -time.Minute {
+			t.Errorf("server time %v is %v from this machine's clock", at, d)
+		}
+	}
+	if rc, ok := s.(objstore.RootChecker); ok {
+		if err := rc.CheckRoot(context.Background()); err != nil {
+			t.Errorf("CheckRoot of a store holding objects: %v", err)
+		}
 	}
 }

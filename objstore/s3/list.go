@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/tidemark-etl/tidemark/objstore"
@@ -16,6 +17,8 @@ import (
 // ListObjectsV2 page at a time. Keys with a segment starting with '_' or
 // '.' are skipped unless prefix names that segment, and so are folder
 // markers (keys ending in '/'). ModTime has S3's one-second resolution.
+// The server's clock at the first response (its Date header) goes to the
+// context's objstore.ListTrace.
 func (s *Store) List(ctx context.Context, prefix string) iter.Seq2[objstore.Object, error] {
 	return s.ListAfter(ctx, prefix, "")
 }
@@ -33,11 +36,15 @@ func (s *Store) ListAfter(ctx context.Context, prefix, startAfter string) iter.S
 		if startAfter != "" {
 			in.StartAfter = aws.String(s.key(startAfter))
 		}
-		for {
+		for first := true; ; first = false {
 			out, err := s.client.ListObjectsV2(ctx, in)
 			if err != nil {
 				yield(objstore.Object{}, s.wrap("ListObjectsV2", s.key(prefix), err))
 				return
+			}
+			if at, ok := awsmiddleware.GetServerTime(out.ResultMetadata); ok && first {
+				// The clock of LastModified, for callers that compare with it.
+				objstore.ReportServerTime(ctx, at)
 			}
 			last := ""
 			for _, o := range out.Contents {

@@ -637,3 +637,24 @@ func TestPrepareUpload(t *testing.T) {
 		t.Fatal("CompleteUpload of an aborted upload: no error")
 	}
 }
+
+// TestListServerTime: a listing reports the server's clock (the Date header
+// of its first response) once, however many pages it takes, and also when
+// the prefix holds nothing: timestamp tracking compares LastModified with
+// it, not with this machine's clock.
+func TestListServerTime(t *testing.T) {
+	srv := s3test.Start(t)
+	s := newStore(t, srv, "", srv.NewBucket(t), "in/", func(c *Config) { c.ListPageSize = 1 })
+	putMany(t, s, 3, func(i int) string { return fmt.Sprintf("f%d.csv", i) })
+	for _, prefix := range []string{"", "nothing-here/"} {
+		var times []time.Time
+		ctx := objstore.WithListTrace(context.Background(), &objstore.ListTrace{ServerTime: func(at time.Time) { times = append(times, at) }})
+		listKeys(t, s.List(ctx, prefix))
+		if len(times) != 1 {
+			t.Fatalf("List(%q): server time reported %d times, want once", prefix, len(times))
+		}
+		if d := time.Since(times[0]); d < -2*time.Second || d > time.Minute {
+			t.Errorf("List(%q): server time %v is %v from the local clock (the server runs here)", prefix, times[0], d)
+		}
+	}
+}
