@@ -1,0 +1,143 @@
+// Package secret finds credentials written inline in the strings a job
+// names places with — connection strings, object-store and state URLs — so
+// that they can be refused before anything connects, and masks them in
+// text that is about to be shown or stored.
+//
+// The forms it knows: a password in a URL's user info
+// (postgres://etl:pw@host/db, s3://AKIA...:secret@bucket/, also when the
+// secret holds a '/'), a secret-named parameter in a URL's query string or
+// ;-parameters (?password=, ?sslpassword=, ?pass=, sc://host/;token=), a
+// secret-named key=value pair of a libpq connection string
+// (host=... password=...), and a MySQL DSN's user:password@ prefix.
+package secret
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Mask replaces every secret value.
+const Mask = "xxxxx"
+
+// Finding is one inline secret of a string.
+type Finding struct {
+	// Key is the parameter's name as written ("password", "sslpassword",
+	// "token"), or "password" for a URL's or DSN's user info.
+	Key string
+	// UserInfo is set for a password in user:password@.
+	UserInfo bool
+}
+
+// IsSecretKey reports whether a parameter of this name holds a secret.
+func IsSecretKey(name string) bool {
+	k := strings.ToLower(strings.TrimSpace(name))
+	switch k {
+	case "pass", "pwd", "sig", "key":
+		return true
+	}
+	for _, w := range []string{"password", "passwd", "secret", "token", "apikey", "api_key", "signature", "credential"} {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// Find returns the inline secrets of s (a connection string or a URL) and
+// s with each of them masked. It never fails: a string it cannot parse is
+// scanned as key=value text.
+func Find(s string) ([]Finding, string) {
+	if scheme, rest, ok := strings.Cut(s, "://"); ok && isScheme(scheme) {
+		return findURL(scheme+"://", rest)
+	}
+	var found []Finding
+	out := s
+	if !strings.HasPrefix(strings.ToLower(s), "sqlite:") {
+		// A MySQL DSN: user:password@tcp(host)/db.
+		if at := strings.LastIndex(s, "@"); at > 0 {
+			if user, _, ok := strings.Cut(s[:at], ":"); ok && !strings.ContainsAny(user, "/ =") {
+				found = append(found, Finding{Key: "password", UserInfo: true})
+				out = user + ":" + Mask + s[at:]
+			}
+		}
+	}
+	f, out := maskPairs(out, kvPair)
+	return append(found, f...), out
+}
+
+var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*$`)
+
+func isScheme(s string) bool { return schemeRE.MatchString(s) }
+
+// findURL scans the part of a URL after scheme://.
+func findURL(prefix, rest string) ([]Finding, string) {
+	var found []Finding
+	end := strings.IndexAny(rest, "?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	head, tail := rest[:end], rest[end:]
+	// The user info ends at the last '@' before the query: a secret may
+	// hold '/' (AWS secret keys do), a user name may not.
+	if at := strings.LastIndex(head, "@"); at >= 0 {
+		if user, _, ok := strings.Cut(head[:at], ":"); ok && !strings.Contains(user, "/") {
+			found = append(found, Finding{Key: "password", UserInfo: true})
+			head = user + ":" + Mask + head[at:]
+		}
+	}
+	// ;key=value parameters in the path (Spark Connect: sc://host/;token=...).
+	f, head := maskPairs(head, semiPair)
+	found = append(found, f...)
+	f, tail = maskPairs(tail, queryPair)
+	return append(found, f...), prefix + head + tail
+}
+
+var (
+	// queryPair is one parameter of a query string.
+	queryPair = regexp.MustCompile(`([?&;])([^=&;#]+)=([^&;#]*)`)
+	// semiPair is one ;key=value parameter.
+	semiPair = regexp.MustCompile(`(;)([^=;/?#]+)=([^;/?#]*)`)
+	// kvPair is one key=value pair of a libpq connection string; a value
+	// may be single-quoted with backslash escapes.
+	kvPair = regexp.MustCompile(`(^|[\s;])([A-Za-z_][A-Za-z0-9_.-]*)\s*=\s*('(?:[^'\\]|\\.)*'?|[^\s;]*)`)
+)
+
+// maskPairs masks the values of secret-named pairs matched by re, whose
+// groups are (separator, key, value).
+func maskPairs(s string, re *regexp.Regexp) ([]Finding, string) {
+	var found []Finding
+	out := re.ReplaceAllStringFunc(s, func(m string) string {
+		g := re.FindStringSubmatch(m)
+		if !IsSecretKey(g[2]) || g[3] == "" {
+			return m
+		}
+		found = append(found, Finding{Key: strings.TrimSpace(g[2])})
+		return m[:len(m)-len(g[3])] + Mask
+	})
+	return found, out
+}
+
+// textURL is a URL with user info inside free text; textPair a
+// secret-looking key=value pair.
+var (
+	textURL  = regexp.MustCompile(`\b([A-Za-z][A-Za-z0-9+.-]*://[^\s:/@"'` + "`" + `]+):([^\s@"'` + "`" + `]*)@`)
+	textPair = regexp.MustCompile(`(?i)\b((?:ssl)?pass(?:word|wd)?|pwd|[a-z_]*secret[a-z_]*|[a-z_]*token)(\s*=\s*)('[^']*'|"[^"]*"|[^\s&;,"'` + "`" + `]+)`)
+)
+
+// Redact masks, in free text such as an error message, every URL user
+// info password and every secret-named key=value value. It is the last
+// line of defence for what a driver or library echoes; the job file's
+// values are refused by Find before any of them is used.
+func Redact(text string) string {
+	if !strings.Contains(text, "@") && !strings.Contains(text, "=") {
+		return text
+	}
+	text = textURL.ReplaceAllString(text, "$1:"+Mask+"@")
+	return textPair.ReplaceAllStringFunc(text, func(m string) string {
+		g := textPair.FindStringSubmatch(m)
+		if g[3] == Mask {
+			return m
+		}
+		return g[1] + g[2] + Mask
+	})
+}
