@@ -8,11 +8,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/engine"
+	"github.com/tidemark-etl/tidemark/internal/secret"
 	"github.com/tidemark-etl/tidemark/job"
+	"github.com/tidemark-etl/tidemark/objstore"
 	"github.com/tidemark-etl/tidemark/store"
 )
 
@@ -65,7 +70,7 @@ type Result struct {
 // ResultOf converts a stored run record.
 func ResultOf(r store.Run) Result {
 	res := Result{Job: r.Job, RunID: r.RunID, Attempt: r.Attempt, Status: r.Status, Mode: r.Mode,
-		Sources: r.Sources, Sinks: r.Sinks, Version: r.Version, Error: r.Error, Undone: r.Undone}
+		Sources: r.Sources, Sinks: r.Sinks, Version: r.Version, Error: secret.Redact(r.Error), Undone: r.Undone}
 	started := r.StartedAt
 	res.StartedAt = &started
 	if !r.FinishedAt.IsZero() {
@@ -82,24 +87,44 @@ func ResultOf(r store.Run) Result {
 	return res
 }
 
-// checkOptions has the engine check every reader and writer option.
+// checkOptions has the engine check every reader and writer option, and
+// the object stores every s3: setting; it returns every error at once.
 func checkOptions(spec *job.Spec) error {
+	var errs job.Errors
 	c := engine.CheckOptions(spec.Engine.Name)
 	for i, src := range spec.Sources {
+		p := fmt.Sprintf("$.sources[%d]", i)
 		if c.Source != nil && !src.IsTable() {
 			if err := c.Source(src.Format, src.Options); err != nil {
-				return spec.ErrorAt(fmt.Sprintf("$.sources[%d].options", i), "%v", err)
+				errs = append(errs, spec.ErrorAt(p+".options", "%v", err))
 			}
 		}
+		errs = append(errs, checkS3(spec, p, src.S3)...)
 	}
 	for i, k := range spec.Sinks {
+		p := fmt.Sprintf("$.sinks[%d]", i)
 		if c.Sink != nil && !k.IsTable() {
 			if err := c.Sink(k.Format, k.Options); err != nil {
-				return spec.ErrorAt(fmt.Sprintf("$.sinks[%d].options", i), "%v", err)
+				errs = append(errs, spec.ErrorAt(p+".options", "%v", err))
 			}
 		}
+		errs = append(errs, checkS3(spec, p, k.S3)...)
+	}
+	if len(errs) > 0 {
+		return errs
 	}
 	return nil
+}
+
+// checkS3 checks a source's or sink's s3: settings.
+func checkS3(spec *job.Spec, p string, opts map[string]string) job.Errors {
+	var errs job.Errors
+	for _, name := range slices.Sorted(maps.Keys(opts)) {
+		if err := objstore.CheckOption("s3", name, opts[name]); err != nil {
+			errs = append(errs, spec.ErrorAt(p+".s3."+name, "%s", strings.TrimPrefix(err.Error(), "s3 option "+name+": ")))
+		}
+	}
+	return errs
 }
 
 // open applies defaults, checks the options and opens the job's state
@@ -194,10 +219,10 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 		var unpublished *UnpublishedError
 		if errors.As(err, &unpublished) {
 			// committed: its record stays succeeded, its publish pending
-		} else if ferr := st.FailRun(fctx, jobName, r.rec.RunID, time.Now().UTC(), r.rec, err.Error()); ferr != nil {
+		} else if ferr := st.FailRun(fctx, jobName, r.rec.RunID, time.Now().UTC(), r.rec, secret.Redact(err.Error())); ferr != nil {
 			r.log.Error("recording run failure", "run", r.rec.RunID, "err", ferr)
 		}
-		res.Status, res.Error = store.StatusFailed, err.Error()
+		res.Status, res.Error = store.StatusFailed, secret.Redact(err.Error())
 		return &res, err
 	}
 	res.Status = store.StatusSucceeded

@@ -72,17 +72,7 @@ func (v *validator) noSecret(p, value, instead string) bool {
 	if len(found) == 0 {
 		return false
 	}
-	var what []string
-	for _, f := range found {
-		w := f.Key + "="
-		if f.UserInfo {
-			w = "a password in user:password@"
-		}
-		if !slices.Contains(what, w) {
-			what = append(what, w)
-		}
-	}
-	v.fail(p, "holds a secret inline (%s): %q; %s", strings.Join(what, ", "), masked, instead)
+	v.fail(p, "holds a secret inline (%s): %q; %s", secret.Describe(found), masked, instead)
 	return true
 }
 

@@ -13,6 +13,7 @@ package secret
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -26,6 +27,26 @@ type Finding struct {
 	Key string
 	// UserInfo is set for a password in user:password@.
 	UserInfo bool
+}
+
+// String says what was found, for messages: "password=" or "a password
+// in user:password@".
+func (f Finding) String() string {
+	if f.UserInfo {
+		return "a password in user:password@"
+	}
+	return f.Key + "="
+}
+
+// Describe lists the findings for a message, each kind once.
+func Describe(found []Finding) string {
+	var what []string
+	for _, f := range found {
+		if w := f.String(); !slices.Contains(what, w) {
+			what = append(what, w)
+		}
+	}
+	return strings.Join(what, ", ")
 }
 
 // IsSecretKey reports whether a parameter of this name holds a secret.
