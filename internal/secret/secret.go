@@ -29,13 +29,13 @@ type Finding struct {
 	UserInfo bool
 }
 
-// String says what was found, for messages: "password=" or "a password
-// in user:password@".
+// String says what was found, for messages: "the password parameter" or
+// "a password in user:password@".
 func (f Finding) String() string {
 	if f.UserInfo {
 		return "a password in user:password@"
 	}
-	return f.Key + "="
+	return "the " + f.Key + " parameter"
 }
 
 // Describe lists the findings for a message, each kind once.
@@ -142,7 +142,7 @@ func maskPairs(s string, re *regexp.Regexp) ([]Finding, string) {
 // secret-looking key=value pair.
 var (
 	textURL  = regexp.MustCompile(`\b([A-Za-z][A-Za-z0-9+.-]*://[^\s:/@"'` + "`" + `]+):([^\s@"'` + "`" + `]*)@`)
-	textPair = regexp.MustCompile(`(?i)\b((?:ssl)?pass(?:word|wd)?|pwd|[a-z_]*secret[a-z_]*|[a-z_]*token)(\s*=\s*)('[^']*'|"[^"]*"|[^\s&;,"'` + "`" + `]+)`)
+	textPair = regexp.MustCompile(`(?i)\b((?:ssl)?pass(?:word|wd)?|pwd|(?:aws_)?secret(?:_access_key|_key)?|(?:session_|security_|access_|x-amz-security-)?token|api_?key)(\s*=\s*)('[^']*'|"[^"]*"|[^\s&;,"'` + "`" + `)]+)`)
 )
 
 // Redact masks, in free text such as an error message, every URL user

@@ -58,7 +58,8 @@ func TestRedact(t *testing.T) {
 			t.Errorf("Redact(%q) = %q", in, out)
 		}
 	}
-	for _, in := range []string{"password_env: environment variable X is not set", "password authentication failed for user \"etl\""} {
+	for _, in := range []string{"password_env: environment variable X is not set", "password authentication failed for user \"etl\"",
+		"link folder /tmp/TestSecretsRefusedkey=value/x", "holds a secret inline (the password parameter): \"a?password=xxxxx\""} {
 		if out := Redact(in); out != in {
 			t.Errorf("Redact(%q) = %q, want it unchanged", in, out)
 		}
