@@ -8,16 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
-	"github.com/tidemark-etl/tidemark/engine"
 	"github.com/tidemark-etl/tidemark/internal/secret"
 	"github.com/tidemark-etl/tidemark/job"
-	"github.com/tidemark-etl/tidemark/objstore"
 	"github.com/tidemark-etl/tidemark/store"
 )
 
@@ -88,44 +83,9 @@ func ResultOf(r store.Run) Result {
 }
 
 // checkOptions has the engine check every reader and writer option, and
-// the object stores every s3: setting; it returns every error at once.
-func checkOptions(spec *job.Spec) error {
-	var errs job.Errors
-	c := engine.CheckOptions(spec.Engine.Name)
-	for i, src := range spec.Sources {
-		p := fmt.Sprintf("$.sources[%d]", i)
-		if c.Source != nil && !src.IsTable() {
-			if err := c.Source(src.Format, src.Options); err != nil {
-				errs = append(errs, spec.ErrorAt(p+".options", "%v", err))
-			}
-		}
-		errs = append(errs, checkS3(spec, p, src.S3)...)
-	}
-	for i, k := range spec.Sinks {
-		p := fmt.Sprintf("$.sinks[%d]", i)
-		if c.Sink != nil && !k.IsTable() {
-			if err := c.Sink(k.Format, k.Options); err != nil {
-				errs = append(errs, spec.ErrorAt(p+".options", "%v", err))
-			}
-		}
-		errs = append(errs, checkS3(spec, p, k.S3)...)
-	}
-	if len(errs) > 0 {
-		return errs
-	}
-	return nil
-}
-
-// checkS3 checks a source's or sink's s3: settings.
-func checkS3(spec *job.Spec, p string, opts map[string]string) job.Errors {
-	var errs job.Errors
-	for _, name := range slices.Sorted(maps.Keys(opts)) {
-		if err := objstore.CheckOption("s3", name, opts[name]); err != nil {
-			errs = append(errs, spec.ErrorAt(p+".s3."+name, "%s", strings.TrimPrefix(err.Error(), "s3 option "+name+": ")))
-		}
-	}
-	return errs
-}
+// the object stores every s3: setting (Parse did already; a Spec built in
+// code may not have been parsed).
+func checkOptions(spec *job.Spec) error { return spec.CheckOptions() }
 
 // open applies defaults, checks the options and opens the job's state
 // store; it returns the job name in force (--JOB_NAME wins).

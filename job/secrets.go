@@ -41,7 +41,7 @@ func (v *validator) noSecretInPath(p, path string) {
 func (v *validator) s3Options(p string, opts map[string]string) {
 	for _, k := range slices.Sorted(maps.Keys(opts)) {
 		if secret.IsSecretKey(k) {
-			v.fail(p+".s3."+k, "is not an S3 setting, and a secret does not belong in the job file: %s", awsChain)
+			v.fail(p+".s3."+k, "\"%s: %s\" is not an S3 setting, and a secret does not belong in the job file; %s", k, secret.Mask, awsChain)
 			continue
 		}
 		v.noSecret(p+".s3."+k, opts[k], awsChain)

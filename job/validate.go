@@ -174,6 +174,7 @@ func (s *Spec) Validate() error {
 			}
 		}
 	}
+	v.options()
 	if len(v.errs) > 0 {
 		return v.errs
 	}
