@@ -25,9 +25,13 @@ func TestInlineSecretsRefused(t *testing.T) {
 		return strings.Replace(yaml, "sources:\n", "sources:\n  - ctx: extra_db\n"+lines, 1)
 	}
 	addSink := func(yaml, lines string) string { return yaml + "  - ctx: extra_out\n" + lines }
-	addTop := func(yaml, line string) string { return strings.Replace(yaml, "job: sales\n", "job: sales\n"+line+"\n", 1) }
+	addTop := func(yaml, line string) string {
+		return strings.Replace(yaml, "job: sales\n", "job: sales\n"+line+"\n", 1)
+	}
 	sourceConn := func(conn string) func(string) string {
-		return func(y string) string { return addSource(y, fmt.Sprintf("    connection: %q\n    table: orders\n", conn)) }
+		return func(y string) string {
+			return addSource(y, fmt.Sprintf("    connection: %q\n    table: orders\n", conn))
+		}
 	}
 	for _, tc := range []struct {
 		name string
@@ -72,7 +76,9 @@ func TestInlineSecretsRefused(t *testing.T) {
 				return strings.Replace(y, "    format: csv\n", fmt.Sprintf("    format: csv\n    s3: {endpoint: %q}\n", "https://AKIA:"+s+"@s3.example.com/"), 1)
 			}},
 		{name: "password in the state URL", key: "state", lineHas: "state:",
-			job: func(y, s string) string { return addTop(y, fmt.Sprintf("state: %q", "postgres://tidemark:"+s+"@127.0.0.1/state")) }},
+			job: func(y, s string) string {
+				return addTop(y, fmt.Sprintf("state: %q", "postgres://tidemark:"+s+"@127.0.0.1/state"))
+			}},
 		{name: "password in the state URL's query", key: "state", lineHas: "state:",
 			job: func(y, s string) string {
 				return addTop(y, fmt.Sprintf("state: %q", "postgres://tidemark@127.0.0.1/state?password="+s))

@@ -74,7 +74,7 @@ func TestParseRuleErrorsTogether(t *testing.T) {
 func TestParseBandAndListingRules(t *testing.T) {
 	for _, c := range []struct {
 		name, extra, path string
-		ok               bool
+		ok                bool
 	}{
 		{"max_band with timestamp tracking", "tracking: timestamp\n    max_band: 5m", "landing/", true},
 		{"max_band with exact tracking", "max_band: 5m", "landing/", false},
