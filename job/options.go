@@ -47,14 +47,21 @@ func (v *validator) options() {
 	}
 }
 
-// s3Settings checks a source's or sink's s3: settings.
+// s3Settings checks a source's or sink's s3: settings. A secret (a
+// secret-named setting, an endpoint with user info) is refused without
+// being echoed.
 func (v *validator) s3Settings(p string, opts map[string]string) {
 	for _, name := range slices.Sorted(maps.Keys(opts)) {
-		if found, _ := secret.Find(opts[name]); len(found) > 0 || secret.IsSecretKey(name) {
-			continue // refused by s3Options, without echoing the value
+		key := p + ".s3." + name
+		if secret.IsSecretKey(name) {
+			v.fail(key, "\"%s: %s\" is not an S3 setting, and a secret does not belong in the job file; %s", name, secret.Mask, awsChain)
+			continue
+		}
+		if v.noSecret(key, opts[name], awsChain) {
+			continue
 		}
 		if err := objstore.CheckOption("s3", name, opts[name]); err != nil {
-			v.fail(p+".s3."+name, "%s", strings.TrimPrefix(err.Error(), "s3 option "+name+": "))
+			v.fail(key, "%s", strings.TrimPrefix(err.Error(), "s3 option "+name+": "))
 		}
 	}
 }

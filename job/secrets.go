@@ -1,7 +1,6 @@
 package job
 
 import (
-	"maps"
 	"slices"
 	"strings"
 
@@ -34,18 +33,6 @@ func (v *validator) noSecretInPath(p, path string) {
 		return
 	}
 	v.noSecret(p, path, awsChain)
-}
-
-// s3Options refuses secrets in the values of a source's or sink's s3:
-// settings (an endpoint with user info, say).
-func (v *validator) s3Options(p string, opts map[string]string) {
-	for _, k := range slices.Sorted(maps.Keys(opts)) {
-		if secret.IsSecretKey(k) {
-			v.fail(p+".s3."+k, "\"%s: %s\" is not an S3 setting, and a secret does not belong in the job file; %s", k, secret.Mask, awsChain)
-			continue
-		}
-		v.noSecret(p+".s3."+k, opts[k], awsChain)
-	}
 }
 
 const awsChain = "S3 credentials come from the AWS chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, an instance or pod role)"

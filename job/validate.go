@@ -62,7 +62,6 @@ func (s *Spec) Validate() error {
 		} else {
 			name(p+".ctx", src.Ctx, "source")
 		}
-		v.s3Options(p, src.S3)
 		if src.IsTable() {
 			v.tableSource(p, src)
 			continue
@@ -139,7 +138,6 @@ func (s *Spec) Validate() error {
 			v.fail(p+".ctx", "sink %q is defined twice", k.Ctx)
 		}
 		sinkNames[k.Ctx] = true
-		v.s3Options(p, k.S3)
 		if k.IsTable() {
 			if k.Path != "" {
 				v.fail(p+".path", "a sink has either path: or connection:, not both")
@@ -176,6 +174,7 @@ func (s *Spec) Validate() error {
 	}
 	v.options()
 	if len(v.errs) > 0 {
+		sortErrors(v.errs)
 		return v.errs
 	}
 	return nil
