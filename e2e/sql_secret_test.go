@@ -160,6 +160,17 @@ func TestSQLInlineSecretForms(t *testing.T) {
 				assertMentions(t, r, ":"+srcLine+": sources[0].connection:", "sinks[1].connection:", "xxxxx", "password_env")
 			}
 		}
+		// Connection strings the drivers refuse, with the password in
+		// password_env: their errors, which quote the connection string,
+		// show no password.
+		bad := map[sqldb.Kind]string{sqldb.Postgres: "sslmode=bogus", sqldb.MySQL: "readTimeout=bogus"}[f.kind]
+		f.conn = valid + "?" + bad
+		f.writeJob(sqlJob{table: "orders_out"})
+		for _, args := range [][]string{{"run", f.jobPath, "--json"}, {"run", f.jobPath, "--log-format", "json"}, {"plan", f.jobPath}} {
+			if r := f.tidemark(nil, args...); r.code != 1 || !strings.Contains(r.output(), "bogus") {
+				t.Errorf("a connection string the driver refuses: got exit %d, want 1 and the driver's error\n%v", r.code, r)
+			}
+		}
 		f.conn = valid
 		f.writeJob(sqlJob{table: "orders_out"})
 		for _, args := range [][]string{{"runs", f.jobPath, "--json"}, {"bookmark", "show", f.jobPath, "--json"}} {
