@@ -49,15 +49,18 @@ func Describe(found []Finding) string {
 	return strings.Join(what, ", ")
 }
 
-// IsSecretKey reports whether a parameter of this name holds a secret.
+// IsSecretKey reports whether a parameter of this name holds a secret:
+// password, sslpassword, pass, pwd, token, *_secret, *_secret_access_key,
+// X-Amz-Signature and the like. Names that merely mention one
+// (allowCleartextPasswords, sslkey) are not secrets.
 func IsSecretKey(name string) bool {
-	k := strings.ToLower(strings.TrimSpace(name))
+	k := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(name)), "-", "_")
 	switch k {
-	case "pass", "pwd", "sig", "key":
+	case "pass", "sig", "key", "apikey", "api_key":
 		return true
 	}
-	for _, w := range []string{"password", "passwd", "secret", "token", "apikey", "api_key", "signature", "credential"} {
-		if strings.Contains(k, w) {
+	for _, suffix := range []string{"password", "passwd", "pwd", "secret", "token", "secret_key", "secret_access_key", "signature", "credential"} {
+		if strings.HasSuffix(k, suffix) {
 			return true
 		}
 	}
@@ -86,6 +89,8 @@ func Find(s string) ([]Finding, string) {
 	return append(found, f...), out
 }
 
+var portThenPath = regexp.MustCompile(`^[0-9]+/`)
+
 var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*$`)
 
 func isScheme(s string) bool { return schemeRE.MatchString(s) }
@@ -101,7 +106,8 @@ func findURL(prefix, rest string) ([]Finding, string) {
 	// The user info ends at the last '@' before the query: a secret may
 	// hold '/' (AWS secret keys do), a user name may not.
 	if at := strings.LastIndex(head, "@"); at >= 0 {
-		if user, _, ok := strings.Cut(head[:at], ":"); ok && !strings.Contains(user, "/") {
+		// host:5432/db@x has an '@' in its path, not a password.
+		if user, pw, ok := strings.Cut(head[:at], ":"); ok && !strings.Contains(user, "/") && !portThenPath.MatchString(pw) {
 			found = append(found, Finding{Key: "password", UserInfo: true})
 			head = user + ":" + Mask + head[at:]
 		}

@@ -32,7 +32,10 @@ func TestFind(t *testing.T) {
 	}
 	for _, clean := range []string{
 		"postgres://etl@db:5432/shop?sslmode=require",
+		"postgres://etl@db:5432/shop?sslkey=/etc/k.pem&sslcert=/etc/c.pem",
+		"mysql://etl@db/shop?allowCleartextPasswords=true&allowNativePasswords=true&serverPubKey=k",
 		"mysql://etl@db/shop",
+		"postgres://db:5432/shop@2024",
 		"sqlite:data/shop@2024.db",
 		"s3://bucket/in/2024-01-01T00:00@x/",
 		"s3://bucket/in/?region=eu-west-1",
