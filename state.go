@@ -39,7 +39,7 @@ func StateLocation(flag string, spec *job.Spec) string {
 // file's state: is refused by its validation) is a usage error, and the
 // message shows it masked.
 func OpenState(ctx context.Context, location string) (store.Store, error) {
-	if found, masked := secret.Find(location); len(found) > 0 {
+	if found, masked := secret.Find(location); len(found) > 0 && strings.Contains(location, "://") {
 		return nil, fmt.Errorf("%w: state %q holds a secret inline (%s); %s", ErrUsage, masked, secret.Describe(found), job.StateHint(location))
 	}
 	return store.Open(ctx, location)

@@ -65,7 +65,10 @@ func Parse(name string, data []byte) (*Spec, error) {
 	if err := yaml.UnmarshalWithOptions(data, &s, yaml.DisallowUnknownField()); err != nil {
 		// Once more key by key, to report every such error at once.
 		s = Spec{}
-		if len(file.Docs) > 0 {
+		// Aliases and merge keys need the whole document: then only the
+		// first error is reported.
+		plain := len(ast.FilterFile(ast.AliasType, file)) == 0 && len(ast.FilterFile(ast.MergeKeyType, file)) == 0
+		if len(file.Docs) > 0 && plain {
 			decodeErrs = decodeAll(name, file.Docs[0].Body, reflect.ValueOf(&s).Elem(), "$")
 		}
 		if len(decodeErrs) == 0 {

@@ -21,7 +21,9 @@ func (s *Spec) Validate() error {
 	} else if !regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`).MatchString(s.Job) {
 		v.fail("$.job", "%q: use letters, digits, '_', '-' and '.'", s.Job)
 	}
-	v.noSecret("$.state", s.State, stateHint(s.State))
+	if !isLocal(s.State) {
+		v.noSecret("$.state", s.State, stateHint(s.State))
+	}
 	v.noSecret("$.engine.spark.remote", s.Engine.Remote, "a Spark Connect token or password does not belong in the job file")
 	if _, err := bookmark.ParseMode(s.Bookmark); err != nil {
 		v.fail("$.bookmark", "%v", err)

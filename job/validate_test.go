@@ -170,3 +170,14 @@ func TestParseConnectionScheme(t *testing.T) {
 		t.Errorf("got %v, want a connection error that does not quote the string", err)
 	}
 }
+
+// TestParseAliasesKeepTheFirstError: a file with YAML aliases is decoded
+// as a whole, and its first decoding error is still reported with its line.
+func TestParseAliasesKeepTheFirstError(t *testing.T) {
+	src := "job: sales\nx-defaults: &d {format: csv}\nsources:\n  - ctx: a\n    path: in/\n    <<: *d\nsinks:\n  - ctx: o\n    path: out/\n"
+	_, err := Parse("job.yaml", []byte(src))
+	var je *Error
+	if !errors.As(err, &je) || je.Line != 2 || !strings.Contains(err.Error(), "x-defaults") {
+		t.Fatalf("got %v, want the unknown key x-defaults at line 2", err)
+	}
+}

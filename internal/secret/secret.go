@@ -12,6 +12,7 @@
 package secret
 
 import (
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -135,10 +136,14 @@ func maskPairs(s string, re *regexp.Regexp) ([]Finding, string) {
 	var found []Finding
 	out := re.ReplaceAllStringFunc(s, func(m string) string {
 		g := re.FindStringSubmatch(m)
-		if !IsSecretKey(g[2]) || g[3] == "" {
+		name := g[2]
+		if u, err := url.QueryUnescape(name); err == nil {
+			name = u
+		}
+		if !IsSecretKey(name) || g[3] == "" {
 			return m
 		}
-		found = append(found, Finding{Key: strings.TrimSpace(g[2])})
+		found = append(found, Finding{Key: strings.TrimSpace(name)})
 		return m[:len(m)-len(g[3])] + Mask
 	})
 	return found, out

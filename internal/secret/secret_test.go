@@ -15,6 +15,7 @@ func TestFind(t *testing.T) {
 		{"postgresql://etl@db/shop?sslpassword=hunter2", "sslpassword", "postgresql://etl@db/shop?sslpassword=xxxxx"},
 		{"mysql://etl@db/shop?pass=hunter2", "pass", "mysql://etl@db/shop?pass=xxxxx"},
 		{"mysql://etl@db/shop?Passwd=hunter2", "Passwd", "mysql://etl@db/shop?Passwd=xxxxx"},
+		{"postgres://etl@db/shop?pass%77ord=hunter2", "password", "postgres://etl@db/shop?pass%77ord=xxxxx"},
 		{"s3://AKIAEXAMPLE:hunter2@bucket/in/", "password", "s3://AKIAEXAMPLE:xxxxx@bucket/in/"},
 		{"s3://AKIAEXAMPLE:wJal/rXUtn+FEMI@bucket/in/", "password", "s3://AKIAEXAMPLE:xxxxx@bucket/in/"},
 		{"sc://spark:15002/;token=hunter2;user_id=etl", "token", "sc://spark:15002/;token=xxxxx;user_id=etl"},
