@@ -109,7 +109,7 @@ func planSource(ctx context.Context, st store.Store, jobName string, spec *job.S
 	p := &SourcePlan{Ctx: src.Ctx, src: fs}
 	p.prev, p.hasPrev = in.states[src.Ctx]
 	p.fp, p.fpDoc = fs.fingerprint()
-	if p.hasPrev && p.prev.Fingerprint != p.fp && in.mode != bookmark.ModeDisable && !in.allowDrift {
+	if p.hasPrev && !sameSource(p.prev, p.fp) && in.mode != bookmark.ModeDisable && !in.allowDrift {
 		return nil, &SourceChangedError{Ctx: src.Ctx, Was: p.prev.Describe, Now: p.fpDoc}
 	}
 	if p.RootMissing, err = fs.checkRoot(ctx); err != nil {

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
-	"github.com/tidemark-etl/tidemark/engine"
+	"github.com/tidemark-etl/tidemark/internal/secret"
 	"github.com/tidemark-etl/tidemark/job"
 	"github.com/tidemark-etl/tidemark/store"
 )
@@ -69,7 +69,7 @@ type Result struct {
 // ResultOf converts a stored run record.
 func ResultOf(r store.Run) Result {
 	res := Result{Job: r.Job, RunID: r.RunID, Attempt: r.Attempt, Status: r.Status, Mode: r.Mode,
-		Sources: r.Sources, Sinks: r.Sinks, Version: r.Version, Error: r.Error, Undone: r.Undone}
+		Sources: r.Sources, Sinks: r.Sinks, Version: r.Version, Error: secret.Redact(r.Error), Undone: r.Undone}
 	started := r.StartedAt
 	res.StartedAt = &started
 	if !r.FinishedAt.IsZero() {
@@ -86,25 +86,10 @@ func ResultOf(r store.Run) Result {
 	return res
 }
 
-// checkOptions has the engine check every reader and writer option.
-func checkOptions(spec *job.Spec) error {
-	c := engine.CheckOptions(spec.Engine.Name)
-	for i, src := range spec.Sources {
-		if c.Source != nil && !src.IsTable() {
-			if err := c.Source(src.Format, src.Options); err != nil {
-				return spec.ErrorAt(fmt.Sprintf("$.sources[%d].options", i), "%v", err)
-			}
-		}
-	}
-	for i, k := range spec.Sinks {
-		if c.Sink != nil && !k.IsTable() {
-			if err := c.Sink(k.Format, k.Options); err != nil {
-				return spec.ErrorAt(fmt.Sprintf("$.sinks[%d].options", i), "%v", err)
-			}
-		}
-	}
-	return nil
-}
+// checkOptions has the engine check every reader and writer option, and
+// the object stores every s3: setting (Parse did already; a Spec built in
+// code may not have been parsed).
+func checkOptions(spec *job.Spec) error { return spec.CheckOptions() }
 
 // open applies defaults, checks the options and opens the job's state
 // store; it returns the job name in force (--JOB_NAME wins).
@@ -208,10 +193,10 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 		var unpublished *UnpublishedError
 		if errors.As(err, &unpublished) {
 			// committed: its record stays succeeded, its publish pending
-		} else if ferr := st.FailRun(fctx, jobName, r.rec.RunID, time.Now().UTC(), r.rec, err.Error()); ferr != nil {
+		} else if ferr := st.FailRun(fctx, jobName, r.rec.RunID, time.Now().UTC(), r.rec, secret.Redact(err.Error())); ferr != nil {
 			r.log.Error("recording run failure", "run", r.rec.RunID, "err", ferr)
 		}
-		res.Status, res.Error = store.StatusFailed, err.Error()
+		res.Status, res.Error = store.StatusFailed, secret.Redact(err.Error())
 		return &res, err
 	}
 	res.Status = store.StatusSucceeded

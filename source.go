@@ -85,7 +85,9 @@ func (s *fileSource) list(ctx context.Context) iter.Seq2[bookmark.File, error] {
 func (s *fileSource) fingerprint() (sum, describe string) {
 	opts := make([]string, 0, len(s.spec.Options))
 	for k, v := range s.spec.Options {
-		opts = append(opts, fmt.Sprintf("%s=%v", k, v))
+		if !tuningOptions[strings.ToLower(k)] {
+			opts = append(opts, fmt.Sprintf("%s=%v", k, v))
+		}
 	}
 	sort.Strings(opts)
 	d := map[string]any{
@@ -98,8 +100,44 @@ func (s *fileSource) fingerprint() (sum, describe string) {
 		"hive":     *s.spec.HivePartitioning,
 	}
 	b, _ := json.Marshal(d) // map keys are sorted
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:12]), string(b)
+	return fingerprintOf(b), string(b)
+}
+
+func fingerprintOf(doc []byte) string {
+	h := sha256.Sum256(doc)
+	return hex.EncodeToString(h[:12])
+}
+
+// tuningOptions are reader options that bound or speed up reading without
+// changing the records a file gives: changing one (raising max_line_size
+// for a long line, say) is not a change of the source.
+var tuningOptions = map[string]bool{"max_line_size": true, "maximum_object_size": true, "buffer_size": true, "parallel": true}
+
+// sameSource reports whether a bookmark's source state was written for the
+// source whose fingerprint is fp. A state written while tuning options were
+// part of the fingerprint is compared without them, from its description.
+func sameSource(prev bookmark.SourceState, fp string) bool {
+	if prev.Fingerprint == fp {
+		return true
+	}
+	var d map[string]any
+	if json.Unmarshal([]byte(prev.Describe), &d) != nil {
+		return false
+	}
+	opts, _ := d["options"].([]any)
+	kept := make([]any, 0, len(opts))
+	for _, o := range opts {
+		name, _, _ := strings.Cut(fmt.Sprint(o), "=")
+		if !tuningOptions[strings.ToLower(name)] {
+			kept = append(kept, o)
+		}
+	}
+	if len(kept) == len(opts) {
+		return false
+	}
+	d["options"] = kept
+	b, err := json.Marshal(d)
+	return err == nil && fingerprintOf(b) == fp
 }
 
 // sinkLocation is where a sink writes, with its S3 settings (never

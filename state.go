@@ -2,10 +2,12 @@ package tidemark
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/tidemark-etl/tidemark/internal/secret"
 	"github.com/tidemark-etl/tidemark/job"
 	"github.com/tidemark-etl/tidemark/store"
 )
@@ -32,7 +34,13 @@ func StateLocation(flag string, spec *job.Spec) string {
 	return job.DefaultStateFile
 }
 
-// OpenState opens the state store at location.
+// OpenState opens the state store at location. A location with a
+// password or token inline (from --state or TIDEMARK_STATE; the job
+// file's state: is refused by its validation) is a usage error, and the
+// message shows it masked.
 func OpenState(ctx context.Context, location string) (store.Store, error) {
+	if found, masked := secret.Find(location); len(found) > 0 && strings.Contains(location, "://") {
+		return nil, fmt.Errorf("%w: state %q holds a secret inline (%s); %s", ErrUsage, masked, secret.Describe(found), job.StateHint(location))
+	}
 	return store.Open(ctx, location)
 }

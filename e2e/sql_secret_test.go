@@ -1,9 +1,13 @@
 package e2e
 
 import (
+	"fmt"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
 )
 
 // TestSQLPasswordNeverShown: a password full of URL and SQL metacharacters
@@ -97,6 +101,85 @@ func TestSQLPasswordNeverShown(t *testing.T) {
 			if r.code != 2 || !strings.Contains(r.output(), "password_env") {
 				t.Errorf("a password inline in connection: got exit %d, want 2 and a message pointing to password_env\n%v", r.code, r)
 			}
+		}
+	})
+}
+
+// TestSQLInlineSecretForms: the job's real password written into its
+// connection string in any form the drivers understand — a query-string
+// parameter (pgx and go-sql-driver take password=, pgx sslpassword=), a
+// libpq key=value string, a MySQL DSN — is refused at validation (exit 2)
+// for sources and sinks alike, naming each key and line, masked; no output
+// (the JSON log included) and no byte of the state file shows it. On
+// PostgreSQL the query-string form used to connect, and the table sink's
+// connection was kept in the state file's output manifests.
+func TestSQLInlineSecretForms(t *testing.T) {
+	t.Parallel()
+	eachSQL(t, sqlServerKinds, func(t *testing.T, f *sqlFixture) {
+		f.createOrders()
+		f.insertOrders(idRange(1, 10)...)
+		f.writeJob(sqlJob{table: "orders_out"})
+		f.mustRun()
+		valid := f.conn
+		u, err := url.Parse(valid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		withQuery := func(k string) string {
+			c := *u
+			q := c.Query()
+			q.Set(k, f.password)
+			c.RawQuery = q.Encode()
+			return c.String()
+		}
+		forms := map[string]string{"password parameter": withQuery("password")}
+		switch f.kind {
+		case sqldb.Postgres:
+			forms["sslpassword parameter"] = withQuery("sslpassword")
+			forms["key=value"] = fmt.Sprintf("host=%s port=%s user=%s password=%s dbname=%s",
+				u.Hostname(), u.Port(), u.User.Username(), f.password, strings.TrimPrefix(u.Path, "/"))
+		case sqldb.MySQL:
+			forms["pass parameter"] = withQuery("pass")
+			forms["DSN"] = fmt.Sprintf("%s:%s@tcp(%s)%s", u.User.Username(), f.password, u.Host, u.Path)
+		}
+		for name, conn := range forms {
+			f.conn = conn
+			f.writeJob(sqlJob{table: "orders_out"})
+			srcLine := lineOf(t, f.jobPath, "connection:")
+			for _, args := range [][]string{
+				{"run", f.jobPath, "--json"},
+				{"run", f.jobPath, "--log-format", "json"},
+				{"plan", f.jobPath, "--json"},
+				{"bookmark", "show", f.jobPath},
+			} {
+				r := f.tidemark(nil, args...) // checks the output for the password
+				if r.code != 2 {
+					t.Errorf("%s: got exit %d, want 2\n%v", name, r.code, r)
+					continue
+				}
+				assertMentions(t, r, ":"+srcLine+": sources[0].connection:", "sinks[1].connection:", "xxxxx", "password_env")
+			}
+		}
+		// Connection strings the drivers refuse, with the password in
+		// password_env: their errors, which quote the connection string,
+		// show no password.
+		bad := map[sqldb.Kind]string{sqldb.Postgres: "sslmode=bogus", sqldb.MySQL: "readTimeout=bogus"}[f.kind]
+		f.conn = valid + "?" + bad
+		f.writeJob(sqlJob{table: "orders_out"})
+		for _, args := range [][]string{{"run", f.jobPath, "--json"}, {"run", f.jobPath, "--log-format", "json"}, {"plan", f.jobPath}} {
+			if r := f.tidemark(nil, args...); r.code != 1 || !strings.Contains(r.output(), "bogus") {
+				t.Errorf("a connection string the driver refuses: got exit %d, want 1 and the driver's error\n%v", r.code, r)
+			}
+		}
+		f.conn = valid
+		f.writeJob(sqlJob{table: "orders_out"})
+		for _, args := range [][]string{{"runs", f.jobPath, "--json"}, {"bookmark", "show", f.jobPath, "--json"}} {
+			if r := f.tidemark(nil, args...); r.code != 0 {
+				t.Errorf("got exit %d, want 0\n%v", r.code, r)
+			}
+		}
+		for _, s := range f.secrets {
+			assertNoSecretInState(t, filepath.Join(f.dir, ".tidemark"), s)
 		}
 	})
 }

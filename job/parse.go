@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,7 +45,7 @@ func (e *Error) Error() string {
 func Load(path string) (*Spec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, &Error{File: path, Msg: fmt.Sprintf("reading job file: %v", err)}
+		return nil, Errors{{File: path, Msg: fmt.Sprintf("reading job file: %v", err)}}
 	}
 	return Parse(path, data)
 }
@@ -52,32 +54,103 @@ func Load(path string) (*Spec, error) {
 // resolve relative paths.
 func Parse(name string, data []byte) (*Spec, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, &Error{File: name, Msg: "job file is empty"}
+		return nil, Errors{{File: name, Msg: "job file is empty"}}
 	}
 	file, err := parser.ParseBytes(data, 0)
 	if err != nil {
-		return nil, yamlError(name, err)
+		return nil, Errors{yamlError(name, err)}
 	}
 	var s Spec
+	var decodeErrs Errors
 	if err := yaml.UnmarshalWithOptions(data, &s, yaml.DisallowUnknownField()); err != nil {
-		return nil, yamlError(name, err)
+		// Once more key by key, to report every such error at once.
+		s = Spec{}
+		// Aliases and merge keys need the whole document: then only the
+		// first error is reported.
+		plain := len(ast.FilterFile(ast.AliasType, file)) == 0 && len(ast.FilterFile(ast.MergeKeyType, file)) == 0
+		if len(file.Docs) > 0 && plain {
+			decodeErrs = decodeAll(name, file.Docs[0].Body, reflect.ValueOf(&s).Elem(), "$")
+		}
+		if len(decodeErrs) == 0 {
+			return nil, Errors{yamlError(name, err)}
+		}
 	}
 	s.File = name
 	abs, err := filepath.Abs(name)
 	if err != nil {
-		return nil, &Error{File: name, Msg: err.Error()}
+		return nil, Errors{{File: name, Msg: err.Error()}}
 	}
 	s.Dir = filepath.Dir(abs)
 	s.lines = func(p string) int { return lineOf(file, p) }
 	s.ApplyDefaults()
+	errs := decodeErrs
 	if err := s.Validate(); err != nil {
-		return nil, err
+		// A key that could not be decoded is not reported again as
+		// missing or invalid.
+		for _, e := range err.(Errors) {
+			if !slices.ContainsFunc(decodeErrs, func(d *Error) bool { return d.Key != "" && dependsOn(e.Key, d.Key) }) {
+				errs = append(errs, e)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		sortErrors(errs)
+		return nil, errs
 	}
 	return &s, nil
 }
 
+// dependsOn reports whether a validation error at key may come from the
+// undecoded value at bad: key is bad or below it, or a sink's from:, which
+// refers to the sources and transforms.
+func dependsOn(key, bad string) bool {
+	if key == bad || strings.HasPrefix(key, bad+".") || strings.HasPrefix(key, bad+"[") {
+		return true
+	}
+	top, _, _ := strings.Cut(bad, "[")
+	top, _, _ = strings.Cut(top, ".")
+	return strings.HasSuffix(key, ".from") && (top == "sources" || top == "transforms")
+}
+
+// Errors are all the errors of one job file, in the order of their lines.
+// errors.As finds the first *Error in it.
+type Errors []*Error
+
+func (es Errors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap returns each error.
+func (es Errors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
+// sortErrors orders errors by line; errors without a line (a missing key)
+// come last, in the order they were found.
+func sortErrors(es Errors) {
+	slices.SortStableFunc(es, func(a, b *Error) int {
+		switch {
+		case a.Line == b.Line:
+			return 0
+		case a.Line == 0:
+			return 1
+		case b.Line == 0:
+			return -1
+		}
+		return a.Line - b.Line
+	})
+}
+
 // yamlError turns a go-yaml error into an *Error with the line.
-func yamlError(name string, err error) error {
+func yamlError(name string, err error) *Error {
 	var te interface {
 		GetMessage() string
 		GetToken() *token.Token
@@ -102,7 +175,7 @@ func yamlError(name string, err error) error {
 }
 
 // typeErr matches go-yaml's message for a value of the wrong type.
-var typeErr = regexp.MustCompile(`^cannot unmarshal \S+ into Go .* of type (\S+)$`)
+var typeErr = regexp.MustCompile(`^cannot unmarshal .+ into Go .* of type (\S+)$`)
 
 // wantType says in job-file words what a Go type accepts.
 func wantType(goType string) string {
@@ -184,6 +257,7 @@ func (e *Engine) UnmarshalYAML(unmarshal func(any) error) error {
 
 // UnmarshalYAML parses "15m", "90s", "1h30m" or a number of milliseconds.
 func (d *Duration) UnmarshalYAML(unmarshal func(any) error) error {
+	d.set = true
 	var ms int64
 	if err := unmarshal(&ms); err == nil {
 		d.Duration = time.Duration(ms) * time.Millisecond

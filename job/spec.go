@@ -162,6 +162,7 @@ type IO struct {
 type Duration struct {
 	time.Duration
 	err error // reported by Validate, which knows the line
+	set bool  // written in the job file (not a default)
 }
 
 // Size is a byte count written as "10GiB" in YAML.

@@ -12,7 +12,8 @@ import (
 
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// Validate checks the spec after defaults were applied.
+// Validate checks the spec after defaults were applied. It returns every
+// error it finds, as Errors.
 func (s *Spec) Validate() error {
 	v := validator{s: s}
 	if s.Job == "" {
@@ -20,6 +21,10 @@ func (s *Spec) Validate() error {
 	} else if !regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`).MatchString(s.Job) {
 		v.fail("$.job", "%q: use letters, digits, '_', '-' and '.'", s.Job)
 	}
+	if !isLocal(s.State) {
+		v.noSecret("$.state", s.State, stateHint(s.State))
+	}
+	v.noSecret("$.engine.spark.remote", s.Engine.Remote, "a Spark Connect token or password does not belong in the job file")
 	if _, err := bookmark.ParseMode(s.Bookmark); err != nil {
 		v.fail("$.bookmark", "%v", err)
 	}
@@ -66,6 +71,7 @@ func (s *Spec) Validate() error {
 		if src.Path == "" {
 			v.fail(p+".path", "is required (or connection: and table: for a SQL table)")
 		}
+		v.noSecretInPath(p+".path", src.Path)
 		v.oneOf(p+".format", src.Format, InputFormats)
 		v.oneOf(p+".tracking", src.Tracking, Trackings)
 		v.oneOf(p+".on_modified", src.OnModified, OnModifieds)
@@ -73,6 +79,12 @@ func (s *Spec) Validate() error {
 		v.oneOf(p+".listing", src.Listing, Listings)
 		if src.Listing == "ordered" && src.Tracking != "exact" {
 			v.fail(p+".listing", "ordered listing needs tracking: exact")
+		}
+		if src.Listing == "ordered" && isLocal(src.Path) {
+			v.fail(p+".listing", "ordered listing is for S3 prefixes whose keys sort in arrival order; a local folder is always listed in full")
+		}
+		if src.MaxBand.set && src.Tracking != "timestamp" {
+			v.fail(p+".max_band", "is a setting of tracking: timestamp; this source has tracking: %s", src.Tracking)
 		}
 		if src.BoundedFiles < 0 {
 			v.fail(p+".bounded_files", "must be positive")
@@ -132,6 +144,7 @@ func (s *Spec) Validate() error {
 			if k.Path != "" {
 				v.fail(p+".path", "a sink has either path: or connection:, not both")
 			}
+			v.connection(p, k.Connection)
 			if k.Table == "" {
 				v.fail(p+".table", "is required with connection:")
 			}
@@ -143,6 +156,7 @@ func (s *Spec) Validate() error {
 			if k.Path == "" {
 				v.fail(p+".path", "is required (or connection: and table: for a SQL table)")
 			}
+			v.noSecretInPath(p+".path", k.Path)
 			v.oneOf(p+".format", k.Format, OutputFormats)
 			v.oneOf(p+".mode", k.Mode, SinkModes)
 		}
@@ -160,15 +174,17 @@ func (s *Spec) Validate() error {
 			}
 		}
 	}
+	v.options()
 	if len(v.errs) > 0 {
-		return v.errs[0]
+		sortErrors(v.errs)
+		return v.errs
 	}
 	return nil
 }
 
 type validator struct {
 	s    *Spec
-	errs []error
+	errs Errors
 }
 
 func (v *validator) fail(path, format string, args ...any) {
@@ -196,12 +212,7 @@ func (v *validator) tableSource(p string, src Source) {
 	if (src.Table == "") == (src.Query == "") {
 		v.fail(p+".table", "give exactly one of table: or query:")
 	}
-	if strings.Contains(src.Connection, "://") {
-		if i := strings.Index(src.Connection, "@"); i > 0 && strings.Contains(src.Connection[:i], ":") &&
-			strings.Count(src.Connection[:i], ":") > 1 {
-			v.fail(p+".connection", "must not contain a password: use password_env")
-		}
-	}
+	v.connection(p, src.Connection)
 	if src.BookmarkKeysSortOrder != "" {
 		v.oneOf(p+".bookmark_keys_sort_order", src.BookmarkKeysSortOrder, []string{"asc", "desc"})
 	}
@@ -221,5 +232,5 @@ func (v *validator) tableSource(p string, src Source) {
 func (s *Spec) ErrorAt(path, format string, args ...any) *Error {
 	v := validator{s: s}
 	v.fail(path, format, args...)
-	return v.errs[0].(*Error)
+	return v.errs[0]
 }

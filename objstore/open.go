@@ -23,6 +23,32 @@ func Register(scheme string, o Opener) {
 	openers[scheme] = o
 }
 
+// OptionCheck checks one setting of a scheme's stores without opening one;
+// its error names the setting, not the location.
+type OptionCheck func(name, value string) error
+
+var optionChecks = map[string]OptionCheck{}
+
+// RegisterOptionCheck makes the settings of a scheme's stores checkable
+// before anything is opened (a job file's s3: settings, with their line).
+func RegisterOptionCheck(scheme string, c OptionCheck) {
+	mu.Lock()
+	defer mu.Unlock()
+	optionChecks[scheme] = c
+}
+
+// CheckOption checks the setting name=value of scheme's stores; nil when
+// the scheme registered no check.
+func CheckOption(scheme, name, value string) error {
+	mu.Lock()
+	c := optionChecks[scheme]
+	mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	return c(name, value)
+}
+
 // Scheme returns the URL scheme of location; plain paths are "file".
 func Scheme(location string) string {
 	if i := strings.Index(location, "://"); i > 0 {
@@ -43,7 +69,7 @@ func Open(ctx context.Context, location string, opts map[string]string) (Store, 
 	if i := strings.IndexByte(location, '?'); i >= 0 && scheme != "file" {
 		q, err := url.ParseQuery(location[i+1:])
 		if err != nil {
-			return nil, fmt.Errorf("opening %s: bad options: %w", location, err)
+			return nil, fmt.Errorf("opening %s: bad options in its query string", location[:i])
 		}
 		merged := map[string]string{}
 		for k := range q {

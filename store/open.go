@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/tidemark-etl/tidemark/internal/secret"
 )
 
 // Opener opens a store from a location URL.
@@ -48,21 +50,9 @@ func Open(ctx context.Context, location string) (Store, error) {
 	return o(ctx, location)
 }
 
-// Redact removes a password from a URL-shaped location for messages.
+// Redact masks a password or token in a URL-shaped location for messages
+// (user info, query string, key=value pairs).
 func Redact(location string) string {
-	i := strings.Index(location, "://")
-	if i < 0 {
-		return location
-	}
-	rest := location[i+3:]
-	at := strings.Index(rest, "@")
-	slash := strings.Index(rest, "/")
-	if at < 0 || (slash >= 0 && slash < at) {
-		return location
-	}
-	user := rest[:at]
-	if c := strings.Index(user, ":"); c >= 0 {
-		user = user[:c] + ":xxxxx"
-	}
-	return location[:i+3] + user + rest[at:]
+	_, masked := secret.Find(location)
+	return masked
 }

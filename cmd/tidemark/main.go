@@ -15,6 +15,7 @@ import (
 
 	"github.com/tidemark-etl/tidemark"
 	_ "github.com/tidemark-etl/tidemark/engine/duckdb"
+	"github.com/tidemark-etl/tidemark/internal/secret"
 	"github.com/tidemark-etl/tidemark/job"
 	_ "github.com/tidemark-etl/tidemark/objstore/local"
 	_ "github.com/tidemark-etl/tidemark/objstore/s3"
@@ -90,10 +91,11 @@ func run(args []string) int {
 		err = usageError{err}
 	}
 	code := exitCode(err)
+	msg := secret.Redact(err.Error())
 	if code == exitUsage && cmd != nil && isCobraUsage(err) {
-		fmt.Fprintf(os.Stderr, "tidemark: %v\nRun '%s --help' for usage.\n", err, cmd.CommandPath())
+		fmt.Fprintf(os.Stderr, "tidemark: %s\nRun '%s --help' for usage.\n", msg, cmd.CommandPath())
 	} else {
-		fmt.Fprintf(os.Stderr, "tidemark: %v\n", err)
+		fmt.Fprintf(os.Stderr, "tidemark: %s\n", msg)
 	}
 	return code
 }
@@ -128,9 +130,9 @@ func exitCode(err error) int {
 // logger writes human or JSON logs to stderr.
 func (g *globals) logger() *slog.Logger {
 	if g.logFormat == "json" {
-		return slog.New(slog.NewJSONHandler(os.Stderr, nil))
+		return slog.New(redactHandler{slog.NewJSONHandler(os.Stderr, nil)})
 	}
-	return slog.New(newHumanHandler(os.Stderr))
+	return slog.New(redactHandler{newHumanHandler(os.Stderr)})
 }
 
 // args checks positional arguments, as a usage error.

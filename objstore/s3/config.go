@@ -10,6 +10,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/dustin/go-humanize"
+
+	"github.com/tidemark-etl/tidemark/internal/secret"
 )
 
 // Limits and defaults.
@@ -118,6 +120,19 @@ func OptionNames() []string {
 	return names
 }
 
+// CheckOption checks one option without opening a store.
+func CheckOption(name, value string) error {
+	parse, ok := options[name]
+	if !ok {
+		return fmt.Errorf("unknown s3 option %q (known: %s)", name, strings.Join(OptionNames(), ", "))
+	}
+	c := Config{Bucket: "check"}
+	if err := parse(&c, value); err != nil {
+		return fmt.Errorf("s3 option %s: %w", name, err)
+	}
+	return c.Validate()
+}
+
 // ParseOptions builds a Config from an s3://bucket/prefix location and a
 // store's options. Unknown options are errors.
 func ParseOptions(location string, opts map[string]string) (Config, error) {
@@ -125,6 +140,9 @@ func ParseOptions(location string, opts map[string]string) (Config, error) {
 	rest, ok := strings.CutPrefix(location, "s3://")
 	if !ok {
 		return c, fmt.Errorf("opening %s: not an s3:// location", location)
+	}
+	if found, masked := secret.Find(location); len(found) > 0 {
+		return c, fmt.Errorf("s3 location %s holds a secret (%s): credentials come from the AWS chain, never from the location", masked, secret.Describe(found))
 	}
 	c.Bucket, c.Prefix, _ = strings.Cut(rest, "/")
 	c.Prefix = strings.TrimLeft(c.Prefix, "/")

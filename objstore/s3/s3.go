@@ -46,6 +46,7 @@ func init() {
 		}
 		return New(ctx, cfg)
 	})
+	objstore.RegisterOptionCheck("s3", CheckOption)
 }
 
 // Store is a bucket and a key prefix on an S3-compatible service.

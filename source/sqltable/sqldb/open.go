@@ -24,6 +24,7 @@ import (
 	"log"
 	"net/url"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
@@ -31,6 +32,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite" // driver "sqlite"
+
+	"github.com/tidemark-etl/tidemark/internal/secret"
 )
 
 func init() {
@@ -130,9 +133,15 @@ func KindOf(connection string) (Kind, error) {
 	case strings.HasPrefix(connection, "sqlite:"):
 		return SQLite, nil
 	}
-	scheme, _, _ := strings.Cut(connection, ":")
-	return 0, fmt.Errorf("connection: scheme %q is not one of postgres://, mysql://, sqlite:", scheme)
+	// The string is not quoted: one of another form (host=... password=...)
+	// may hold a password.
+	if scheme, _, ok := strings.Cut(connection, "://"); ok && schemeRE.MatchString(scheme) {
+		return 0, fmt.Errorf("connection: scheme %q is not one of postgres://, mysql://, sqlite:", scheme)
+	}
+	return 0, errors.New("connection: not a URL: want postgres://, mysql:// or sqlite:PATH")
 }
+
+var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*$`)
 
 // parseURL parses a postgres:// or mysql:// connection and refuses an
 // inline password. Its errors never quote the string.
@@ -143,6 +152,9 @@ func parseURL(connection string) (*url.URL, error) {
 	}
 	if _, has := u.User.Password(); has {
 		return nil, errors.New("connection: must not contain a password; name an environment variable in password_env")
+	}
+	if found, _ := secret.Find(connection); len(found) > 0 {
+		return nil, fmt.Errorf("connection: must not contain a secret (%s); name an environment variable in password_env", secret.Describe(found))
 	}
 	return u, nil
 }
@@ -253,10 +265,17 @@ func (db *DB) Redact(err error) error {
 		return err
 	}
 	msg := err.Error()
-	if !strings.Contains(msg, db.secret) {
+	out := msg
+	// As given, and as a driver may have escaped it into a DSN or URL.
+	for _, form := range []string{db.secret, url.QueryEscape(db.secret), url.PathEscape(db.secret), url.UserPassword("", db.secret).String()[1:]} {
+		if form != "" {
+			out = strings.ReplaceAll(out, form, "xxxxx")
+		}
+	}
+	if out == msg {
 		return err
 	}
-	return &redacted{msg: strings.ReplaceAll(msg, db.secret, "xxxxx"), err: err}
+	return &redacted{msg: out, err: err}
 }
 
 // Errorf formats an error like fmt.Errorf and redacts it.

@@ -1,0 +1,69 @@
+package job
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/tidemark-etl/tidemark/internal/secret"
+)
+
+// The job file never holds a secret: a password, token or secret key
+// written into a connection string, a URL or an S3 setting is refused here,
+// before anything connects, so that no message, log line or state record
+// can carry it. The message shows the value with the secret masked.
+
+// connectionSchemes are the forms of a SQL connection string.
+var connectionSchemes = []string{"postgres://", "postgresql://", "mysql://", "mariadb://", "sqlite:"}
+
+// connection checks a SQL source's or sink's connection string.
+func (v *validator) connection(p, conn string) {
+	if v.noSecret(p+".connection", conn, "name the environment variable that holds the password in password_env") {
+		return
+	}
+	if !slices.ContainsFunc(connectionSchemes, func(s string) bool { return strings.HasPrefix(conn, s) }) {
+		// Not quoted: a string of another form may hold anything.
+		v.fail(p+".connection", "is not a connection URL: want %s", strings.Join(connectionSchemes, ", "))
+	}
+}
+
+// noSecretInPath refuses credentials in a source's or sink's URL. Local
+// paths are not checked: "a:b@c" is a valid folder name.
+func (v *validator) noSecretInPath(p, path string) {
+	if isLocal(path) {
+		return
+	}
+	v.noSecret(p, path, awsChain)
+}
+
+const awsChain = "S3 credentials come from the AWS chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, an instance or pod role)"
+
+// stateHint says where a state store's credentials come from instead.
+func stateHint(state string) string {
+	switch {
+	case strings.HasPrefix(state, "postgres://"), strings.HasPrefix(state, "postgresql://"):
+		return "the state store's password comes from PGPASSWORD or ~/.pgpass"
+	case strings.HasPrefix(state, "s3://"):
+		return awsChain
+	}
+	return "credentials come from the environment, never from the state URL"
+}
+
+// StateHint says, for a state location with a secret inline, where its
+// credentials come from instead.
+func StateHint(state string) string { return stateHint(state) }
+
+// noSecret fails the key at p when value holds a secret inline, and
+// reports whether it did.
+func (v *validator) noSecret(p, value, instead string) bool {
+	found, masked := secret.Find(value)
+	if len(found) == 0 {
+		return false
+	}
+	v.fail(p, "holds a secret inline (%s): %q; %s", secret.Describe(found), masked, instead)
+	return true
+}
+
+// isLocal reports whether a source or sink path is on a local disk.
+func isLocal(path string) bool {
+	return !strings.Contains(path, "://") || strings.HasPrefix(path, "file://")
+}
