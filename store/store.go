@@ -226,6 +226,13 @@ type Store interface {
 	Unpublished(ctx context.Context, job string) ([]Run, error)
 	// MarkPublished records that all of a run's outputs are in place.
 	MarkPublished(ctx context.Context, job, runID string) error
+	// PublishedOutputs yields, in one query and streaming, the outputs at
+	// root (Output.Root exactly) that the job's succeeded runs published
+	// and that no purge has deleted since: what the job's manifests say it
+	// has in that location (an overwrite replaces these and nothing else).
+	// Runs undone without purge count: their output is still there. Order
+	// is unspecified; a read error is yielded once, last.
+	PublishedOutputs(ctx context.Context, job, root string) iter.Seq2[Output, error]
 
 	// Reset restores the bookmark as run toRunID committed it (or clears it
 	// when toRunID is empty) under a new head version, marks every later
