@@ -91,6 +91,9 @@ type Count struct {
 	Empty     int64 `json:"empty,omitempty"`
 	Deferred  int64 `json:"deferred,omitempty"`
 	Unchanged int64 `json:"unchanged,omitempty"`
+	// InSinks counts the files a file source left unread because they lie
+	// in a tidemark sink's folder (one holding _tidemark/) below its root.
+	InSinks int64 `json:"in_sinks,omitempty"`
 	// SQL table sources: rows that appeared behind the mark (regressions),
 	// rows with a NULL key left out, and late rows read from the window.
 	Regressions int64 `json:"regressions,omitempty"`

@@ -57,6 +57,9 @@ func runPlan(ctx context.Context, g *globals, o *runOptions, path string) error 
 		}
 		fmt.Printf("source %s: %d files to read (%s), %d unchanged, %d modified, %d left for later runs\n",
 			k, s.Files, humanize.IBytes(uint64(s.Bytes)), s.Unchanged, s.Modified, s.Deferred)
+		if s.InSinks > 0 {
+			fmt.Printf("  (%d files in tidemark sink folders below the source are not read)\n", s.InSinks)
+		}
 		for _, f := range s.New {
 			fmt.Printf("  %s\n", f)
 		}
