@@ -198,7 +198,8 @@ func applyAction(ctx context.Context, st store.Store, rs roots, jobName string, 
 			prefixes = append(prefixes, strings.TrimSuffix(p, "/")+"/")
 		}
 	}
-	var foreign []string
+	var foreign []string       // a few, one per folder under the prefix
+	named := map[string]bool{} // those folders
 	nForeign := 0
 	for _, prefix := range prefixes {
 		var del []string
@@ -211,7 +212,10 @@ func applyAction(ctx context.Context, st store.Store, rs roots, jobName string, 
 			case ours[o.Key]:
 				del = append(del, o.Key)
 			default:
-				if nForeign++; len(foreign) < maxForeignNamed {
+				nForeign++
+				top, _, _ := strings.Cut(strings.TrimPrefix(o.Key, prefix), "/")
+				if len(foreign) < maxForeignNamed && !named[top] {
+					named[top] = true
 					foreign = append(foreign, o.Key)
 				}
 			}
@@ -233,7 +237,7 @@ func applyAction(ctx context.Context, st store.Store, rs roots, jobName string, 
 }
 
 // maxForeignNamed is how many foreign files an overwrite names in its
-// warning.
+// warning, from as many folders.
 const maxForeignNamed = 5
 
 // recover finishes what earlier runs of the job left behind: committed runs
