@@ -62,11 +62,21 @@ func SkipMarked(objs []Object, marked map[string]bool, skipped func(string, Obje
 // in lower case. Feed it every listed key in order with See, hidden ones
 // included, and the visible objects with Add; Release yields what is
 // settled and Flush the rest once the listing is complete.
+//
+// A store that can ask whether one folder holds the marker (Probe: one
+// small listing) bounds what is held: past MaxHeld objects, the folders
+// that hold the oldest one back are probed instead of waited for, so a
+// year of date-named folders ("2026/01/…", all before "2026/_tidemark")
+// costs a request or two, not a year of objects in memory.
 type MarkFilter struct {
 	Marker  string
 	Skipped func(folder string, o Object)
+	// Probe, if set, reports whether folder holds an entry named Marker.
+	Probe   func(folder string) (bool, error)
+	MaxHeld int
 
 	marked map[string]bool
+	probed map[string]bool // folders Probe settled
 	held   []Object // FIFO, from head
 	head   int
 	last   string // the last key seen: every later one sorts after it
@@ -103,11 +113,35 @@ func (m *MarkFilter) settled(key string) bool {
 			continue
 		}
 		// Compare m.last with key[:i] + "/" + Marker + "0" without building it.
-		if !atLeast(m.last, key[:i], "/", m.Marker, "0") {
+		if !m.probed[key[:i]] && !atLeast(m.last, key[:i], "/", m.Marker, "0") {
 			return false
 		}
 	}
 	return true
+}
+
+// probe settles every folder of key with Probe.
+func (m *MarkFilter) probe(key string) error {
+	for i := 0; i < len(key); i++ {
+		if key[i] != '/' || m.probed[key[:i]] || atLeast(m.last, key[:i], "/", m.Marker, "0") {
+			continue
+		}
+		has, err := m.Probe(key[:i])
+		if err != nil {
+			return err
+		}
+		if m.probed == nil {
+			m.probed = map[string]bool{}
+		}
+		m.probed[key[:i]] = true
+		if has {
+			if m.marked == nil {
+				m.marked = map[string]bool{}
+			}
+			m.marked[key[:i]] = true
+		}
+	}
+	return nil
 }
 
 // atLeast reports whether s >= the concatenation of parts (byte order).
@@ -126,7 +160,7 @@ func atLeast(s string, parts ...string) bool {
 }
 
 // Release yields the held objects whose folders are settled, in order; it
-// returns false if yield did.
+// returns false if yield did, or after yielding a Probe error.
 func (m *MarkFilter) Release(yield func(Object, error) bool) bool {
 	return m.release(false, yield)
 }
@@ -141,7 +175,13 @@ func (m *MarkFilter) release(all bool, yield func(Object, error) bool) bool {
 	for m.head < len(m.held) {
 		o := m.held[m.head]
 		if !all && !m.settled(o.Key) {
-			break
+			if m.Probe == nil || len(m.held)-m.head <= m.MaxHeld {
+				break
+			}
+			if err := m.probe(o.Key); err != nil {
+				yield(Object{}, err)
+				return false
+			}
 		}
 		m.held[m.head] = Object{}
 		m.head++
