@@ -77,7 +77,7 @@ type MarkFilter struct {
 
 	marked map[string]bool
 	probed map[string]bool // folders Probe settled
-	held   []Object // FIFO, from head
+	held   []Object        // FIFO, from head
 	head   int
 	last   string // the last key seen: every later one sorts after it
 }
