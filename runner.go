@@ -92,10 +92,11 @@ func (r *runner) execute(ctx context.Context) error {
 	if total == 0 {
 		r.log.Info("nothing new to read")
 		for _, p := range r.plans {
-			r.rec.Sources[p.Ctx] = store.Count{Unchanged: p.Unchanged}
+			c := store.Count{Unchanged: p.Unchanged}
 			if p.src != nil {
-				r.rec.Sources[p.Ctx] = store.Count{Unchanged: p.Unchanged, InSinks: p.src.inSinks}
+				c.InSinks = p.src.inSinks
 			}
+			r.rec.Sources[p.Ctx] = c
 			if p.table != nil {
 				r.rec.Sources[p.Ctx] = p.tableCount()
 			}
