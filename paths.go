@@ -127,9 +127,10 @@ func (a area) describe() string {
 
 // checkSinkPaths refuses sink locations that would make a run delete or
 // read what it must not: a file-system root or the user's home folder, the
-// state store's folder or a place inside it, and a place that holds one of
-// the job's file sources or lies inside one (the job would read its own
-// output back). Errors are job-file errors naming the sink's path key.
+// state store's folder or a place inside it (only the folder itself when
+// the state file sits in the job file's folder or above), and a place that
+// holds one of the job's file sources or lies inside one (the job would
+// read its own output back). Errors are job-file errors naming the sink's path key.
 func checkSinkPaths(spec *job.Spec, stateLoc string) error {
 	var sources []area
 	for _, src := range spec.Sources {
@@ -142,6 +143,10 @@ func checkSinkPaths(spec *job.Spec, stateLoc string) error {
 		}
 	}
 	state, hasState := stateArea(stateLoc)
+	// A state file beside the job file (or above it) sits in the project's
+	// folder, not a folder of its own: only that folder itself is refused.
+	jobDir, _ := areaOf(spec, spec.Dir, "")
+	ownFolder := hasState && !jobDir.within(state)
 	home, _ := os.UserHomeDir()
 	for i, k := range spec.Sinks {
 		if k.IsTable() || k.Path == "" {
@@ -161,7 +166,7 @@ func checkSinkPaths(spec *job.Spec, stateLoc string) error {
 				return spec.ErrorAt(key, "%s is your home folder; a sink needs a folder of its own", sink.describe())
 			}
 		}
-		if hasState && sink.within(state) {
+		if hasState && (sink.dir == state.dir && sink.store == state.store || ownFolder && sink.within(state)) {
 			return spec.ErrorAt(key, "%s is in the state store's folder %s; write the sink elsewhere", sink.describe(), state.shown)
 		}
 		for _, src := range sources {

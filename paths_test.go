@@ -96,4 +96,14 @@ func TestCheckSinkPaths(t *testing.T) {
 	if err := checkSinkPaths(spec, "s3://st/state2/"); err != nil {
 		t.Errorf("sink beside an S3 state prefix: got %v", err)
 	}
+	// A state file beside the job file: its folder is the project's; a sink
+	// below it is fine, the folder itself is not.
+	spec, _ = job.Parse(filepath.Join(dir, "job.yaml"), []byte("job: j\nsources:\n  - ctx: src\n    path: in\nsinks:\n  - ctx: out\n    path: out/\n"))
+	if err := checkSinkPaths(spec, filepath.Join(dir, "state.db")); err != nil {
+		t.Errorf("sink below the folder of a state file beside the job file: got %v", err)
+	}
+	spec, _ = job.Parse(filepath.Join(dir, "job.yaml"), []byte("job: j\nsources:\n  - ctx: src\n    path: s3://b/in/\nsinks:\n  - ctx: out\n    path: ./\n"))
+	if err := checkSinkPaths(spec, filepath.Join(dir, "state.db")); err == nil || !strings.Contains(err.Error(), "state store's folder") {
+		t.Errorf("sink at the folder of a state file beside the job file: got %v", err)
+	}
 }
