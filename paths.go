@@ -130,7 +130,8 @@ func (a area) describe() string {
 // state store's folder or a place inside it (only the folder itself when
 // the state file sits in the job file's folder or above), and a place that
 // holds one of the job's file sources or lies inside one (the job would
-// read its own output back). Errors are job-file errors naming the sink's path key.
+// read its own output back). Errors are job-file errors naming the sink's
+// path key.
 func checkSinkPaths(spec *job.Spec, stateLoc string) error {
 	var sources []area
 	for _, src := range spec.Sources {
