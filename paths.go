@@ -8,6 +8,7 @@ import (
 
 	"github.com/tidemark-etl/tidemark/job"
 	"github.com/tidemark-etl/tidemark/objstore"
+	"github.com/tidemark-etl/tidemark/store"
 )
 
 // area is a location reduced to what tells whether two locations overlap:
@@ -29,14 +30,23 @@ func areaOf(spec *job.Spec, p, endpoint string) (area, bool) {
 	case "file":
 		return area{store: "file", dir: withSep(realPath(loc), string(filepath.Separator)), shown: p}, true
 	case "s3":
-		bucket, prefix, _ := strings.Cut(strings.TrimPrefix(loc, "s3://"), "/")
+		bucket, prefix, _ := strings.Cut(withoutUser(strings.TrimPrefix(loc, "s3://")), "/")
 		prefix = strings.TrimLeft(prefix, "/")
 		if prefix != "" {
 			prefix = withSep(prefix, "/")
 		}
-		return area{store: "s3://" + endpoint + " " + bucket, dir: prefix, shown: p}, true
+		return area{store: "s3://" + endpoint + " " + bucket, dir: prefix, shown: store.Redact(p)}, true
 	}
 	return area{}, false
+}
+
+// withoutUser drops a user-info part ("key:secret@") from the host part of
+// a URL without its scheme: it names no place, and is never shown.
+func withoutUser(rest string) string {
+	if i := strings.LastIndex(rest, "@"); i >= 0 && i < strings.Index(rest+"/", "/") {
+		return rest[i+1:]
+	}
+	return rest
 }
 
 func withSep(dir, sep string) string {
@@ -64,10 +74,7 @@ func stateArea(loc string) (area, bool) {
 		dir := filepath.Dir(abs)
 		return area{store: "file", dir: withSep(realPath(dir), string(filepath.Separator)), shown: fmt.Sprintf("%q", dir)}, true
 	case "s3":
-		if i := strings.LastIndex(rest, "@"); i >= 0 && i < strings.Index(rest+"/", "/") {
-			rest = rest[i+1:] // never show credentials
-		}
-		bucket, prefix, _ := strings.Cut(rest, "/")
+		bucket, prefix, _ := strings.Cut(withoutUser(rest), "/")
 		prefix = strings.TrimLeft(prefix, "/")
 		if prefix != "" {
 			prefix = withSep(prefix, "/")
@@ -139,7 +146,7 @@ func checkSinkPaths(spec *job.Spec, stateLoc string) error {
 			continue
 		}
 		if a, ok := areaOf(spec, src.Path, src.S3["endpoint"]); ok {
-			a.shown = src.Ctx + " " + fmt.Sprintf("%q", src.Path)
+			a.shown = fmt.Sprintf("%s %q", src.Ctx, store.Redact(src.Path))
 			sources = append(sources, a)
 		}
 	}

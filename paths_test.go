@@ -96,6 +96,13 @@ func TestCheckSinkPaths(t *testing.T) {
 	if err := checkSinkPaths(spec, "s3://st/state2/"); err != nil {
 		t.Errorf("sink beside an S3 state prefix: got %v", err)
 	}
+	// Credentials in a URL name no place and are never shown (if the job
+	// file's validation lets them through at all).
+	if spec, err := job.Parse(filepath.Join(dir, "job.yaml"), []byte("job: j\nsources:\n  - ctx: src\n    path: s3://AKIAX:hunter2@b/in/\nsinks:\n  - ctx: out\n    path: s3://b/in/out/\n")); err == nil {
+		if err := checkSinkPaths(spec, state); err == nil || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("source URL with credentials: got %v, want an error that does not show the secret", err)
+		}
+	}
 	// A state file beside the job file: its folder is the project's; a sink
 	// below it is fine, the folder itself is not.
 	spec, _ = job.Parse(filepath.Join(dir, "job.yaml"), []byte("job: j\nsources:\n  - ctx: src\n    path: in\nsinks:\n  - ctx: out\n    path: out/\n"))
