@@ -16,6 +16,9 @@ type SourcePreview struct {
 	Modified  int64    `json:"modified"`
 	Unchanged int64    `json:"unchanged"`
 	Deferred  int64    `json:"deferred"`
+	// InSinks counts the files left unread because they lie in a tidemark
+	// sink's folder below the source's root.
+	InSinks int64 `json:"in_sinks,omitempty"`
 	// SQL table sources: rows the next run would read (new and late),
 	// the key range, and rows seen behind the mark.
 	Rows        int64    `json:"rows,omitempty"`
@@ -77,7 +80,7 @@ func Plan(ctx context.Context, spec *job.Spec, opts RunOptions) (*PlanResult, er
 		}
 		pv := SourcePreview{Files: int64(len(p.Take)), Bytes: p.Bytes(), New: []string{},
 			Modified: p.Modified, Unchanged: p.Unchanged, Deferred: p.Deferred,
-			Future: p.Future, RootMissing: p.RootMissing, Warnings: p.Warnings}
+			Future: p.Future, RootMissing: p.RootMissing, Warnings: p.Warnings, InSinks: p.src.inSinks}
 		for _, f := range p.Take {
 			pv.New = append(pv.New, f.Path)
 		}

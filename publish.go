@@ -134,7 +134,7 @@ func publish(ctx context.Context, st store.Store, rs roots, jobName, runID strin
 		}
 	}
 	for _, a := range acts {
-		if err := applyAction(ctx, rs, a, finals[a.Root], log); err != nil {
+		if err := applyAction(ctx, st, rs, jobName, a, finals[a.Root], log); err != nil {
 			return fmt.Errorf("run %s: %w", runID, err)
 		}
 	}
@@ -220,13 +220,24 @@ func runOfKey(key string) string {
 	return m[1] + m[2]
 }
 
-// applyAction deletes the published files that an overwrite replaces: every
-// data file of the sink (or of the written partitions) not written by this
-// run. Files under _-prefixed folders are never touched.
-func applyAction(ctx context.Context, rs roots, a store.SinkAction, keep map[string]bool, log *slog.Logger) error {
+// applyAction deletes the published files that an overwrite replaces: the
+// files of the sink (or of the written partitions) that the job's
+// manifests say its earlier runs published there and that a purge has not
+// deleted (store.PublishedOutputs), except this run's own. Files tidemark
+// did not write there (another tool's, another job's sink nested below) are
+// left alone and reported; files under _-prefixed folders are never
+// touched.
+func applyAction(ctx context.Context, st store.Store, rs roots, jobName string, a store.SinkAction, keep map[string]bool, log *slog.Logger) error {
 	s, err := rs.open(ctx, a.Root)
 	if err != nil {
 		return err
+	}
+	ours := map[string]bool{}
+	for o, err := range st.PublishedOutputs(ctx, jobName, a.Root) {
+		if err != nil {
+			return fmt.Errorf("overwriting sink %s: %w", a.Sink, err)
+		}
+		ours[o.Final] = true
 	}
 	prefixes := []string{""}
 	if a.Mode == "overwrite_partitions" {
@@ -235,14 +246,26 @@ func applyAction(ctx context.Context, rs roots, a store.SinkAction, keep map[str
 			prefixes = append(prefixes, strings.TrimSuffix(p, "/")+"/")
 		}
 	}
+	var foreign []string       // a few, one per folder under the prefix
+	named := map[string]bool{} // those folders
+	nForeign := 0
 	for _, prefix := range prefixes {
 		var del []string
 		for o, err := range s.List(ctx, prefix) {
 			if err != nil {
 				return fmt.Errorf("listing sink %s for overwrite: %w", a.Sink, err)
 			}
-			if !keep[o.Key] {
+			switch {
+			case keep[o.Key]:
+			case ours[o.Key]:
 				del = append(del, o.Key)
+			default:
+				nForeign++
+				top, _, _ := strings.Cut(strings.TrimPrefix(o.Key, prefix), "/")
+				if len(foreign) < maxForeignNamed && !named[top] {
+					named[top] = true
+					foreign = append(foreign, o.Key)
+				}
 			}
 		}
 		for _, k := range del {
@@ -254,8 +277,16 @@ func applyAction(ctx context.Context, rs roots, a store.SinkAction, keep map[str
 			log.Info("overwrite removed old output", "sink", a.Sink, "files", len(del), "prefix", prefix)
 		}
 	}
+	if nForeign > 0 {
+		log.Warn("overwrite left in place files that this job's runs did not write (another tool's or another job's)",
+			"sink", a.Sink, "files", nForeign, "examples", strings.Join(foreign, ", "))
+	}
 	return nil
 }
+
+// maxForeignNamed is how many foreign files an overwrite names in its
+// warning, from as many folders.
+const maxForeignNamed = 5
 
 // recover finishes what earlier runs of the job left behind: committed runs
 // not yet published are rolled forward, oldest first; then what the job's

@@ -101,7 +101,11 @@ func (o *RunOptions) open(ctx context.Context, spec *job.Spec) (string, store.St
 	if o.JobName != "" {
 		jobName = o.JobName
 	}
-	st, err := OpenState(ctx, StateLocation(o.State, spec))
+	loc := StateLocation(o.State, spec)
+	if err := checkSinkPaths(spec, loc); err != nil {
+		return "", nil, err
+	}
+	st, err := OpenState(ctx, loc)
 	return jobName, st, err
 }
 

@@ -78,6 +78,10 @@ func (r *runner) execute(ctx context.Context) error {
 		}
 		r.log.Info("planned", "source", p.Ctx, "files", len(p.Take), "bytes", humanize.IBytes(uint64(p.Bytes())),
 			"unchanged", p.Unchanged, "modified", p.Modified, "deferred", p.Deferred)
+		if p.src.inSinks > 0 {
+			r.log.Warn("files in another tidemark sink's folder below the source are not read", "source", p.Ctx,
+				"files", p.src.inSinks, "folders", strings.Join(p.src.sinkDirs, ", "))
+		}
 		if p.IgnoredModified > 0 {
 			r.log.Warn("modified files ignored (on_modified: ignore)", "source", p.Ctx, "files", p.IgnoredModified)
 		}
@@ -94,7 +98,11 @@ func (r *runner) execute(ctx context.Context) error {
 	if total == 0 {
 		r.log.Info("nothing new to read")
 		for _, p := range r.plans {
-			r.rec.Sources[p.Ctx] = store.Count{Unchanged: p.Unchanged}
+			c := store.Count{Unchanged: p.Unchanged}
+			if p.src != nil {
+				c.InSinks = p.src.inSinks
+			}
+			r.rec.Sources[p.Ctx] = c
 			if p.table != nil {
 				r.rec.Sources[p.Ctx] = p.tableCount()
 			}
@@ -127,7 +135,8 @@ func (r *runner) execute(ctx context.Context) error {
 			continue
 		}
 		c := store.Count{Files: int64(len(p.Take)), Bytes: p.Bytes(), Rows: sr.Rows, Rejected: sr.Rejected,
-			Modified: p.Modified, Deferred: p.Deferred, Missing: int64(len(plans[i].missing)), Future: p.Future}
+			Modified: p.Modified, Deferred: p.Deferred, Missing: int64(len(plans[i].missing)), Future: p.Future,
+			InSinks: p.src.inSinks}
 		for _, f := range p.Take {
 			if f.Size == 0 {
 				c.Empty++

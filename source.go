@@ -43,6 +43,11 @@ type fileSource struct {
 	listed     int64     // objects they yielded, before the globs
 	skipped    []string  // entries they left out, "key: why"
 	serverTime time.Time // the store's clock at the last listing, if it told
+	// inSinks counts the files of the last listing that lie in another
+	// sink's folder below the source's root, left unread; sinkDirs names
+	// the first few of those folders.
+	inSinks  int64
+	sinkDirs []string
 }
 
 func openSource(ctx context.Context, spec *job.Spec, src job.Source) (*fileSource, error) {
@@ -58,12 +63,25 @@ func openSource(ctx context.Context, spec *job.Spec, src job.Source) (*fileSourc
 	return &fileSource{spec: src, location: loc, objs: objs, match: m}, nil
 }
 
-// list yields the source's input files in key order.
+// list yields the source's input files in key order. Files under a
+// folder below the source's root that holds a _tidemark/ entry are a
+// tidemark sink's output (another job's, nested in the source folder) and
+// are left out and counted.
 func (s *fileSource) list(ctx context.Context) iter.Seq2[bookmark.File, error] {
 	return func(yield func(bookmark.File, error) bool) {
 		ctx := s.traced(ctx)
 		s.listings++
-		for o, err := range s.objs.List(ctx, "") {
+		s.inSinks, s.sinkDirs = 0, nil
+		objs := s.objs.List(ctx, "")
+		if fs, ok := s.objs.(objstore.FolderSkipper); ok {
+			objs = fs.ListSkipping(ctx, metaDir, func(dir string, _ objstore.Object) {
+				s.inSinks++
+				if n := len(s.sinkDirs); n < 3 && (n == 0 || s.sinkDirs[n-1] != dir) {
+					s.sinkDirs = append(s.sinkDirs, dir)
+				}
+			})
+		}
+		for o, err := range objs {
 			if err != nil {
 				yield(bookmark.File{}, fmt.Errorf("source %s: %w", s.spec.Ctx, err))
 				return

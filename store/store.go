@@ -94,6 +94,9 @@ type Count struct {
 	// Future counts the files read whose mtime was ahead of the listing's
 	// clock (timestamp tracking).
 	Future int64 `json:"future,omitempty"`
+	// InSinks counts the files a file source left unread because they lie
+	// in a tidemark sink's folder (one holding _tidemark/) below its root.
+	InSinks int64 `json:"in_sinks,omitempty"`
 	// SQL table sources: rows that appeared behind the mark (regressions),
 	// rows with a NULL key left out, and late rows read from the window.
 	Regressions int64 `json:"regressions,omitempty"`
@@ -238,6 +241,13 @@ type Store interface {
 	Unpublished(ctx context.Context, job string) ([]Run, error)
 	// MarkPublished records that all of a run's outputs are in place.
 	MarkPublished(ctx context.Context, job, runID string) error
+	// PublishedOutputs yields, in one query and streaming, the outputs at
+	// root (Output.Root exactly) that the job's succeeded runs published
+	// and that no purge has deleted since: what the job's manifests say it
+	// has in that location (an overwrite replaces these and nothing else).
+	// Runs undone without purge count: their output is still there. Order
+	// is unspecified; a read error is yielded once, last.
+	PublishedOutputs(ctx context.Context, job, root string) iter.Seq2[Output, error]
 
 	// Reset restores the bookmark as run toRunID committed it (or clears it
 	// when toRunID is empty) under a new head version, marks every later

@@ -63,6 +63,9 @@ func runPlan(ctx context.Context, g *globals, o *runOptions, path string) error 
 		for _, w := range s.Warnings {
 			fmt.Printf("  warning: %s\n", w)
 		}
+		if s.InSinks > 0 {
+			fmt.Printf("  (%d files in tidemark sink folders below the source are not read)\n", s.InSinks)
+		}
 		for _, f := range s.New {
 			fmt.Printf("  %s\n", f)
 		}

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"iter"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -61,8 +62,22 @@ func hidden(name string) bool { return strings.HasPrefix(name, "_") || strings.H
 // followed, each folder and file once (see walk); what is left out is
 // reported through the context's objstore.ListTrace.
 func (s *Store) List(ctx context.Context, prefix string) iter.Seq2[objstore.Object, error] {
+	return s.list(ctx, prefix, "", nil)
+}
+
+// ListSkipping is List(ctx, "") without the folders below the root that
+// hold an entry named marker: the walk notes them as it passes and the
+// collected listing is filtered before it is yielded.
+func (s *Store) ListSkipping(ctx context.Context, marker string, skipped func(string, objstore.Object)) iter.Seq2[objstore.Object, error] {
+	return s.list(ctx, "", marker, skipped)
+}
+
+var _ objstore.FolderSkipper = (*Store)(nil)
+
+func (s *Store) list(ctx context.Context, prefix, marker string, skipped func(string, objstore.Object)) iter.Seq2[objstore.Object, error] {
 	return func(yield func(objstore.Object, error) bool) {
 		var objs []objstore.Object
+		var marked map[string]bool
 		start := s.path(prefix)
 		// A prefix may end inside a name ("2026-11-"): walk its folder and filter.
 		walkRoot := start
@@ -81,6 +96,14 @@ func (s *Store) List(ctx context.Context, prefix string) iter.Seq2[objstore.Obje
 			}
 			rel, _ := filepath.Rel(s.root, p)
 			key := filepath.ToSlash(rel)
+			if marker != "" && d.Name() == marker && p != walkRoot {
+				if dir := path.Dir(key); dir != "." {
+					if marked == nil {
+						marked = map[string]bool{}
+					}
+					marked[dir] = true
+				}
+			}
 			if p != walkRoot && hidden(d.Name()) && !strings.HasPrefix(prefix, key) {
 				if d.IsDir() {
 					return filepath.SkipDir
@@ -111,11 +134,7 @@ func (s *Store) List(ctx context.Context, prefix string) iter.Seq2[objstore.Obje
 			return
 		}
 		slices.SortFunc(objs, func(a, b objstore.Object) int { return strings.Compare(a.Key, b.Key) })
-		for _, o := range objs {
-			if !yield(o, nil) {
-				return
-			}
-		}
+		objstore.SkipMarked(objs, marked, skipped, yield)
 	}
 }
 

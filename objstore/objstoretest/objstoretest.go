@@ -30,6 +30,7 @@ func Run(t *testing.T, newStore func(t *testing.T) objstore.Store) {
 		{"ListPrefix", testListPrefix},
 		{"ListHidden", testListHidden},
 		{"ListStopsEarly", testListStopsEarly},
+		{"ListSkipping", testListSkipping},
 		{"Move", testMove},
 		{"MoveIdempotent", testMoveIdempotent},
 		{"MoveMissing", testMoveMissing},
@@ -229,6 +230,43 @@ func testListHidden(t *testing.T, s objstore.Store) {
 	// Naming part of a hidden name is not naming it.
 	wantKeys(t, s, "_tide")
 	wantKeys(t, s, "data/_")
+}
+
+// testListSkipping: a store that can skip marked folders leaves out every
+// folder below the root that holds the marker (a file or a folder), before
+// and after it in key order, and never the root.
+func testListSkipping(t *testing.T, s objstore.Store) {
+	fs, ok := s.(objstore.FolderSkipper)
+	if !ok {
+		t.Skip("the store cannot skip marked folders")
+	}
+	for _, k := range []string{
+		"top.csv", "_tidemark/owner.json", "2024/a.csv",
+		"nested/2024/part-1.parquet", "nested/_tidemark/owner.json", "nested/zz/part-2.parquet",
+		"nested/sub/_tidemark/x", "nested/sub/part-3.parquet",
+		"deep/A/b.csv", "deep/A/_tidemark", "deep/b.csv",
+		"other/_tidemarkx/y.csv", "other/c.csv", "x_tidemark/d.csv",
+	} {
+		put(t, s, k, "x")
+	}
+	var got, skipped []string
+	for o, err := range fs.ListSkipping(context.Background(), "_tidemark", func(dir string, o objstore.Object) {
+		skipped = append(skipped, dir+": "+o.Key)
+	}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, o.Key)
+	}
+	want := []string{"2024/a.csv", "deep/b.csv", "other/c.csv", "top.csv", "x_tidemark/d.csv"}
+	if !slices.Equal(got, want) {
+		t.Errorf("ListSkipping yielded %q, want %q", got, want)
+	}
+	wantSkipped := []string{"deep/A: deep/A/b.csv", "nested: nested/2024/part-1.parquet",
+		"nested: nested/sub/part-3.parquet", "nested: nested/zz/part-2.parquet"}
+	if !slices.Equal(skipped, wantSkipped) {
+		t.Errorf("ListSkipping skipped %q, want %q", skipped, wantSkipped)
+	}
 }
 
 func testListStopsEarly(t *testing.T, s objstore.Store) {

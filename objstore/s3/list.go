@@ -27,6 +27,62 @@ func (s *Store) List(ctx context.Context, prefix string) iter.Seq2[objstore.Obje
 // to S3 as StartAfter: a prefix whose keys sort in arrival order can be
 // listed from the last key already seen at the cost of the new keys only.
 func (s *Store) ListAfter(ctx context.Context, prefix, startAfter string) iter.Seq2[objstore.Object, error] {
+	return s.list(ctx, prefix, startAfter, nil)
+}
+
+// ListSkipping is List(ctx, "") without the folders below the root that
+// hold an entry named marker, in one listing: objects are held back (by
+// objstore.MarkFilter) until the listing has passed where their folders'
+// marker would sort.
+func (s *Store) ListSkipping(ctx context.Context, marker string, skipped func(string, objstore.Object)) iter.Seq2[objstore.Object, error] {
+	return func(yield func(objstore.Object, error) bool) {
+		m := &objstore.MarkFilter{Marker: marker, Skipped: skipped, MaxHeld: s.maxHeld,
+			Probe: func(folder string) (bool, error) { return s.holds(ctx, folder, marker) }}
+		for o, err := range s.list(ctx, "", "", m.See) {
+			if err != nil {
+				yield(o, err)
+				return
+			}
+			m.Add(o)
+			if !m.Release(yield) {
+				return
+			}
+		}
+		m.Flush(yield)
+	}
+}
+
+var _ objstore.FolderSkipper = (*Store)(nil)
+
+// defaultMaxHeld is how many objects ListSkipping holds back before it
+// asks S3 whether the folders holding them back are marked.
+const defaultMaxHeld = 10_000
+
+// holds reports whether folder holds an entry named name, a file or a
+// folder: one ListObjectsV2 with a delimiter, whose page names both.
+func (s *Store) holds(ctx context.Context, folder, name string) (bool, error) {
+	p := s.key(folder + "/" + name)
+	out, err := s.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(s.bucket), Prefix: aws.String(p), Delimiter: aws.String("/")})
+	if err != nil {
+		return false, s.wrap("ListObjectsV2", p, err)
+	}
+	for _, cp := range out.CommonPrefixes {
+		if aws.ToString(cp.Prefix) == p+"/" {
+			return true, nil
+		}
+	}
+	for _, o := range out.Contents {
+		if aws.ToString(o.Key) == p {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// list is ListAfter that also passes every listed key under the store's
+// prefix, hidden ones included, to see (when set) in key order, before the
+// object of that key is yielded.
+func (s *Store) list(ctx context.Context, prefix, startAfter string, see func(key string)) iter.Seq2[objstore.Object, error] {
 	return func(yield func(objstore.Object, error) bool) {
 		in := &s3.ListObjectsV2Input{
 			Bucket:  aws.String(s.bucket),
@@ -51,6 +107,9 @@ func (s *Store) ListAfter(ctx context.Context, prefix, startAfter string) iter.S
 				full := aws.ToString(o.Key)
 				last = full
 				key, ok := strings.CutPrefix(full, s.prefix)
+				if ok && see != nil {
+					see(key)
+				}
 				if !ok || strings.HasSuffix(key, "/") || !visible(key, prefix) {
 					continue
 				}

@@ -61,6 +61,7 @@ type Store struct {
 	// Fields, not constants, so tests can take the multipart path.
 	copyThreshold int64
 	copyPartSize  int64
+	maxHeld       int // ListSkipping: objects held back before probing
 
 	mu       sync.Mutex
 	requests map[string]int64 // HTTP attempts per S3 operation
@@ -84,6 +85,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		cfg:           cfg,
 		copyThreshold: maxCopySize,
 		copyPartSize:  defaultCopyPartSize,
+		maxHeld:       defaultMaxHeld,
 		requests:      map[string]int64{},
 	}
 

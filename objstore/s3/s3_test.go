@@ -284,6 +284,45 @@ func TestListSkipsHiddenFolders(t *testing.T) {
 	}
 }
 
+// TestListSkippingProbes: with date-named folders, which all sort before
+// their _tidemark/, ListSkipping holds at most maxHeld objects and asks S3
+// about the folders holding them back, a request per folder at most.
+func TestListSkippingProbes(t *testing.T) {
+	srv := s3test.Start(t)
+	s := newStore(t, srv, "", srv.NewBucket(t), "in/", func(c *Config) { c.ListPageSize = 100 })
+	s.maxHeld = 50 // more than a day folder, less than a month
+	const n = 600
+	name := func(i int) string { return fmt.Sprintf("2026/%02d/%02d/%04d.csv", 1+i/300, 1+i%300/30, i) }
+	putMany(t, s, n, name)
+	putBytes(t, s, "2026/02/_tidemark/owner.json", nil) // 2026/02 is a sink: skipped
+	putBytes(t, s, "2026/01/05/_tidemark", nil)         // a file marker
+	s.ResetRequests()
+	var skipped int
+	var got []string
+	for o, err := range s.ListSkipping(context.Background(), "_tidemark", func(string, objstore.Object) { skipped++ }) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, o.Key)
+	}
+	var want []string
+	for i := range n {
+		if k := name(i); !strings.HasPrefix(k, "2026/02/") && !strings.HasPrefix(k, "2026/01/05/") {
+			want = append(want, k)
+		}
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) || skipped != n-len(want) {
+		t.Errorf("ListSkipping yielded %d keys (skipped %d), want %d (skipped %d)", len(got), skipped, len(want), n-len(want))
+	}
+	// 602 keys in pages of 100, and a probe for 2026, 2026/01 and 2026/02
+	// (days settle as the listing passes them).
+	t.Logf("ListObjectsV2 requests: %d", s.Requests()["ListObjectsV2"])
+	if r := s.Requests()["ListObjectsV2"]; r < 7 || r > 7+3 {
+		t.Errorf("ListObjectsV2 requests = %d, want 7 pages and at most 3 probes", r)
+	}
+}
+
 func TestListAfter(t *testing.T) {
 	srv := s3test.Start(t)
 	s := newStore(t, srv, "", srv.NewBucket(t), "landing/", nil)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"iter"
 
 	"github.com/tidemark-etl/tidemark/store"
 )
@@ -93,4 +94,37 @@ func (s *Store) MarkPublished(ctx context.Context, job, runID string) error {
 		return fmt.Errorf("marking outputs of run %s of job %q published: %w", runID, job, err)
 	}
 	return nil
+}
+
+// PublishedOutputs streams the published outputs at root of the job's
+// succeeded, not purged runs, from one snapshot (one query over the job's
+// rows of outputs joined to runs).
+func (s *Store) PublishedOutputs(ctx context.Context, job, root string) iter.Seq2[store.Output, error] {
+	return func(yield func(store.Output, error) bool) {
+		fail := func(err error) {
+			yield(store.Output{}, fmt.Errorf("listing published outputs of job %q at %s: %w", job, root, err))
+		}
+		rows, err := s.db.QueryContext(ctx, `
+			SELECT o.run_id, o.sink, o.root, o.staged, o.final, o.rows, o.bytes FROM outputs o
+			JOIN runs r ON r.job = o.job AND r.run_id = o.run_id
+			WHERE o.job = ? AND o.root = ? AND o.published = 1 AND r.status = 'succeeded' AND r.purged = 0`, job, root)
+		if err != nil {
+			fail(err)
+			return
+		}
+		defer rows.Close()
+		for rows.Next() {
+			o := store.Output{Published: true}
+			if err := rows.Scan(&o.RunID, &o.Sink, &o.Root, &o.Staged, &o.Final, &o.Rows, &o.Bytes); err != nil {
+				fail(err)
+				return
+			}
+			if !yield(o, nil) {
+				return
+			}
+		}
+		if err := rows.Err(); err != nil {
+			fail(err)
+		}
+	}
 }

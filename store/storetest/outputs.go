@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
@@ -116,4 +117,74 @@ func testUnpublished(t *testing.T, s store.Store) {
 		t.Fatal(err)
 	}
 	wantUnpublished()
+}
+
+func testPublishedOutputs(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	l := acquire(t, s, job, "r")
+	root := output("", "sink", "").Root
+	published := func() []string {
+		t.Helper()
+		var got []string
+		for _, o := range collect(t, s.PublishedOutputs(ctx, job, root)) {
+			if o.Root != root || !o.Published {
+				t.Errorf("PublishedOutputs yielded %+v: want root %s, published", o, root)
+			}
+			got = append(got, o.RunID+":"+o.Final)
+		}
+		slices.Sort(got)
+		return got
+	}
+	wantPublished := func(what string, want ...string) {
+		t.Helper()
+		if got := published(); !reflect.DeepEqual(got, want) && len(got)+len(want) > 0 {
+			t.Errorf("PublishedOutputs %s = %v, want %v", what, got, want)
+		}
+	}
+
+	c1 := commitOf(t, s, l, "r1", bookmark.ModeEnable, 0)
+	c1.Outputs = []store.Output{output("r1", "sink", "part-r1-0.csv"), output("r1", "sink", "part-r1-1.csv"),
+		output("r1", "other", "part-r1-0.csv")} // another root
+	mustCommit(t, s, c1)
+	wantPublished("before MarkPublished")
+	if err := s.MarkPublished(ctx, job, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	wantPublished("after r1", "r1:part-r1-0.csv", "r1:part-r1-1.csv")
+
+	c2 := commitOf(t, s, l, "r2", bookmark.ModeDisable, 1)
+	p := output("r2", "sink", "x=1/part-r2-0.csv")
+	p.Published = true
+	c2.Outputs = []store.Output{p}
+	mustCommit(t, s, c2)
+	c3 := commitOf(t, s, l, "r3", bookmark.ModeEnable, 1)
+	c3.Outputs = []store.Output{output("r3", "sink", "part-r3-0.csv")}
+	mustCommit(t, s, c3) // committed, not yet published
+	begin(t, s, job, "r4", bookmark.ModeEnable)
+	if err := s.FailRun(ctx, job, "r4", t0, store.Run{}, "boom"); err != nil {
+		t.Fatal(err)
+	}
+	wantPublished("with r2 published, r3 not", "r1:part-r1-0.csv", "r1:part-r1-1.csv", "r2:x=1/part-r2-0.csv")
+
+	// Undone without purge: still in the sink. Purged: gone.
+	if err := s.MarkPublished(ctx, job, "r3"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Reset(ctx, job, l.Token, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	wantPublished("after a reset without purge", "r1:part-r1-0.csv", "r1:part-r1-1.csv", "r2:x=1/part-r2-0.csv", "r3:part-r3-0.csv")
+	if err := s.MarkPurged(ctx, job, "r3"); err != nil {
+		t.Fatal(err)
+	}
+	wantPublished("after purging r3", "r1:part-r1-0.csv", "r1:part-r1-1.csv", "r2:x=1/part-r2-0.csv")
+
+	// Another job's outputs at the same root are not this job's.
+	l2 := acquire(t, s, "other-job", "o1")
+	o := commitOf(t, s, l2, "o1", bookmark.ModeEnable, 0)
+	po := output("o1", "sink", "part-o1-0.csv")
+	po.Published = true
+	o.Outputs = []store.Output{po}
+	mustCommit(t, s, o)
+	wantPublished("with another job's output", "r1:part-r1-0.csv", "r1:part-r1-1.csv", "r2:x=1/part-r2-0.csv")
 }

@@ -57,6 +57,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"RunErrors", testRunErrors},
 		{"OutputsAndActions", testOutputsAndActions},
 		{"Unpublished", testUnpublished},
+		{"PublishedOutputs", testPublishedOutputs},
 
 		{"ResetToRun", testResetToRun},
 		{"ResetErrors", testResetErrors},
