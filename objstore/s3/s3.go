@@ -65,7 +65,10 @@ type Store struct {
 	requests map[string]int64 // HTTP attempts per S3 operation
 }
 
-var _ objstore.Store = (*Store)(nil)
+var (
+	_ objstore.Store         = (*Store)(nil)
+	_ objstore.VersionOpener = (*Store)(nil)
+)
 
 // New opens a store. It loads the AWS configuration but sends no request:
 // a missing bucket or bad credentials show on the first call.

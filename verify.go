@@ -1,0 +1,153 @@
+package tidemark
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/tidemark-etl/tidemark/engine"
+)
+
+// A compressed input is checked to its end while the engine reads it: the
+// engine's decompressors read a truncated file as far as it goes and stop
+// without a word. Each .gz member's trailer (CRC-32 and length) and each
+// zstd frame (its checksum where it has one) must be whole, else the run
+// fails naming the file. The check decompresses the file a second time, on
+// its own goroutines, alongside the engine.
+
+// compressionOf is how the engine decompresses a source's file: the
+// source's compression option, else the key's suffix.
+func compressionOf(key string, opts map[string]any) string {
+	switch c, _ := opts["compression"].(string); strings.ToLower(c) {
+	case "gzip":
+		return "gzip"
+	case "zstd":
+		return "zstd"
+	case "none":
+		return ""
+	}
+	lower := strings.ToLower(key)
+	switch {
+	case strings.HasSuffix(lower, ".gz") || strings.HasSuffix(lower, ".gzip"):
+		return "gzip"
+	case strings.HasSuffix(lower, ".zst") || strings.HasSuffix(lower, ".zstd"):
+		return "zstd"
+	}
+	return ""
+}
+
+// verifyCompressed reads the file at path through its decompressor to the
+// end, and says how it does not end cleanly.
+func verifyCompressed(path, kind string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	in := bufio.NewReaderSize(f, 1<<20)
+	switch kind {
+	case "gzip":
+		zr, err := gzip.NewReader(in) // reads every member of a multi-member file
+		if err != nil {
+			return gzipError(err, true)
+		}
+		defer zr.Close()
+		if _, err := io.Copy(io.Discard, zr); err != nil {
+			return gzipError(err, false)
+		}
+	case "zstd":
+		zr, err := zstd.NewReader(in, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(false))
+		if err != nil {
+			return err
+		}
+		defer zr.Close()
+		if _, err := io.Copy(io.Discard, zr); err != nil {
+			return zstdError(err)
+		}
+	}
+	return nil
+}
+
+func gzipError(err error, first bool) error {
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return errors.New("the gzip data is truncated: it ends before the trailer of its last member (an incomplete copy or upload?)")
+	case errors.Is(err, gzip.ErrChecksum):
+		return errors.New("the gzip data is corrupt: a member's CRC-32 or length in its trailer does not match its data")
+	case errors.Is(err, gzip.ErrHeader) && first:
+		return errors.New("the file is not gzip data (no gzip header)")
+	case errors.Is(err, gzip.ErrHeader):
+		return errors.New("bytes after the last gzip member are not gzip data (a damaged or truncated file?)")
+	}
+	return fmt.Errorf("reading the gzip data: %w", err)
+}
+
+func zstdError(err error) error {
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return errors.New("the zstd data is truncated: its last frame ends early (an incomplete copy or upload?)")
+	case errors.Is(err, zstd.ErrCRCMismatch):
+		return errors.New("the zstd data is corrupt: a frame's checksum does not match its data")
+	}
+	return fmt.Errorf("reading the zstd data: %w", err)
+}
+
+// compressedCheck is one file to check.
+type compressedCheck struct {
+	src, key, path, kind string
+}
+
+// startVerify starts checking the compressed inputs of plan, half the
+// processors at a time (the engine has the rest), and returns a function
+// that waits for the checks and returns their failures, in plan order.
+func startVerify(plan engine.Plan) func() []error {
+	var checks []compressedCheck
+	for _, s := range plan.Sources {
+		if s.Stream || (s.Format != "csv" && s.Format != "json") {
+			continue
+		}
+		for _, f := range s.Files {
+			if kind := compressionOf(f.Key, s.Options); kind != "" && f.Size != 0 {
+				checks = append(checks, compressedCheck{src: s.Ctx, key: f.Key, path: f.Path, kind: kind})
+			}
+		}
+	}
+	if len(checks) == 0 {
+		return func() []error { return nil }
+	}
+	errs := make([]error, len(checks))
+	next := make(chan int, len(checks))
+	for i := range checks {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range min(len(checks), max(1, runtime.GOMAXPROCS(0)/2)) {
+		wg.Go(func() {
+			for i := range next {
+				c := checks[i]
+				if err := verifyCompressed(c.path, c.kind); err != nil {
+					errs[i] = &engine.InputError{Source: c.src, File: c.key, Msg: err.Error()}
+				}
+			}
+		})
+	}
+	return func() []error {
+		wg.Wait()
+		var out []error
+		for _, err := range errs {
+			if err != nil {
+				out = append(out, err)
+			}
+		}
+		return out
+	}
+}
