@@ -152,3 +152,65 @@ type readSummary struct {
 		ChangedDuringRead int64 `json:"changed_during_read"`
 	} `json:"sources"`
 }
+
+// TestTruncatedCompressedInput: a .gz or .zst input that does not end
+// cleanly (cut inside the data, or only its trailer or checksum missing)
+// fails the run naming the file, whatever on_bad_record says: nothing is
+// published and the bookmark stays. Once the file is whole, the next run
+// delivers every record exactly once.
+func TestTruncatedCompressedInput(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, file string
+		cut        func(n int) int // bytes kept of n
+		top        []string
+	}{
+		{"gz trailer missing", "cut.csv.gz", func(n int) int { return n - 4 }, nil},
+		{"gz cut in the data, skip", "cut.csv.gz", func(n int) int { return n * 2 / 3 }, []string{"on_bad_record: skip"}},
+		{"zst checksum cut, quarantine", "cut.csv.zst", func(n int) int { return n - 2 }, []string{"on_bad_record: quarantine"}},
+		{"zst cut in the data", "cut.csv.zst", func(n int) int { return n * 2 / 3 }, nil},
+	}
+	eachBackend(t, func(t *testing.T, be backend) {
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				f := newFixtureOn(t, be, jobOpts{top: c.top})
+				ok := f.addCSV("ok.csv", 20)
+				recs := f.gen.records(2000)
+				whole := compressFor(t, c.file, csvBytes(recs))
+				f.put(c.file, whole[:c.cut(len(whole))])
+
+				_, r := f.runExpect(1)
+				assertMentions(t, r, c.file, "truncated")
+				f.assertSink(nil)
+				if got := f.planFiles(); got != 2 {
+					t.Errorf("plan after the failed run: files = %d, want 2 (the bookmark stays)", got)
+				}
+
+				f.put(c.file, whole)
+				s := f.mustRun()
+				assertFiles(t, "the run after the file was made whole", s, 2)
+				f.assertSink(concat(ok, recs))
+				assertFiles(t, "the next run", f.mustRun(), 0)
+			})
+		}
+	})
+}
+
+// TestMultiMemberGzip: a .gz of several members (gzip files concatenated,
+// as `cat a.gz b.gz` or a log rotator makes them) is read whole.
+func TestMultiMemberGzip(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, func(t *testing.T, be backend) {
+		f := newFixtureOn(t, be, jobOpts{})
+		first, second := f.gen.records(300), f.gen.records(200)
+		body := csvBytes(second)
+		body = body[bytes.IndexByte(body, '\n')+1:] // the header once, in the first member
+		data := append(compressFor(t, "a.gz", csvBytes(first)), compressFor(t, "b.gz", body)...)
+		f.put("multi.csv.gz", data)
+		s := f.mustRun()
+		if got := s.source().Rows; got != 500 {
+			t.Errorf("rows read from a two-member .gz: %d, want 500", got)
+		}
+		f.assertSink(concat(first, second))
+	})
+}
