@@ -55,14 +55,7 @@ func verifyCompressed(path, kind string) error {
 	in := bufio.NewReaderSize(f, 1<<20)
 	switch kind {
 	case "gzip":
-		zr, err := gzip.NewReader(in) // reads every member of a multi-member file
-		if err != nil {
-			return gzipError(err, true)
-		}
-		defer zr.Close()
-		if _, err := io.Copy(io.Discard, zr); err != nil {
-			return gzipError(err, false)
-		}
+		return verifyGzip(in)
 	case "zstd":
 		zr, err := zstd.NewReader(in, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(false))
 		if err != nil {
@@ -74,6 +67,32 @@ func verifyCompressed(path, kind string) error {
 		}
 	}
 	return nil
+}
+
+// verifyGzip reads every member of a gzip file (a multi-member file is
+// gzip files concatenated) and what follows the last one.
+func verifyGzip(in *bufio.Reader) error {
+	zr, err := gzip.NewReader(in)
+	if err != nil {
+		return gzipError(err, true)
+	}
+	defer zr.Close()
+	for {
+		zr.Multistream(false)
+		if _, err := io.Copy(io.Discard, zr); err != nil {
+			return gzipError(err, false)
+		}
+		magic, err := in.Peek(2)
+		if err == io.EOF && len(magic) == 0 {
+			return nil
+		}
+		if len(magic) < 2 || magic[0] != 0x1f || magic[1] != 0x8b {
+			return gzipError(gzip.ErrHeader, false)
+		}
+		if err := zr.Reset(in); err != nil {
+			return gzipError(err, false)
+		}
+	}
 }
 
 func gzipError(err error, first bool) error {

@@ -1,0 +1,134 @@
+package tidemark
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+)
+
+func TestCompressionOf(t *testing.T) {
+	for _, c := range []struct {
+		key  string
+		opts map[string]any
+		want string
+	}{
+		{"a.csv", nil, ""},
+		{"a.csv.gz", nil, "gzip"},
+		{"a.CSV.GZIP", nil, "gzip"},
+		{"a.json.zst", nil, "zstd"},
+		{"a.zstd", nil, "zstd"},
+		{"a.csv.gz", map[string]any{"compression": "none"}, ""},
+		{"a.csv", map[string]any{"compression": "gzip"}, "gzip"},
+		{"a.dat", map[string]any{"compression": "zstd"}, "zstd"},
+		{"a.csv.gz", map[string]any{"compression": "auto"}, "gzip"},
+	} {
+		if got := compressionOf(c.key, c.opts); got != c.want {
+			t.Errorf("compressionOf(%q, %v) = %q, want %q", c.key, c.opts, got, c.want)
+		}
+	}
+}
+
+func gz(t *testing.T, data []byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	w.Write(data)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func zst(t *testing.T, data []byte, opts ...zstd.EOption) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w, err := zstd.NewWriter(&b, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(data)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestVerifyCompressed: whole files pass (multi-member gzip, several zstd
+// frames); every way of not ending cleanly is told, with what it is.
+func TestVerifyCompressed(t *testing.T) {
+	var plain bytes.Buffer
+	for i := range 50_000 {
+		fmt.Fprintf(&plain, "%d,%d\n", i, i*7919%1_000_003)
+	}
+	data := plain.Bytes()
+	g := gz(t, data)
+	z := zst(t, data)
+	zNoSum := zst(t, data, zstd.WithEncoderCRC(false))
+	flip := func(b []byte, at int) []byte {
+		c := bytes.Clone(b)
+		c[at] ^= 0xff
+		return c
+	}
+	for _, c := range []struct {
+		name, kind string
+		file       []byte
+		want       string // "" passes
+	}{
+		{"gzip whole", "gzip", g, ""},
+		{"gzip two members", "gzip", append(gz(t, data[:1000]), gz(t, data[1000:])...), ""},
+		{"gzip trailer cut", "gzip", g[:len(g)-4], "truncated"},
+		{"gzip trailer gone", "gzip", g[:len(g)-8], "truncated"},
+		{"gzip cut in the data", "gzip", g[:len(g)/2], "truncated"},
+		{"gzip second member cut", "gzip", append(gz(t, data[:1000]), gz(t, data[1000:])[:100]...), "truncated"},
+		{"gzip header only", "gzip", g[:10], "truncated"},
+		{"gzip CRC wrong", "gzip", flip(g, len(g)-6), "corrupt"},
+		{"gzip length wrong", "gzip", flip(g, len(g)-2), "corrupt"},
+		{"gzip garbage after the last member", "gzip", append(bytes.Clone(g), "garbage"...), "not gzip data"},
+		{"not gzip", "gzip", data[:100], "not gzip"},
+		{"zstd whole", "zstd", z, ""},
+		{"zstd two frames", "zstd", append(zst(t, data[:1000]), zst(t, data[1000:])...), ""},
+		{"zstd no checksum, whole", "zstd", zNoSum, ""},
+		{"zstd checksum cut", "zstd", z[:len(z)-2], "truncated"},
+		{"zstd cut in the data", "zstd", z[:len(z)/2], "truncated"},
+		{"zstd no checksum, cut", "zstd", zNoSum[:len(zNoSum)-10], "truncated"},
+		{"zstd checksum wrong", "zstd", flip(z, len(z)-1), "corrupt"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "f")
+			if err := os.WriteFile(p, c.file, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			err := verifyCompressed(p, c.kind)
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("verifyCompressed: %v, want nil", err)
+			case c.want != "" && err == nil:
+				t.Errorf("verifyCompressed: nil, want an error saying %q", c.want)
+			case c.want != "" && !strings.Contains(err.Error(), c.want):
+				t.Errorf("verifyCompressed: %v, want it to say %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestSettledAt: a file's timestamps can hide a write of the same size
+// until the clock tick of its last change has passed; whole-second
+// timestamps mean a coarse clock.
+func TestSettledAt(t *testing.T) {
+	base := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	fine := stamp{mtime: base.Add(123456789).UnixNano(), ctime: base.Add(223456789).UnixNano()}
+	if got, want := fine.settledAt(), base.Add(223456789).Add(fineTick); !got.Equal(want) {
+		t.Errorf("fine timestamps: settledAt = %v, want %v (ctime + %v)", got, want, fineTick)
+	}
+	coarse := stamp{mtime: base.UnixNano(), ctime: base.UnixNano()}
+	if got, want := coarse.settledAt(), base.Add(coarseTick); !got.Equal(want) {
+		t.Errorf("whole-second timestamps: settledAt = %v, want %v", got, want)
+	}
+}
