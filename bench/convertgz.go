@@ -137,6 +137,17 @@ func benchConvertGz(ctx context.Context, c *config) section {
 		"given with `-tidemark-before` (built from the commit before the check). **DuckDB alone**: one COPY over the " +
 		"same .gz files with tidemark's settings, as in scenario 1.")
 	b.code("sql", duck.sql)
+	cpuOf := func(side *convertSide) time.Duration {
+		var cs []time.Duration
+		if side != nil {
+			for _, x := range side.samples {
+				if x.err == nil {
+					cs = append(cs, x.m.CPU)
+				}
+			}
+		}
+		return median(cs)
+	}
 	var rows [][]string
 	for _, side := range sides {
 		ts, _ := side.times()
@@ -149,14 +160,14 @@ func benchConvertGz(ctx context.Context, c *config) section {
 			each = append(each, secs(x.m.Wall)+busyNote(x.m))
 		}
 		if len(ts) == 0 {
-			rows = append(rows, []string{side.label, "—", "—", "—", orDash(strings.Join(each, ", ")), fmt.Sprint(side.retaken)})
+			rows = append(rows, []string{side.label, "—", "—", "—", "—", orDash(strings.Join(each, ", ")), fmt.Sprint(side.retaken)})
 			continue
 		}
 		m := median(ts)
-		rows = append(rows, []string{side.label, secs(m), rowsPerSec(ds.Rows, m), mbPerSec(plain.Bytes, m),
+		rows = append(rows, []string{side.label, secs(m), rowsPerSec(ds.Rows, m), mbPerSec(plain.Bytes, m), secs(cpuOf(side)),
 			strings.Join(each, ", "), fmt.Sprint(side.retaken)})
 	}
-	b.table([]string{"", "median time", "rows/s", "MB/s (uncompressed)", "each repetition", "disturbed, retaken"}, rows)
+	b.table([]string{"", "median time", "rows/s", "MB/s (uncompressed)", "median CPU (user+sys)", "each repetition", "disturbed, retaken"}, rows)
 	if checkErr != nil {
 		s.Problems = append(s.Problems, "checking the .gz files alone: "+checkErr.Error())
 	} else {
@@ -165,6 +176,10 @@ func benchConvertGz(ctx context.Context, c *config) section {
 	}
 	if ma, mb := med(after), med(before); ma > 0 && mb > 0 {
 		b.p(fmt.Sprintf("Throughput with the check / without: %s (target %s: %s).", ratio(mb.Seconds()/ma.Seconds()), target, row.Result))
+	}
+	if ca, cb := cpuOf(after), cpuOf(before); ca > 0 && cb > 0 {
+		b.p(fmt.Sprintf("CPU time with the check / without: %s (+%s): the check's work, which on a machine with a "+
+			"core to spare runs beside the engine's.", ratio(ca.Seconds()/cb.Seconds()), secs(ca-cb)))
 	}
 	if ma, md := med(after), med(duck); ma > 0 && md > 0 {
 		b.p(fmt.Sprintf("Throughput tidemark / DuckDB alone over the same .gz files: %s.", ratio(md.Seconds()/ma.Seconds())))

@@ -49,9 +49,6 @@ type config struct {
 	Out      string
 	DataDir  string
 	Tidemark string // a prebuilt binary; empty: build ./cmd/tidemark
-	// TidemarkBefore is a binary to compare with where a scenario measures
-	// the cost of a change (convert-gz); empty: not compared.
-	TidemarkBefore string
 	Only     string
 	// scenarios are Only's names, checked.
 	scenarios []string
@@ -69,6 +66,9 @@ type config struct {
 	ConvertTarget float64
 
 	ConvertGzTarget float64
+	// TidemarkBefore is a binary to compare with where a scenario measures
+	// the cost of a change (convert-gz); empty: not compared.
+	TidemarkBefore string
 
 	NoopDirs      int
 	NoopPerDir    int
