@@ -254,3 +254,35 @@ func TestS3ObjectReplacedWhileDownloaded(t *testing.T) {
 	f.assertSink(concat(replaced, second))
 	assertFiles(t, "the run after", f.mustRun(), 0)
 }
+
+// TestTruncatedPlainInput: a plain CSV or JSON Lines file cut so that its
+// last line does not parse is a bad record, named by file and line (what
+// README says can be told apart from a complete file; a cut that leaves a
+// line that parses cannot be).
+func TestTruncatedPlainInput(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, file, line string
+		o                jobOpts
+		data             func(recs []record) []byte
+	}{
+		{"csv cut to fewer fields", "cut.csv", "line 21", jobOpts{}, func(recs []record) []byte {
+			b := csvBytes(recs)
+			return b[:bytes.LastIndexByte(b[:len(b)-1], '\n')+6] // "1019,C" of the last line
+		}},
+		{"json cut inside an object", "cut.json", "line 20", jobOpts{format: "json"}, func(recs []record) []byte {
+			b := jsonlBytes(recs)
+			return b[:len(b)-10]
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, c.o)
+			recs := f.gen.records(20)
+			f.put(c.file, c.data(recs))
+			_, r := f.runExpect(1)
+			assertMentions(t, r, c.file+" "+c.line)
+			f.assertSink(nil)
+		})
+	}
+}
