@@ -57,7 +57,7 @@ func verifyCompressed(path, kind string) error {
 	case "gzip":
 		return verifyGzip(in)
 	case "zstd":
-		zr, err := zstd.NewReader(in, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(false))
+		zr, err := zstd.NewReader(in, zstd.WithDecoderConcurrency(1))
 		if err != nil {
 			return err
 		}
