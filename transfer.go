@@ -150,26 +150,28 @@ func download(ctx context.Context, objs objstore.Store, f bookmark.File, dst str
 }
 
 // readIdentity is the identity to record for an object planned as f and
-// read as version o. The version planned keeps its listed identity: the
-// next run compares with a listing, whose LastModified may be finer than a
-// GET's (seconds in an HTTP date; some stores list milliseconds). Another
-// version is looked up in a listing of its key, to be recorded as the next
-// run will list it; if the listing shows yet another version, what was read
-// is gone: objstore.ErrChanged.
+// read, whole and from one version, as o. The version planned keeps its
+// listed identity: the next run compares with a listing, whose
+// LastModified may be finer than a GET's (seconds in an HTTP date; some
+// stores list milliseconds). Another version is looked up in a listing of
+// its key, to be recorded as the next run will list it; if the listing
+// shows yet another version, or none, the version read is recorded as the
+// GET said (the next run sees the key as modified, or gone).
 func readIdentity(ctx context.Context, objs objstore.Store, f bookmark.File, o objstore.Object) (bookmark.File, error) {
 	if o.Size == f.Size && o.ETag != "" && o.ETag == f.ETag {
 		return f, nil
 	}
+	read := bookmark.File{Path: f.Path, Size: o.Size, MTime: o.ModTime.UnixNano(), ETag: o.ETag}
 	for l, err := range objs.List(ctx, f.Path) {
 		if err != nil {
 			return f, err
 		}
-		if l.Key != f.Path || l.Size != o.Size || l.ETag != o.ETag {
-			break // the key sorts first among those it prefixes: it is gone, or another version
+		if l.Key == f.Path && l.Size == o.Size && l.ETag == o.ETag {
+			read.MTime = l.ModTime.UnixNano()
 		}
-		return bookmark.File{Path: f.Path, Size: l.Size, MTime: l.ModTime.UnixNano(), ETag: l.ETag}, nil
+		break // the key sorts first among those it prefixes
 	}
-	return f, fmt.Errorf("%s: %w (replaced again since it was read)", f.Path, objstore.ErrChanged)
+	return read, nil
 }
 
 // copyTo copies r into a new file at dst.
