@@ -228,10 +228,13 @@ func TestS3ObjectReplacedWhileDownloaded(t *testing.T) {
 	f.setMtime("first.csv", time.Now().Add(-2*time.Hour)) // read first
 	f.setMtime("second.csv", time.Now().Add(-time.Hour))
 
+	in := f.in.(*s3Place).bucket
 	p.CutBody(1, 20_000, "GetObject")
+	p.InBucket(in)
 	p.Delay(1, 3*time.Second, "GetObject")
+	p.InBucket(in)
 	run := f.start(nil, "run", f.jobPath, "--json")
-	for deadline := time.Now().Add(time.Minute); p.Count("GetObject") < 2; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); p.CountIn(in, "GetObject") < 2; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) || run.exited() {
 			t.Fatalf("the run never resumed its first download\n%v", f.wait(run))
 		}
