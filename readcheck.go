@@ -42,13 +42,19 @@ const (
 // settledAt is when a write to the file is sure to give it timestamps that
 // differ from s: the end of the clock tick of its last change. Before that,
 // a write of the same size in the same tick can leave size and timestamps
-// as they are.
+// as they are. The last change is the ctime where there is one (the kernel
+// sets it from its clock on every write; an mtime may have been set to
+// anything, a whole second by tar or rsync), else the mtime.
 func (s stamp) settledAt() time.Time {
+	last := s.ctime
+	if last == 0 {
+		last = s.mtime
+	}
 	tick := fineTick
-	if s.mtime%int64(time.Second) == 0 {
+	if last%int64(time.Second) == 0 {
 		tick = coarseTick
 	}
-	return time.Unix(0, max(s.mtime, s.ctime)).Add(tick)
+	return time.Unix(0, last).Add(tick)
 }
 
 // localInput is one planned file that the engine reads in place.

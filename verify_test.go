@@ -119,16 +119,23 @@ func TestVerifyCompressed(t *testing.T) {
 }
 
 // TestSettledAt: a file's timestamps can hide a write of the same size
-// until the clock tick of its last change has passed; whole-second
-// timestamps mean a coarse clock.
+// until the clock tick of its last change (its ctime, else its mtime) has
+// passed; whole-second timestamps mean a coarse clock.
 func TestSettledAt(t *testing.T) {
 	base := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	fine := stamp{mtime: base.Add(123456789).UnixNano(), ctime: base.Add(223456789).UnixNano()}
-	if got, want := fine.settledAt(), base.Add(223456789).Add(fineTick); !got.Equal(want) {
-		t.Errorf("fine timestamps: settledAt = %v, want %v (ctime + %v)", got, want, fineTick)
-	}
-	coarse := stamp{mtime: base.UnixNano(), ctime: base.UnixNano()}
-	if got, want := coarse.settledAt(), base.Add(coarseTick); !got.Equal(want) {
-		t.Errorf("whole-second timestamps: settledAt = %v, want %v", got, want)
+	for _, c := range []struct {
+		name string
+		s    stamp
+		want time.Time
+	}{
+		{"fine ctime", stamp{mtime: base.Add(123456789).UnixNano(), ctime: base.Add(223456789).UnixNano()}, base.Add(223456789).Add(fineTick)},
+		{"mtime set to a whole second, fine ctime", stamp{mtime: base.Add(-time.Hour).UnixNano(), ctime: base.Add(5).UnixNano()}, base.Add(5).Add(fineTick)},
+		{"coarse disk", stamp{mtime: base.UnixNano(), ctime: base.UnixNano()}, base.Add(coarseTick)},
+		{"no ctime, fine mtime", stamp{mtime: base.Add(7).UnixNano()}, base.Add(7).Add(fineTick)},
+		{"no ctime, coarse mtime", stamp{mtime: base.UnixNano()}, base.Add(coarseTick)},
+	} {
+		if got := c.s.settledAt(); !got.Equal(c.want) {
+			t.Errorf("%s: settledAt = %v, want %v", c.name, got, c.want)
+		}
 	}
 }
