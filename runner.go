@@ -243,7 +243,7 @@ func (r *runner) executeOnce(ctx context.Context, eng engine.Engine, states map[
 		defer r.opts.Progress.Done()
 	}
 	tails := r.startTails(ctx)
-	verified := startVerify(plan)
+	verified := startVerify(ctx, plan)
 	res, err := eng.Execute(ctx, plan)
 	bad := verified()
 	changed := r.changedInputs(ins)

@@ -2,6 +2,7 @@ package tidemark
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -46,13 +47,13 @@ func compressionOf(key string, opts map[string]any) string {
 
 // verifyCompressed reads the file at path through its decompressor to the
 // end, and says how it does not end cleanly.
-func verifyCompressed(path, kind string) error {
+func verifyCompressed(ctx context.Context, path, kind string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	in := bufio.NewReaderSize(f, 1<<20)
+	in := bufio.NewReaderSize(ctxReader{ctx, f}, 1<<20)
 	switch kind {
 	case "gzip":
 		return verifyGzip(in)
@@ -119,6 +120,19 @@ func zstdError(err error) error {
 	return fmt.Errorf("reading the zstd data: %w", err)
 }
 
+// ctxReader stops reading once ctx is done (a run interrupted).
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (r ctxReader) Read(p []byte) (int, error) {
+	if err := r.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return r.r.Read(p)
+}
+
 // compressedCheck is one file to check.
 type compressedCheck struct {
 	src, key, path, kind string
@@ -127,7 +141,7 @@ type compressedCheck struct {
 // startVerify starts checking the compressed inputs of plan, half the
 // processors at a time (the engine has the rest), and returns a function
 // that waits for the checks and returns their failures, in plan order.
-func startVerify(plan engine.Plan) func() []error {
+func startVerify(ctx context.Context, plan engine.Plan) func() []error {
 	var checks []compressedCheck
 	for _, s := range plan.Sources {
 		if s.Stream || (s.Format != "csv" && s.Format != "json") {
@@ -153,7 +167,7 @@ func startVerify(plan engine.Plan) func() []error {
 		wg.Go(func() {
 			for i := range next {
 				c := checks[i]
-				if err := verifyCompressed(c.path, c.kind); err != nil {
+				if err := verifyCompressed(ctx, c.path, c.kind); err != nil && ctx.Err() == nil {
 					errs[i] = &engine.InputError{Source: c.src, File: c.key, Msg: err.Error()}
 				}
 			}

@@ -2,6 +2,7 @@ package tidemark
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -105,7 +106,7 @@ func TestVerifyCompressed(t *testing.T) {
 			if err := os.WriteFile(p, c.file, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			err := verifyCompressed(p, c.kind)
+			err := verifyCompressed(context.Background(), p, c.kind)
 			switch {
 			case c.want == "" && err != nil:
 				t.Errorf("verifyCompressed: %v, want nil", err)
