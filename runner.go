@@ -39,6 +39,8 @@ type runner struct {
 	closers []func() error
 	uploads []func(context.Context) error
 	tails   []*tailUpload // uploads of outputs sent while the engine wrote them
+
+	planned []plannedInputs // what went missing or changed while the plans were read
 }
 
 func (r *runner) execute(ctx context.Context) error {
@@ -136,7 +138,7 @@ func (r *runner) execute(ctx context.Context) error {
 		}
 		c := store.Count{Files: int64(len(p.Take)), Bytes: p.Bytes(), Rows: sr.Rows, Rejected: sr.Rejected,
 			Modified: p.Modified, Deferred: p.Deferred, Missing: int64(len(plans[i].missing)), Future: p.Future,
-			InSinks: p.src.inSinks}
+			InSinks: p.src.inSinks, ChangedDuringRead: plans[i].changed}
 		for _, f := range p.Take {
 			if f.Size == 0 {
 				c.Empty++
@@ -186,14 +188,17 @@ func (r *runner) commit(ctx context.Context, c store.Commit, head store.Head) er
 	return nil
 }
 
-// plannedInputs is one source's engine input plus what went missing.
+// plannedInputs is one source's engine input plus what went missing or
+// changed while it was read.
 type plannedInputs struct {
 	missing []string
+	changed int64
 }
 
 // runEngine executes the plan. A file deleted between planning and reading
-// is reported, dropped from the plan and left unrecorded, and the engine is
-// run again without it.
+// is reported, dropped from the plan and left unrecorded; so is a file that
+// changed while it was read (see readcheck.go); the engine is run again
+// without them, a bounded number of times.
 func (r *runner) runEngine(ctx context.Context, states map[string]bookmark.SourceState) (engine.Result, []plannedInputs, error) {
 	eng, err := engine.New(r.spec.Engine.Name, engine.Options{
 		MemoryLimit: r.spec.Engine.MemoryLimit, Threads: r.spec.Engine.Threads,
@@ -204,24 +209,43 @@ func (r *runner) runEngine(ctx context.Context, states map[string]bookmark.Sourc
 	}
 	defer eng.Close()
 	planned := make([]plannedInputs, len(r.plans))
-	for attempt := 0; ; attempt++ {
-		res, err := r.executeOnce(ctx, eng, states)
+	r.planned = planned
+	for attempt := 1; ; attempt++ {
+		ins, err := r.stampInputs(planned)
+		if err != nil {
+			return engine.Result{}, nil, err
+		}
+		res, changed, err := r.executeOnce(ctx, eng, states, ins)
+		if len(changed) > 0 {
+			if attempt == maxReadAttempts {
+				return engine.Result{}, nil, changedError(changed, r.plans)
+			}
+			r.dropChanged(changed, planned)
+			r.cleanupStaging()
+			continue
+		}
 		if err == nil {
 			return res, planned, nil
 		}
-		if attempt > 0 || !r.dropMissing(ctx, planned) {
+		if attempt == maxReadAttempts || !r.dropMissing(ctx, planned) {
 			return engine.Result{}, nil, err
 		}
 		r.cleanupStaging()
 	}
 }
 
-// executeOnce fetches the inputs and runs the engine once.
-func (r *runner) executeOnce(ctx context.Context, eng engine.Engine, states map[string]bookmark.SourceState) (engine.Result, error) {
+// errChangedWhileRead fails an execution whose local inputs changed while
+// the engine read them; the caller drops them and runs again.
+var errChangedWhileRead = errors.New("input files changed while they were read")
+
+// executeOnce fetches the inputs and runs the engine once, checking the
+// compressed inputs alongside it. It returns the local inputs (of ins) that
+// changed meanwhile; then the result is void.
+func (r *runner) executeOnce(ctx context.Context, eng engine.Engine, states map[string]bookmark.SourceState, ins []localInput) (engine.Result, map[int]map[string]bool, error) {
 	plan, streams, err := r.enginePlan(ctx, states, r.canStream(eng, r.badRecordPolicy()))
 	if err != nil {
 		_ = finishStreams(streams, engine.Result{}, err)
-		return engine.Result{}, err
+		return engine.Result{}, nil, err
 	}
 	if r.opts.Progress != nil {
 		var files, bytes int64
@@ -233,16 +257,25 @@ func (r *runner) executeOnce(ctx context.Context, eng engine.Engine, states map[
 		defer r.opts.Progress.Done()
 	}
 	tails := r.startTails(ctx)
+	verified := startVerify(ctx, plan)
 	res, err := eng.Execute(ctx, plan)
+	bad := verified()
+	changed := r.changedInputs(ins)
+	switch {
+	case len(changed) > 0:
+		err = errChangedWhileRead
+	case len(bad) > 0:
+		err = errors.Join(bad...) // the cause of any failure of the engine on the same input
+	}
 	engineReturned(tails, err)
 	if err := finishStreams(streams, res, err); err != nil {
 		for _, t := range tails {
 			t.drop(ctx)
 		}
-		return engine.Result{}, err
+		return engine.Result{}, changed, err
 	}
 	r.tails = tails
-	return res, nil
+	return res, nil, nil
 }
 
 // badRecordPolicy is the run's policy for bad records: the most lenient of

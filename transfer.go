@@ -2,10 +2,12 @@ package tidemark
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,11 +23,16 @@ const downloadPartSize = 16 << 20
 // fetchInputs copies the remote inputs of every plan into the spill folder,
 // concurrency objects at a time (large objects in parallel ranges), and
 // returns each plan's local paths. The planned identity is replaced by the
-// one actually read, so the bookmark records what the run saw.
+// one actually read, so the bookmark records what the run saw. An object
+// that changed while it was downloaded (its parts would come from two
+// versions) is dropped from the run and counted, as a local file that
+// changed while the engine read it.
 func (r *runner) fetchInputs(ctx context.Context) ([][]string, error) {
 	locals := make([][]string, len(r.plans))
 	var jobs []func(context.Context) error
 	var files, bytes int64
+	var mu sync.Mutex
+	changed := map[int]map[int]bool{}
 	for i, p := range r.plans {
 		locals[i] = make([]string, len(p.Take))
 		for j, f := range p.Take {
@@ -43,6 +50,15 @@ func (r *runner) fetchInputs(ctx context.Context) ([][]string, error) {
 			bytes += f.Size
 			jobs = append(jobs, func(ctx context.Context) error {
 				got, err := download(ctx, p.src.objs, f, dst)
+				if errors.Is(err, objstore.ErrChanged) {
+					mu.Lock()
+					defer mu.Unlock()
+					if changed[i] == nil {
+						changed[i] = map[int]bool{}
+					}
+					changed[i][j] = true
+					return nil
+				}
 				if err != nil {
 					return fmt.Errorf("source %s: reading %s: %w", p.Ctx, joinLoc(p.src.location, f.Path), err)
 				}
@@ -66,6 +82,20 @@ func (r *runner) fetchInputs(ctx context.Context) ([][]string, error) {
 	if err := parallel(ctx, r.spec.IO.Concurrency, jobs); err != nil {
 		return nil, err
 	}
+	for i, idx := range changed {
+		p := r.plans[i]
+		paths := map[string]bool{}
+		var kept []string
+		for j, f := range p.Take {
+			if idx[j] {
+				paths[f.Path] = true
+			} else {
+				kept = append(kept, locals[i][j])
+			}
+		}
+		locals[i] = kept
+		r.dropChanged(map[int]map[string]bool{i: paths}, r.planned)
+	}
 	r.log.Info("downloaded inputs", "files", files, "seconds", fmt.Sprintf("%.2f", time.Since(start).Seconds()))
 	return locals, nil
 }
@@ -80,7 +110,18 @@ func download(ctx context.Context, objs objstore.Store, f bookmark.File, dst str
 		if err != nil {
 			return f, err
 		}
-		return bookmark.File{Path: f.Path, Size: o.Size, MTime: o.ModTime.UnixNano(), ETag: o.ETag}, nil
+		return readIdentity(ctx, objs, f, o)
+	}
+	if vo, ok := objs.(objstore.VersionOpener); ok {
+		in, o, err := vo.OpenVersion(ctx, f.Path)
+		if err != nil {
+			return f, err
+		}
+		defer in.Close()
+		if err := copyTo(dst, in); err != nil {
+			return f, err
+		}
+		return readIdentity(ctx, objs, f, o)
 	}
 	in, err := objs.Open(ctx, f.Path)
 	if err != nil {
@@ -106,6 +147,44 @@ func download(ctx context.Context, objs objstore.Store, f bookmark.File, dst str
 		f.Size = n
 	}
 	return f, nil
+}
+
+// readIdentity is the identity to record for an object planned as f and
+// read, whole and from one version, as o. The version planned keeps its
+// listed identity: the next run compares with a listing, whose
+// LastModified may be finer than a GET's (seconds in an HTTP date; some
+// stores list milliseconds). Another version is looked up in a listing of
+// its key, to be recorded as the next run will list it; if the listing
+// shows yet another version, or none, the version read is recorded as the
+// GET said (the next run sees the key as modified, or gone).
+func readIdentity(ctx context.Context, objs objstore.Store, f bookmark.File, o objstore.Object) (bookmark.File, error) {
+	if o.Size == f.Size && o.ETag != "" && o.ETag == f.ETag {
+		return f, nil
+	}
+	read := bookmark.File{Path: f.Path, Size: o.Size, MTime: o.ModTime.UnixNano(), ETag: o.ETag}
+	for l, err := range objs.List(ctx, f.Path) {
+		if err != nil {
+			return f, err
+		}
+		if l.Key == f.Path && l.Size == o.Size && l.ETag == o.ETag {
+			read.MTime = l.ModTime.UnixNano()
+		}
+		break // the key sorts first among those it prefixes
+	}
+	return read, nil
+}
+
+// copyTo copies r into a new file at dst.
+func copyTo(dst string, r io.Reader) error {
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, r)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // inputDir is the run's spill folder for remote inputs, made on first use.

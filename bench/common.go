@@ -85,13 +85,18 @@ func tidemarkRun(ctx context.Context, c *config, jobPath, logName string) (measu
 // tidemarkRunWith is tidemarkRun with variables added to the environment
 // and the CPU time of the servers the run talks to (nil: none).
 func tidemarkRunWith(ctx context.Context, c *config, jobPath, logName string, env []string, servers func() time.Duration) (measured, runResult, error) {
-	var res runResult
 	if c.bin.tidemark == "" {
-		return measured{}, res, fmt.Errorf("tidemark was not built: %v", c.bin.tidemarkErr)
+		return measured{}, runResult{}, fmt.Errorf("tidemark was not built: %v", c.bin.tidemarkErr)
 	}
+	return tidemarkRunAs(ctx, c, c.bin.tidemark, jobPath, logName, env, servers)
+}
+
+// tidemarkRunAs is tidemarkRunWith with the tidemark binary bin.
+func tidemarkRunAs(ctx context.Context, c *config, bin, jobPath, logName string, env []string, servers func() time.Duration) (measured, runResult, error) {
+	var res runResult
 	dir := filepath.Dir(jobPath)
 	m := timeProcess(ctx, runSpec{
-		Name:       c.bin.tidemark,
+		Name:       bin,
 		Args:       []string{"run", jobPath, "--json"},
 		Dir:        dir,
 		Timeout:    c.Timeout,

@@ -13,6 +13,8 @@
 // The scenarios (see docs/benchmarks.md for what each compares):
 //
 //	convert  CSV -> Parquet: tidemark run vs DuckDB alone (bench/duckdbcopy)
+//	convert-gz       CSV.gz -> Parquet: tidemark (which checks compressed input to its
+//	                 end) vs -tidemark-before (a binary without the check) and DuckDB alone
 //	noop     a no-op run over 100k processed files vs find | sort; 10 new files;
 //	         the state store's size
 //	memory   peak RSS of a 2 GB conversion under memory_limit: 512MB
@@ -62,6 +64,11 @@ type config struct {
 	ConvertFiles  int
 	ConvertRows   int64
 	ConvertTarget float64
+
+	ConvertGzTarget float64
+	// TidemarkBefore is a binary to compare with where a scenario measures
+	// the cost of a change (convert-gz); empty: not compared.
+	TidemarkBefore string
 
 	NoopDirs      int
 	NoopPerDir    int
@@ -135,6 +142,8 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.ConvertFiles, "convert-files", 20, "convert: CSV files")
 	fs.Int64Var(&c.ConvertRows, "convert-rows", 250_000, "convert: rows per file")
 	fs.Float64Var(&c.ConvertTarget, "convert-target", 0.9, "convert: minimum throughput ratio tidemark/duckdb")
+	fs.StringVar(&c.TidemarkBefore, "tidemark-before", "", "convert-gz: a tidemark binary without the compressed-input check, to compare with")
+	fs.Float64Var(&c.ConvertGzTarget, "convert-gz-target", 0.8, "convert-gz: minimum throughput ratio with the check / without (-tidemark-before)")
 
 	fs.IntVar(&c.NoopDirs, "noop-dirs", 100, "noop: folders")
 	fs.IntVar(&c.NoopPerDir, "noop-files-per-dir", 1000, "noop: tiny files per folder")
@@ -276,6 +285,7 @@ func run(ctx context.Context, c *config) error {
 var (
 	scenarios = map[string]func(context.Context, *config) section{
 		"convert":         benchConvert,
+		"convert-gz":      benchConvertGz,
 		"noop":            benchNoop,
 		"memory":          benchMemory,
 		"s3-convert":      benchS3Convert,
@@ -283,7 +293,7 @@ var (
 		"sql-extract":     benchSQLExtract,
 		"sql-incremental": benchSQLIncremental,
 	}
-	scenarioNames = []string{"convert", "noop", "memory", "s3-convert", "s3-noop", "sql-extract", "sql-incremental"}
+	scenarioNames = []string{"convert", "noop", "memory", "s3-convert", "s3-noop", "sql-extract", "sql-incremental", "convert-gz"}
 )
 
 // build compiles tidemark (unless -tidemark names a binary) and the DuckDB

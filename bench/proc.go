@@ -18,7 +18,8 @@ import (
 type measured struct {
 	Start    time.Time // when the process was started
 	Wall     time.Duration
-	PeakRSS  int64 // bytes (the child's ru_maxrss)
+	PeakRSS  int64         // bytes (the child's ru_maxrss)
+	CPU      time.Duration // user + system time of the process
 	Stdout   []byte
 	Stderr   string // tail, for messages
 	ExitCode int
@@ -130,6 +131,7 @@ func timeProcess(ctx context.Context, rs runSpec) measured {
 			m.PeakRSS = ru.Maxrss * 1024 // Linux reports kilobytes
 		}
 		m.ExitCode = cmd.ProcessState.ExitCode()
+		m.CPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		m.OtherLoad = otherLoad(busy0, busy1, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime()+m.ServerCPU, window)
 	}
 	if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {

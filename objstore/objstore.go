@@ -14,6 +14,11 @@ import (
 // ErrNotExist means the object does not exist.
 var ErrNotExist = errors.New("object does not exist")
 
+// ErrChanged means the object changed while it was read: the bytes read so
+// far belong to a version that is gone (S3: a GET pinned with If-Match to
+// the ETag first read got 412).
+var ErrChanged = errors.New("the object changed while it was read")
+
 // ErrUploadGone means a prepared upload can no longer be completed: it was
 // aborted (by hand, or by a bucket lifecycle rule for incomplete uploads)
 // and its object was never published.
@@ -62,6 +67,13 @@ type Store interface {
 // version that was read, so callers can check it against what they planned.
 type Downloader interface {
 	Download(ctx context.Context, key, localPath string, concurrency int, partSize int64) (Object, error)
+}
+
+// VersionOpener is implemented by stores whose reads say which version of
+// the object they return (S3: the GET's ETag, length and LastModified), so
+// that a caller records what it read, not what it listed.
+type VersionOpener interface {
+	OpenVersion(ctx context.Context, key string) (io.ReadCloser, Object, error)
 }
 
 // AfterLister is implemented by stores that can start a listing after a key

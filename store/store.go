@@ -102,6 +102,10 @@ type Count struct {
 	Regressions int64 `json:"regressions,omitempty"`
 	NullKeys    int64 `json:"null_keys,omitempty"`
 	Late        int64 `json:"late,omitempty"`
+
+	// ChangedDuringRead counts files that changed while the run read them:
+	// left out of the run, unrecorded, read by the next run.
+	ChangedDuringRead int64 `json:"changed_during_read,omitempty"`
 }
 
 // Run is one run's record.

@@ -114,6 +114,9 @@ func printSummary(r *tidemark.Result) {
 		if c.Missing > 0 {
 			line += fmt.Sprintf(", %d files vanished before reading", c.Missing)
 		}
+		if c.ChangedDuringRead > 0 {
+			line += fmt.Sprintf(", %d files changed while read (left for the next run)", c.ChangedDuringRead)
+		}
 		fmt.Fprintln(os.Stderr, line)
 	}
 	for _, k := range sortedKeys(r.Sinks) {

@@ -64,6 +64,11 @@ func runRuns(ctx context.Context, g *globals, arg string) error {
 		if r.Error != "" {
 			fmt.Printf("    error: %s\n", r.Error)
 		}
+		for _, k := range sortedKeys(r.Sources) {
+			if n := r.Sources[k].ChangedDuringRead; n > 0 {
+				fmt.Printf("    source %s: %d files changed while read, left for the next run\n", k, n)
+			}
+		}
 	}
 	return nil
 }

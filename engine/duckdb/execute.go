@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tidemark-etl/tidemark/engine"
+	"github.com/tidemark-etl/tidemark/internal/fault"
 )
 
 // execution is the state of one Execute call.
@@ -35,6 +36,7 @@ func (x *execution) run(ctx context.Context) (engine.Result, error) {
 		}
 		states[i] = st
 	}
+	fault.At(fault.MidRead)
 	for _, t := range x.plan.Transforms {
 		body := strings.TrimRight(strings.TrimSpace(t.SQL), "; \t\r\n")
 		if _, err := x.c.ExecContext(ctx, "CREATE TEMP VIEW "+ident(t.Name)+" AS "+body); err != nil {

@@ -6,6 +6,7 @@
 package fault
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"syscall"
@@ -15,6 +16,7 @@ import (
 // The steps a run passes, in order.
 const (
 	AfterPlan    = "after-plan"    // planned, nothing executed
+	MidRead      = "mid-read"      // the engine has opened its inputs (and sniffed them), rows not yet written
 	AfterStage   = "after-stage"   // output staged, state not committed
 	AfterCommit  = "after-commit"  // state committed, nothing published
 	MidPublish   = "mid-publish"   // first staged file moved to its final name
@@ -22,7 +24,7 @@ const (
 )
 
 // Steps lists every step, for tests.
-var Steps = []string{AfterPlan, AfterStage, AfterCommit, MidPublish, AfterPublish}
+var Steps = []string{AfterPlan, MidRead, AfterStage, AfterCommit, MidPublish, AfterPublish}
 
 var armed, pause = parse(os.Getenv("TIDEMARK_FAULT"))
 
@@ -52,6 +54,7 @@ func At(step string) {
 		return
 	}
 	if pause > 0 {
+		fmt.Fprintf(os.Stderr, "fault: paused at %s for %s\n", step, pause) // tests wait for this line
 		time.Sleep(pause)
 		return
 	}

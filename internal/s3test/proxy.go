@@ -55,6 +55,7 @@ type fault struct {
 	code   string
 	delay  time.Duration
 	after  int64
+	bucket string // empty: any bucket
 }
 
 type cutKey struct{}
@@ -120,6 +121,14 @@ func (p *FaultProxy) Delay(n int, d time.Duration, ops ...string) {
 // off after its first `after` body bytes.
 func (p *FaultProxy) CutBody(n int, after int64, ops ...string) {
 	p.add(&fault{kind: kindCut, left: n, ops: ops, after: after})
+}
+
+// InBucket limits the fault added last to requests for bucket (a run's
+// input bucket, say, apart from its output's).
+func (p *FaultProxy) InBucket(bucket string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.faults[len(p.faults)-1].bucket = bucket
 }
 
 // Pass lets the next n matching requests through unchanged. Faults apply
@@ -211,7 +220,7 @@ func (p *FaultProxy) take(op, bucket, path string) *fault {
 		p.byBucket[[2]string{bucket, op}]++
 	}
 	for _, f := range p.faults {
-		if f.left > 0 && (len(f.ops) == 0 || slices.Contains(f.ops, op)) {
+		if f.left > 0 && (len(f.ops) == 0 || slices.Contains(f.ops, op)) && (f.bucket == "" || f.bucket == bucket) {
 			f.left--
 			if f.kind == kindPass {
 				return nil

@@ -81,7 +81,7 @@ func (s *Store) getRange(ctx context.Context, key, etag string, f *os.File, off,
 			err = s.wrap("GetObject", s.key(key), err)
 			var e *Error
 			if errors.As(err, &e) && e.Status == 412 {
-				return fmt.Errorf("the object changed while it was downloaded: %w", err)
+				return fmt.Errorf("%w (%w)", objstore.ErrChanged, err)
 			}
 			return err // the SDK has retried what can be retried
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -195,7 +196,7 @@ func TestReadsResume(t *testing.T) {
 	for readErr == nil {
 		_, readErr = r.Read(buf)
 	}
-	if !strings.Contains(readErr.Error(), "changed") {
+	if !strings.Contains(readErr.Error(), "changed") || !errors.Is(readErr, objstore.ErrChanged) {
 		t.Errorf("reading across a replacement: %v, want an error saying the object changed", readErr)
 	}
 }
@@ -358,5 +359,55 @@ func TestNoCredentials(t *testing.T) {
 	_, err = listKeys2(s.List(context.Background(), "in/"))
 	if err == nil || !strings.Contains(err.Error(), "no usable AWS credentials") || !strings.Contains(err.Error(), "ListObjectsV2 s3://data/in/") {
 		t.Errorf("List without credentials: %v, want a clear error", err)
+	}
+}
+
+// TestDownloadAcrossReplacement: an object replaced between two parts of
+// a download fails it with objstore.ErrChanged (the later part, pinned
+// with If-Match, gets 412) and leaves no file; OpenVersion reports the
+// version it reads.
+func TestDownloadAcrossReplacement(t *testing.T) {
+	s, p, _ := faulty(t, nil)
+	ctx := context.Background()
+	putBytes(t, s, "in.bin", randomBytes(t, 3<<20))
+
+	p.Pass(1, "GetObject")
+	p.Delay(1, 2*time.Second, "GetObject")
+	dst := filepath.Join(t.TempDir(), "in.bin")
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Download(ctx, "in.bin", dst, 1, 1<<20)
+		done <- err
+	}()
+	for deadline := time.Now().Add(time.Minute); p.Count("GetObject") < 2; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the download's second part never arrived")
+		}
+	}
+	replacement := randomBytes(t, 3<<20)
+	putBytes(t, s, "in.bin", replacement)
+	err := <-done
+	if !errors.Is(err, objstore.ErrChanged) {
+		t.Errorf("download across a replacement: %v, want objstore.ErrChanged", err)
+	}
+	if _, serr := os.Stat(dst); serr == nil {
+		t.Errorf("a download that failed left %s", dst)
+	}
+
+	r, o, err := s.OpenVersion(ctx, "in.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(r)
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.Stat(ctx, "in.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, replacement) || o.Size != st.Size || o.ETag != st.ETag || !o.ModTime.Equal(st.ModTime) {
+		t.Errorf("OpenVersion reported %+v and %d bytes, want %+v and the %d bytes put", o, len(got), st, len(replacement))
 	}
 }

@@ -31,12 +31,21 @@ func (s *Store) Stat(ctx context.Context, key string) (objstore.Object, error) {
 // the object's ETag, so a long read survives a reset; if the object changed
 // meanwhile, Read fails instead of mixing two versions.
 func (s *Store) Open(ctx context.Context, key string) (io.ReadCloser, error) {
+	r, _, err := s.OpenVersion(ctx, key)
+	return r, err
+}
+
+// OpenVersion is Open, and returns the version of the object that the
+// reader reads (from the GET's headers): a read that would continue on
+// another version fails with objstore.ErrChanged.
+func (s *Store) OpenVersion(ctx context.Context, key string) (io.ReadCloser, objstore.Object, error) {
 	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(s.key(key))})
 	if err != nil {
-		return nil, s.wrap("GetObject", s.key(key), err)
+		return nil, objstore.Object{}, s.wrap("GetObject", s.key(key), err)
 	}
+	o := objstore.Object{Key: key, Size: aws.ToInt64(out.ContentLength), ModTime: modTime(out.LastModified), ETag: etag(out.ETag)}
 	return &objectReader{s: s, ctx: ctx, key: key, etag: aws.ToString(out.ETag),
-		size: aws.ToInt64(out.ContentLength), body: out.Body}, nil
+		size: aws.ToInt64(out.ContentLength), body: out.Body}, o, nil
 }
 
 // objectReader is an object's body that resumes after connection errors.
@@ -96,7 +105,7 @@ func (r *objectReader) resume(cause error) error {
 		err = r.s.wrap("GetObject", r.s.key(r.key), err)
 		var e *Error
 		if errors.As(err, &e) && e.Status == 412 {
-			return fmt.Errorf("reading %s: the object changed while it was read: %w", r.s.url(r.key), err)
+			return fmt.Errorf("reading %s: %w (%w)", r.s.url(r.key), objstore.ErrChanged, err)
 		}
 		return fmt.Errorf("resuming %s at byte %d after %v: %w", r.s.url(r.key), r.off, cause, err)
 	}

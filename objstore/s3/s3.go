@@ -68,8 +68,9 @@ type Store struct {
 }
 
 var (
-	_ objstore.Store   = (*Store)(nil)
-	_ objstore.Creator = (*Store)(nil)
+	_ objstore.Store         = (*Store)(nil)
+	_ objstore.Creator       = (*Store)(nil)
+	_ objstore.VersionOpener = (*Store)(nil)
 )
 
 // New opens a store. It loads the AWS configuration but sends no request:
