@@ -60,12 +60,13 @@ type Result struct {
 	StartedAt  *time.Time             `json:"started_at,omitempty"`
 	FinishedAt *time.Time             `json:"finished_at,omitempty"`
 	Undone     bool                   `json:"undone,omitempty"`
+	Purged     bool                   `json:"purged,omitempty"`
 }
 
 // ResultOf converts a stored run record.
 func ResultOf(r store.Run) Result {
 	res := Result{Job: r.Job, RunID: r.RunID, Attempt: r.Attempt, Status: r.Status, Mode: r.Mode,
-		Sources: r.Sources, Sinks: r.Sinks, Version: r.Version, Error: r.Error, Undone: r.Undone}
+		Sources: r.Sources, Sinks: r.Sinks, Version: r.Version, Error: r.Error, Undone: r.Undone, Purged: r.Purged}
 	started := r.StartedAt
 	res.StartedAt = &started
 	if !r.FinishedAt.IsZero() {
@@ -112,8 +113,12 @@ func (o *RunOptions) open(ctx context.Context, spec *job.Spec) (string, store.St
 	if o.JobName != "" {
 		jobName = o.JobName
 	}
-	st, err := OpenState(ctx, StateLocation(o.State, spec))
-	return jobName, st, err
+	loc, origin := StateOrigin(o.State, spec)
+	st, err := OpenState(ctx, loc)
+	if err != nil {
+		return "", nil, &StateError{Location: store.Redact(loc), Origin: origin, Err: err}
+	}
+	return jobName, st, nil
 }
 
 func (o *RunOptions) defaults(spec *job.Spec) error {
@@ -173,6 +178,12 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 	}()
 	if err := markDead(ctx, st, jobName, r.log); err != nil {
 		return nil, err
+	}
+	// A usage error is found before the run is recorded: it is no run.
+	if opts.From != "" {
+		if r.rangeIDs, err = rangeRuns(ctx, st, jobName, opts.From, opts.To); err != nil {
+			return nil, err
+		}
 	}
 	if r.rec, err = st.BeginRun(ctx, r.rec); err != nil {
 		return nil, fmt.Errorf("recording run start: %w", err)

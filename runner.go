@@ -31,6 +31,9 @@ type runner struct {
 	rs    roots
 	lease *heldLease
 	rec   store.Run
+	// rangeIDs are the runs (from, to] a pause run re-reads, resolved
+	// before the run is recorded.
+	rangeIDs []string
 
 	plans   []*SourcePlan
 	staged  []stagedSink // sinks whose staging folders exist
@@ -52,9 +55,7 @@ func (r *runner) execute(ctx context.Context) error {
 	}
 	in := planInput{mode: r.opts.Mode, states: states, allowDrift: r.opts.AllowSourceChange, now: time.Now()}
 	if r.opts.From != "" {
-		if in.rangeRuns, err = rangeRuns(ctx, r.st, r.job, r.opts.From, r.opts.To); err != nil {
-			return err
-		}
+		in.rangeRuns = r.rangeIDs
 	}
 	r.rec.Sources = map[string]store.Count{}
 	r.rec.Sinks = map[string]store.Count{}
