@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
 )
 
 // runFailure is what run --json prints on a failed exit.
@@ -259,4 +261,62 @@ func TestRunsExplainsMarks(t *testing.T) {
 	if !legend {
 		t.Errorf("runs marks a run with * and does not say what * means\n%v", r)
 	}
+}
+
+// TestSQLReportsRowsAndKeys: a SQL table source is reported by its rows
+// and the key range read, not as "1 files", in the run summary, in runs
+// and in plan; run --json carries the range too.
+func TestSQLReportsRowsAndKeys(t *testing.T) {
+	t.Parallel()
+	eachSQL(t, []sqldb.Kind{sqldb.SQLite, sqldb.Postgres}, func(t *testing.T, f *sqlFixture) {
+		f.createOrders()
+		f.insertOrders(idRange(1, 10)...)
+		f.writeJob(sqlJob{})
+		r := f.tidemark(nil, "run", f.jobPath)
+		if r.code != 0 {
+			t.Fatalf("run: exit %d\n%v", r.code, r)
+		}
+		if !strings.Contains(r.stderr, "source orders_db: SQL table, 10 rows, keys from the start up to (10)") {
+			t.Errorf("run summary does not report the table's 10 rows and keys up to 10\n%v", r)
+		}
+		f.insertOrders(idRange(11, 17)...)
+		p := f.tidemark(nil, "plan", f.jobPath)
+		if p.code != 0 || !strings.Contains(p.stdout, "source orders_db (SQL table): 7 rows to read, keys after (10) up to (17)") {
+			t.Errorf("plan does not report 7 rows after key 10 up to 17\n%v", p)
+		}
+		s, jr := f.run(nil)
+		if jr.code != 0 {
+			t.Fatalf("run --json: exit %d\n%v", jr.code, jr)
+		}
+		var keys struct {
+			Sources map[string]struct {
+				Table     bool   `json:"table"`
+				KeysAfter string `json:"keys_after"`
+				KeysUpTo  string `json:"keys_up_to"`
+			} `json:"sources"`
+		}
+		if err := json.Unmarshal([]byte(jr.stdout), &keys); err != nil {
+			t.Fatal(err)
+		}
+		if k := keys.Sources["orders_db"]; !k.Table || k.KeysAfter != "10" || k.KeysUpTo != "17" {
+			t.Errorf("run --json: sources.orders_db table/keys_after/keys_up_to = %v/%q/%q, want true/10/17\n%v", k.Table, k.KeysAfter, k.KeysUpTo, jr)
+		}
+		runs := f.tidemark(nil, "runs", f.jobPath)
+		if runs.code != 0 {
+			t.Fatalf("runs: exit %d\n%v", runs.code, runs)
+		}
+		for _, want := range []string{
+			"source orders_db: SQL table, 7 rows, keys after (10) up to (17)",
+			"source orders_db: SQL table, 10 rows, keys from the start up to (10)",
+		} {
+			if !strings.Contains(runs.stdout, want) {
+				t.Errorf("runs does not say %q\n%v", want, runs)
+			}
+		}
+		for _, l := range strings.Split(runs.stdout, "\n") {
+			if strings.HasPrefix(l, s.RunID) && strings.Fields(l)[4] != "0" {
+				t.Errorf("runs counts the table's read as files: %q", l)
+			}
+		}
+	})
 }
