@@ -38,7 +38,10 @@ type Store struct {
 	path string
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store     = (*Store)(nil)
+	_ store.JobLister = (*Store)(nil)
+)
 
 func init() {
 	store.Register("sqlite", func(ctx context.Context, location string) (store.Store, error) {
