@@ -45,6 +45,18 @@ type Progress interface {
 	Done()
 }
 
+// EngineProgress is a Progress that also shows how far the engine has come
+// in the processing phase: Run calls Engine a few times a second while the
+// engine runs (never at the same time as Phase or Done), when the engine
+// can tell (engine.Progresser).
+type EngineProgress interface {
+	Progress
+	// Engine reports the running statement's progress: percent (0-100) of
+	// its estimated work (for file scans, the share of the input read) and
+	// the rows it has processed.
+	Engine(percent float64, rows int64)
+}
+
 // Result is a run's summary; its JSON form is the contract's run --json.
 type Result struct {
 	Job        string                 `json:"job"`

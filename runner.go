@@ -181,9 +181,10 @@ type plannedInputs struct {
 // is reported, dropped from the plan and left unrecorded, and the engine is
 // run again without it.
 func (r *runner) runEngine(ctx context.Context, states map[string]bookmark.SourceState) (engine.Result, []plannedInputs, error) {
+	_, progress := r.opts.Progress.(EngineProgress)
 	eng, err := engine.New(r.spec.Engine.Name, engine.Options{
 		MemoryLimit: r.spec.Engine.MemoryLimit, Threads: r.spec.Engine.Threads,
-		SpillDir: r.spillDir(), Remote: r.spec.Engine.Remote,
+		SpillDir: r.spillDir(), Remote: r.spec.Engine.Remote, Progress: progress,
 	})
 	if err != nil {
 		return engine.Result{}, nil, err
@@ -217,6 +218,11 @@ func (r *runner) executeOnce(ctx context.Context, eng engine.Engine, states map[
 		}
 		r.opts.Progress.Phase(fmt.Sprintf("processing %d files (%s)", files, humanize.IBytes(uint64(bytes))), files, 0)
 		defer r.opts.Progress.Done()
+		ep, ok1 := r.opts.Progress.(EngineProgress)
+		pe, ok2 := eng.(engine.Progresser)
+		if ok1 && ok2 {
+			defer watchEngine(pe, ep)()
+		}
 	}
 	tails := r.startTails(ctx)
 	res, err := eng.Execute(ctx, plan)
@@ -229,6 +235,34 @@ func (r *runner) executeOnce(ctx context.Context, eng engine.Engine, states map[
 	}
 	r.tails = tails
 	return res, nil
+}
+
+// engineTick is how often the engine's progress is shown.
+const engineTick = 200 * time.Millisecond
+
+// watchEngine passes the engine's progress to p until the returned
+// function is called; that function returns once the watcher stopped.
+func watchEngine(e engine.Progresser, p EngineProgress) func() {
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(engineTick)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				if pr, ok := e.Progress(); ok {
+					p.Engine(pr.Percent, pr.Rows)
+				}
+			}
+		}
+	}()
+	return func() {
+		close(stop)
+		<-done
+	}
 }
 
 // badRecordPolicy is the run's policy for bad records: the most lenient of
