@@ -77,11 +77,11 @@ func (p *barProgress) Engine(percent float64, rows int64) {
 			progressbar.OptionSetElapsedTime(true),
 			progressbar.OptionSetPredictTime(false),
 			progressbar.OptionClearOnFinish(),
-			progressbar.OptionThrottle(100_000_000),
+			// No throttle: updates come a few times a second.
 		)
 	}
-	p.bar.Describe(engineLine(p.name, p.bytes, percent, rows))
 	_ = p.bar.Set64(int64(percent * 10))
+	p.bar.Describe(engineLine(p.name, p.bytes, percent, rows))
 }
 
 // engineLine describes the engine's progress: the phase, the input read
