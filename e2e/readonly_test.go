@@ -132,4 +132,27 @@ func TestReadOnlyState(t *testing.T) {
 		t.Errorf("the writer: got exit %d, want 0\n%v", w.code, w)
 	}
 	readCommands("after the writer finished")
+
+	// A read-only state file in a writable folder: SQLite would open it
+	// read-only without a word; run refuses at once, writing nothing.
+	dbFile := filepath.Join(stateDir, "state.db")
+	if err := os.Chmod(stateDir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dbFile, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(dbFile, 0o644) })
+	r = as("run", f.jobPath, "--json")
+	if r.code != 1 {
+		t.Fatalf("run with a read-only state file: got exit %d, want 1\n%v", r.code, r)
+	}
+	assertMentions(t, r, "read-only", dbFile)
+	assertFailureJSON(t, r, 1, "state")
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if _, err := os.Stat(dbFile + suffix); err == nil {
+			t.Errorf("run with a read-only state file left %s%s", dbFile, suffix)
+		}
+	}
+	readCommands("with a read-only state file")
 }

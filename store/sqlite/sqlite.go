@@ -83,6 +83,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		}
 		return nil, fmt.Errorf("opening sqlite state store %s: %w", path, err)
 	}
+	if why := filesNotWritable(abs); why != "" {
+		return nil, fmt.Errorf("opening sqlite state store %s: the state is read-only (%s); commands that change state need to write it (runs, bookmark show and plan only read it)",
+			abs, why)
+	}
 	s, err := open(ctx, abs, dsn(abs), false)
 	if err != nil {
 		if why := notWritable(abs); why != "" && isCantWrite(err) {
@@ -201,6 +205,13 @@ func notWritable(abs string) string {
 		f.Close()
 		os.Remove(f.Name())
 	}
+	return filesNotWritable(abs)
+}
+
+// filesNotWritable says which of the database file and its -wal and -shm
+// files exists and cannot be written ("" if none): SQLite would open such
+// a file read-only without a word and fail at the first write.
+func filesNotWritable(abs string) string {
 	for _, p := range []string{abs, abs + "-wal", abs + "-shm"} {
 		f, err := os.OpenFile(p, os.O_WRONLY, 0)
 		if errors.Is(err, fs.ErrNotExist) {
