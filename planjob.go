@@ -2,10 +2,12 @@ package tidemark
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/job"
+	"github.com/tidemark-etl/tidemark/store"
 )
 
 // SourcePreview is what the next run would read of one source.
@@ -19,8 +21,9 @@ type SourcePreview struct {
 	// InSinks counts the files left unread because they lie in a tidemark
 	// sink's folder below the source's root.
 	InSinks int64 `json:"in_sinks,omitempty"`
-	// SQL table sources: rows the next run would read (new and late),
-	// the key range, and rows seen behind the mark.
+	// SQL table sources (Table): rows the next run would read (new and
+	// late), the key range, and rows seen behind the mark.
+	Table       bool     `json:"table,omitempty"`
 	Rows        int64    `json:"rows,omitempty"`
 	After       []string `json:"after,omitempty"`
 	UpTo        []string `json:"up_to,omitempty"`
@@ -42,9 +45,23 @@ type PlanResult struct {
 }
 
 // Plan says what the next run would read; it changes nothing and takes no
-// lease.
+// lease. It opens the state store read-only (so it works on a read-only
+// state folder) and creates none: with no store yet, it plans the job's
+// first run and logs a warning that names where it looked.
 func Plan(ctx context.Context, spec *job.Spec, opts RunOptions) (*PlanResult, error) {
-	jobName, st, err := opts.open(ctx, spec)
+	if err := opts.defaults(spec); err != nil {
+		return nil, err
+	}
+	jobName := spec.Job
+	if opts.JobName != "" {
+		jobName = opts.JobName
+	}
+	st, err := OpenExistingState(ctx, opts.State, spec, true)
+	if errors.Is(err, store.ErrNoState) {
+		loc, origin := StateOrigin(opts.State, spec)
+		opts.Logger.Warn("no state store yet: planning the job's first run", "state", store.Redact(loc), "chosen", origin)
+		st, err = noState{}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +87,7 @@ func Plan(ctx context.Context, spec *job.Spec, opts RunOptions) (*PlanResult, er
 			return nil, err
 		}
 		if t := p.table; t != nil {
-			pv := SourcePreview{New: []string{}}
+			pv := SourcePreview{New: []string{}, Table: true}
 			if t.plan != nil {
 				pv.Rows, pv.After, pv.UpTo, pv.Regressions = t.plan.NewRows+t.plan.Late, t.plan.From, t.plan.To, t.plan.Regressions
 			}

@@ -49,6 +49,18 @@ type Progress interface {
 	Done()
 }
 
+// EngineProgress is a Progress that also shows how far the engine has come
+// in the processing phase: Run calls Engine a few times a second while the
+// engine runs (never at the same time as Phase or Done), when the engine
+// can tell (engine.Progresser).
+type EngineProgress interface {
+	Progress
+	// Engine reports the running statement's progress: percent (0-100) of
+	// its estimated work (for file scans, the share of the input read) and
+	// the rows it has processed.
+	Engine(percent float64, rows int64)
+}
+
 // Result is a run's summary; its JSON form is the contract's run --json.
 type Result struct {
 	Job        string                 `json:"job"`
@@ -64,12 +76,13 @@ type Result struct {
 	StartedAt  *time.Time             `json:"started_at,omitempty"`
 	FinishedAt *time.Time             `json:"finished_at,omitempty"`
 	Undone     bool                   `json:"undone,omitempty"`
+	Purged     bool                   `json:"purged,omitempty"`
 }
 
 // ResultOf converts a stored run record.
 func ResultOf(r store.Run) Result {
 	res := Result{Job: r.Job, RunID: r.RunID, Attempt: r.Attempt, Status: r.Status, Mode: r.Mode,
-		Sources: r.Sources, Sinks: r.Sinks, Version: r.Version, Error: secret.Redact(r.Error), Undone: r.Undone}
+		Sources: r.Sources, Sinks: r.Sinks, Version: r.Version, Error: secret.Redact(r.Error), Undone: r.Undone, Purged: r.Purged}
 	started := r.StartedAt
 	res.StartedAt = &started
 	if !r.FinishedAt.IsZero() {
@@ -101,12 +114,18 @@ func (o *RunOptions) open(ctx context.Context, spec *job.Spec) (string, store.St
 	if o.JobName != "" {
 		jobName = o.JobName
 	}
-	loc := StateLocation(o.State, spec)
+	loc, origin := StateOrigin(o.State, spec)
 	if err := checkSinkPaths(spec, loc); err != nil {
 		return "", nil, err
 	}
 	st, err := OpenState(ctx, loc)
-	return jobName, st, err
+	if err != nil {
+		if errors.Is(err, ErrUsage) {
+			return "", nil, err
+		}
+		return "", nil, &StateError{Location: store.Redact(loc), Origin: origin, Err: err}
+	}
+	return jobName, st, nil
 }
 
 func (o *RunOptions) defaults(spec *job.Spec) error {
@@ -173,6 +192,12 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 	}()
 	if err := markDead(ctx, st, jobName, r.log); err != nil {
 		return nil, err
+	}
+	// A usage error is found before the run is recorded: it is no run.
+	if opts.From != "" {
+		if r.rangeIDs, err = rangeRuns(ctx, st, jobName, opts.From, opts.To); err != nil {
+			return nil, err
+		}
 	}
 	if r.rec, err = st.BeginRun(ctx, r.rec); err != nil {
 		return nil, fmt.Errorf("recording run start: %w", err)

@@ -31,6 +31,9 @@ type runner struct {
 	rs    roots
 	lease *heldLease
 	rec   store.Run
+	// rangeIDs are the runs (from, to] a pause run re-reads, resolved
+	// before the run is recorded.
+	rangeIDs []string
 
 	plans   []*SourcePlan
 	staged  []stagedSink // sinks whose staging folders exist
@@ -54,9 +57,7 @@ func (r *runner) execute(ctx context.Context) error {
 	}
 	in := planInput{mode: r.opts.Mode, states: states, allowDrift: r.opts.AllowSourceChange, now: time.Now()}
 	if r.opts.From != "" {
-		if in.rangeRuns, err = rangeRuns(ctx, r.st, r.job, r.opts.From, r.opts.To); err != nil {
-			return err
-		}
+		in.rangeRuns = r.rangeIDs
 	}
 	r.rec.Sources = map[string]store.Count{}
 	r.rec.Sinks = map[string]store.Count{}
@@ -200,9 +201,10 @@ type plannedInputs struct {
 // changed while it was read (see readcheck.go); the engine is run again
 // without them, a bounded number of times.
 func (r *runner) runEngine(ctx context.Context, states map[string]bookmark.SourceState) (engine.Result, []plannedInputs, error) {
+	_, progress := r.opts.Progress.(EngineProgress)
 	eng, err := engine.New(r.spec.Engine.Name, engine.Options{
 		MemoryLimit: r.spec.Engine.MemoryLimit, Threads: r.spec.Engine.Threads,
-		SpillDir: r.spillDir(), Remote: r.spec.Engine.Remote,
+		SpillDir: r.spillDir(), Remote: r.spec.Engine.Remote, Progress: progress,
 	})
 	if err != nil {
 		return engine.Result{}, nil, err
@@ -255,6 +257,11 @@ func (r *runner) executeOnce(ctx context.Context, eng engine.Engine, states map[
 		}
 		r.opts.Progress.Phase(fmt.Sprintf("processing %d files (%s)", files, humanize.IBytes(uint64(bytes))), files, 0)
 		defer r.opts.Progress.Done()
+		ep, ok1 := r.opts.Progress.(EngineProgress)
+		pe, ok2 := eng.(engine.Progresser)
+		if ok1 && ok2 {
+			defer watchEngine(pe, ep)()
+		}
 	}
 	tails := r.startTails(ctx)
 	verified := startVerify(ctx, plan)
@@ -276,6 +283,34 @@ func (r *runner) executeOnce(ctx context.Context, eng engine.Engine, states map[
 	}
 	r.tails = tails
 	return res, nil, nil
+}
+
+// engineTick is how often the engine's progress is shown.
+const engineTick = 200 * time.Millisecond
+
+// watchEngine passes the engine's progress to p until the returned
+// function is called; that function returns once the watcher stopped.
+func watchEngine(e engine.Progresser, p EngineProgress) func() {
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(engineTick)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				if pr, ok := e.Progress(); ok {
+					p.Engine(pr.Percent, pr.Rows)
+				}
+			}
+		}
+	}()
+	return func() {
+		close(stop)
+		<-done
+	}
 }
 
 // badRecordPolicy is the run's policy for bad records: the most lenient of

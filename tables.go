@@ -151,9 +151,10 @@ func tableInput(ctx string, ex *sqltable.Extract) engine.Source {
 
 // tableCount is a table source's run summary.
 func (p *SourcePlan) tableCount() store.Count {
-	c := store.Count{}
+	c := store.Count{Table: true}
 	if t := p.table; t.plan != nil {
 		c.Regressions, c.NullKeys = t.plan.Regressions, t.plan.NullKeys
+		c.KeysAfter, c.KeysUpTo = strings.Join(t.plan.From, ", "), strings.Join(t.plan.To, ", ")
 	}
 	if ex := p.table.ex; ex != nil {
 		c.Rows, c.Late, c.Files, c.Bytes = ex.Rows, ex.Late, int64(ex.Parts), ex.Bytes

@@ -306,6 +306,21 @@ func (f *fixture) bookmark() bookmarkView {
 	return decodeOne[bookmarkView](f.t, r)
 }
 
+// bookmarkOrEmpty is bookmark, or for a job that has no state yet (bookmark
+// show exits 2 saying so, and creates none) the empty bookmark that
+// bookmark show prints for a job whose runs never committed.
+func (f *fixture) bookmarkOrEmpty(job string) bookmarkView {
+	f.t.Helper()
+	r := f.tidemark(nil, "bookmark", "show", f.jobPath, "--json")
+	if r.code == 2 && (strings.Contains(r.stderr, "does not exist") || strings.Contains(r.stderr, "has no state")) {
+		return bookmarkView{Job: job, Version: json.RawMessage("0"), Sources: map[string]json.RawMessage{}}
+	}
+	if r.code != 0 {
+		f.t.Fatalf("bookmark show: got exit %d, want 0 (or 2 for no state)\n%v", r.code, r)
+	}
+	return decodeOne[bookmarkView](f.t, r)
+}
+
 // reset runs `bookmark reset` with extra flags and requires exit 0.
 func (f *fixture) reset(flags ...string) result {
 	f.t.Helper()

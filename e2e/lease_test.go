@@ -48,6 +48,12 @@ func testConcurrentRunsLease(t *testing.T, be backend) {
 	switch {
 	case blocked != nil:
 		assertMentions(t, *blocked, strconv.Itoa(holder.cmd.Process.Pid), host)
+		// run --json says so too: exit_code 3 and the lease's holder.
+		v := assertFailureJSON(t, *blocked, 3, "lease_held")
+		if v.Holder == nil || v.Holder.PID != holder.cmd.Process.Pid || v.Holder.Host != host || v.Holder.Started == "" {
+			t.Errorf("run --json on exit 3: holder %+v, want pid %d on host %s with its start time\n%v",
+				v.Holder, holder.cmd.Process.Pid, host, *blocked)
+		}
 		if blocked.took > 10*time.Second {
 			t.Errorf("the blocked run took %v to exit 3, want at once", blocked.took)
 		}
@@ -56,6 +62,9 @@ func testConcurrentRunsLease(t *testing.T, be backend) {
 		}
 	case hr.code == 3:
 		assertMentions(t, hr, host)
+		if v := assertFailureJSON(t, hr, 3, "lease_held"); v.Holder == nil || v.Holder.Host != host {
+			t.Errorf("run --json on exit 3: holder %+v, want one on host %s\n%v", v.Holder, host, hr)
+		}
 	default:
 		t.Fatalf("no run exited 3: the first run finished in %v before a second one found the lease held (%d tries)\n%v",
 			hr.took, len(results), hr)

@@ -442,6 +442,19 @@ func (f *sqlFixture) bookmark() string {
 	return string(out)
 }
 
+// bookmarkOrEmpty is bookmark, or for a job that has no state yet (bookmark
+// show exits 2 saying so) the normalized empty bookmark that bookmark show
+// prints for a job whose runs never committed.
+func (f *sqlFixture) bookmarkOrEmpty(job string) string {
+	f.t.Helper()
+	r := f.tidemark(nil, "bookmark", "show", f.jobPath, "--json")
+	if r.code == 2 && (strings.Contains(r.stderr, "does not exist") || strings.Contains(r.stderr, "has no state")) {
+		out, _ := json.Marshal(map[string]any{"job": job, "version": 0, "run_id": "", "sources": map[string]any{}})
+		return string(out)
+	}
+	return f.bookmark()
+}
+
 // reset runs `bookmark reset` with flags and requires exit 0.
 func (f *sqlFixture) reset(flags ...string) result {
 	f.t.Helper()

@@ -137,6 +137,24 @@ type Options struct {
 	SpillDir    string
 	// Remote is a Spark Connect address (sc://host:port).
 	Remote string
+	// Progress asks a Progresser engine to track the progress of its
+	// statements (it may cost a little time).
+	Progress bool
+}
+
+// Progress is how far the statement an engine runs has come.
+type Progress struct {
+	Percent   float64 // 0-100 of the statement's estimated work
+	Rows      int64   // rows the statement has processed
+	TotalRows int64   // rows it is estimated to process (0: unknown)
+}
+
+// Progresser is an Engine that reports the progress of the Execute in
+// progress. Progress may be called from any goroutine at any time (it
+// reports false when nothing runs or it cannot tell); Options.Progress
+// must be set for it to know anything.
+type Progresser interface {
+	Progress() (Progress, bool)
 }
 
 // Factory makes an engine from the job's engine options.

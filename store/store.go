@@ -106,6 +106,14 @@ type Count struct {
 	// ChangedDuringRead counts files that changed while the run read them:
 	// left out of the run, unrecorded, read by the next run.
 	ChangedDuringRead int64 `json:"changed_during_read,omitempty"`
+
+	// Table marks a SQL table source's count, whose Files are the parts it
+	// was read in; KeysAfter and KeysUpTo are the bookmark-key range the
+	// run read, (KeysAfter, KeysUpTo], each a tuple's key texts joined
+	// with ", " (KeysAfter empty: from the start).
+	Table     bool   `json:"table,omitempty"`
+	KeysAfter string `json:"keys_after,omitempty"`
+	KeysUpTo  string `json:"keys_up_to,omitempty"`
 }
 
 // Run is one run's record.
@@ -272,4 +280,10 @@ type Store interface {
 	// Stats returns backend-specific size figures (for reports).
 	Stats(ctx context.Context) (map[string]int64, error)
 	Close() error
+}
+
+// JobLister is a Store that can list the jobs it holds state for (for
+// messages about an unknown job).
+type JobLister interface {
+	Jobs(ctx context.Context) ([]string, error)
 }

@@ -54,7 +54,7 @@ type bookmarkView struct {
 
 // runBookmarkShow is `tidemark bookmark show`.
 func runBookmarkShow(ctx context.Context, g *globals, arg string) error {
-	name, st, err := openJob(ctx, g, arg)
+	name, st, err := openJob(ctx, g, arg, true)
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func runBookmarkShow(ctx context.Context, g *globals, arg string) error {
 
 // runBookmarkReset is `tidemark bookmark reset`.
 func runBookmarkReset(ctx context.Context, g *globals, ro tidemark.ResetOptions, arg string) error {
-	name, st, err := openJob(ctx, g, arg)
+	name, st, err := openJob(ctx, g, arg, false)
 	if err != nil {
 		return err
 	}

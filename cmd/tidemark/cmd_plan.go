@@ -40,6 +40,7 @@ func runPlan(ctx context.Context, g *globals, o *runOptions, path string) error 
 	if err != nil {
 		return err
 	}
+	ro.Logger = g.logger()
 	res, err := tidemark.Plan(ctx, spec, ro)
 	if err != nil {
 		return err
@@ -50,9 +51,20 @@ func runPlan(ctx context.Context, g *globals, o *runOptions, path string) error 
 	fmt.Printf("job %s, mode %s, bookmark version %d\n", res.Job, res.Mode, res.Version)
 	for _, k := range sortedKeys(res.Sources) {
 		s := res.Sources[k]
-		if s.Rows > 0 || s.UpTo != nil {
-			fmt.Printf("source %s: %d rows to read, keys after (%s) up to (%s), %d regressions\n",
-				k, s.Rows, strings.Join(s.After, ", "), strings.Join(s.UpTo, ", "), s.Regressions)
+		if s.Table || s.Rows > 0 || s.UpTo != nil {
+			switch {
+			case s.UpTo == nil:
+				fmt.Printf("source %s (SQL table): nothing new to read", k)
+				if s.After != nil {
+					fmt.Printf(" after keys (%s)", strings.Join(s.After, ", "))
+				}
+			case s.After == nil:
+				fmt.Printf("source %s (SQL table): %d rows to read, keys from the start up to (%s)", k, s.Rows, strings.Join(s.UpTo, ", "))
+			default:
+				fmt.Printf("source %s (SQL table): %d rows to read, keys after (%s) up to (%s)",
+					k, s.Rows, strings.Join(s.After, ", "), strings.Join(s.UpTo, ", "))
+			}
+			fmt.Printf(", %d regressions\n", s.Regressions)
 			continue
 		}
 		fmt.Printf("source %s: %d files to read (%s), %d unchanged, %d modified, %d left for later runs\n",

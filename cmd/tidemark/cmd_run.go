@@ -3,9 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"sort"
+	"time"
 
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
@@ -13,6 +16,7 @@ import (
 	"github.com/tidemark-etl/tidemark"
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/job"
+	"github.com/tidemark-etl/tidemark/store"
 )
 
 // runOptions are the flags of run and plan.
@@ -67,33 +71,106 @@ func newRunCmd(g *globals) *cobra.Command {
 
 // runRun is `tidemark run`.
 func runRun(ctx context.Context, g *globals, o *runOptions, path string) error {
+	log := g.logger()
+	spec, res, err := runJob(ctx, g, o, path, log)
+	out := runOutputOf(spec, o, res, err)
+	if g.json {
+		if jerr := json.NewEncoder(os.Stdout).Encode(out); jerr != nil && err == nil {
+			return jerr
+		}
+	}
+	switch {
+	case g.logFormat == "json":
+		attrs := []any{"run_id", out.RunID, "status", out.Status, "mode", out.Mode,
+			"attempt", out.Attempt, "duration_ms", out.DurationMS, "sources", out.Sources, "sinks", out.Sinks,
+			"exit_code", out.ExitCode}
+		if err != nil {
+			attrs = append(attrs, "error", out.Error, "error_kind", out.ErrorKind)
+			if out.Holder != nil {
+				attrs = append(attrs, "holder", out.Holder)
+			}
+			log.Error("run finished", attrs...)
+		} else {
+			log.Info("run finished", attrs...)
+		}
+	case res != nil:
+		printSummary(res)
+	}
+	return err
+}
+
+// runJob loads the job file and runs it; res is nil when the run was not
+// begun (a usage or job-file error, a held lease).
+func runJob(ctx context.Context, g *globals, o *runOptions, path string, log *slog.Logger) (*job.Spec, *tidemark.Result, error) {
 	spec, err := job.Load(path)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	ro, err := o.library(g)
 	if err != nil {
-		return err
+		return spec, nil, err
 	}
-	log := g.logger()
 	ro.Logger = log
-	ro.Progress = newProgress(os.Stderr)
+	if g.logFormat != "json" { // a bar is not a JSON line
+		ro.Progress = newProgress(os.Stderr)
+	}
 	res, err := tidemark.Run(ctx, spec, ro)
+	return spec, res, err
+}
+
+// runOutput is run --json: the contract's summary, on every exit. On exit
+// 1, 2 and 3 it has status failed, exit_code and error, with error_kind,
+// and on 3 the holder of the lease.
+type runOutput struct {
+	tidemark.Result
+	ExitCode  int          `json:"exit_code"`
+	ErrorKind string       `json:"error_kind,omitempty"`
+	Holder    *leaseHolder `json:"holder,omitempty"`
+}
+
+// leaseHolder is who holds a job's lease (run --json on exit 3).
+type leaseHolder struct {
+	RunID   string    `json:"run_id"`
+	Host    string    `json:"host"`
+	PID     int       `json:"pid"`
+	Started time.Time `json:"started"`
+	Expires time.Time `json:"expires"`
+}
+
+// runOutputOf is the run's summary, or the failure of a run that was not
+// begun (res nil).
+func runOutputOf(spec *job.Spec, o *runOptions, res *tidemark.Result, err error) runOutput {
+	var out runOutput
 	if res != nil {
-		if g.json {
-			enc := json.NewEncoder(os.Stdout)
-			if jerr := enc.Encode(res); jerr != nil {
-				return jerr
+		out.Result = *res
+	} else {
+		out.Result = tidemark.Result{Status: store.StatusFailed, Sources: map[string]store.Count{}, Sinks: map[string]store.Count{}}
+		if spec != nil {
+			out.Job = spec.Job
+			if m, merr := bookmark.ParseMode(spec.Bookmark); merr == nil {
+				out.Mode = m
 			}
 		}
-		if g.logFormat == "json" {
-			log.Info("run finished", "run_id", res.RunID, "status", res.Status, "mode", res.Mode,
-				"attempt", res.Attempt, "duration_ms", res.DurationMS, "sources", res.Sources, "sinks", res.Sinks)
-		} else {
-			printSummary(res)
+		if o.jobName != "" {
+			out.Job = o.jobName
+		}
+		if m, merr := bookmark.ParseMode(o.mode); o.mode != "" && merr == nil {
+			out.Mode = m
 		}
 	}
-	return err
+	if err == nil {
+		return out
+	}
+	out.Status = store.StatusFailed
+	out.Error = err.Error()
+	out.ExitCode = exitCode(err)
+	out.ErrorKind = errorKind(err)
+	var held *store.LeaseHeldError
+	if errors.As(err, &held) {
+		out.Holder = &leaseHolder{RunID: held.Holder.ID, Host: held.Holder.Host, PID: held.Holder.PID,
+			Started: held.Holder.Started, Expires: held.Expires}
+	}
+	return out
 }
 
 // printSummary writes the human run summary on stderr.
@@ -101,6 +178,10 @@ func printSummary(r *tidemark.Result) {
 	fmt.Fprintf(os.Stderr, "run %s of %s: %s (mode %s, attempt %d, %d ms)\n", r.RunID, r.Job, r.Status, r.Mode, r.Attempt, r.DurationMS)
 	for _, k := range sortedKeys(r.Sources) {
 		c := r.Sources[k]
+		if c.Table {
+			fmt.Fprintf(os.Stderr, "  source %s: %s\n", k, tableLine(c))
+			continue
+		}
 		line := fmt.Sprintf("  source %s: %d files, %s, %d rows", k, c.Files, humanize.IBytes(uint64(c.Bytes)), c.Rows)
 		if c.Rejected > 0 {
 			line += fmt.Sprintf(", %d bad rows set aside", c.Rejected)
@@ -123,6 +204,30 @@ func printSummary(r *tidemark.Result) {
 		c := r.Sinks[k]
 		fmt.Fprintf(os.Stderr, "  sink %s: %d files, %d rows\n", k, c.Files, c.Rows)
 	}
+}
+
+// tableLine describes what a run read of a SQL table source: rows and
+// the bookmark-key range, not the parts it was read in.
+func tableLine(c store.Count) string {
+	line := fmt.Sprintf("SQL table, %d rows", c.Rows)
+	switch {
+	case c.KeysUpTo != "" && c.KeysAfter != "":
+		line += fmt.Sprintf(", keys after (%s) up to (%s)", c.KeysAfter, c.KeysUpTo)
+	case c.KeysUpTo != "":
+		line += fmt.Sprintf(", keys from the start up to (%s)", c.KeysUpTo)
+	case c.KeysAfter != "":
+		line += fmt.Sprintf(", nothing after keys (%s)", c.KeysAfter)
+	}
+	if c.Late > 0 {
+		line += fmt.Sprintf(", %d late rows from the lookback window", c.Late)
+	}
+	if c.Regressions > 0 {
+		line += fmt.Sprintf(", %d rows behind the bookmark not read", c.Regressions)
+	}
+	if c.NullKeys > 0 {
+		line += fmt.Sprintf(", %d rows with a NULL key left out", c.NullKeys)
+	}
+	return line
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -28,7 +28,7 @@ func newRunsCmd(g *globals) *cobra.Command {
 
 // runRuns is `tidemark runs`.
 func runRuns(ctx context.Context, g *globals, arg string) error {
-	name, st, err := openJob(ctx, g, arg)
+	name, st, err := openJob(ctx, g, arg, true)
 	if err != nil {
 		return err
 	}
@@ -49,18 +49,31 @@ func runRuns(ctx context.Context, g *globals, arg string) error {
 		return nil
 	}
 	fmt.Printf("%-24s %-8s %-10s %5s %8s %10s %8s  %s\n", "RUN", "MODE", "STATUS", "TRY", "FILES", "ROWS", "VERSION", "STARTED")
+	var undone, purged bool
 	for _, r := range out {
 		var files, rows int64
 		for _, c := range r.Sources {
-			files += c.Files
+			if !c.Table { // a table's parts are no files; its rows are below
+				files += c.Files
+			}
 			rows += c.Rows
 		}
 		status := r.Status
-		if r.Undone {
+		switch {
+		case r.Purged:
+			status += "**"
+			purged = true
+		case r.Undone:
 			status += "*"
+			undone = true
 		}
 		fmt.Printf("%-24s %-8s %-10s %5d %8d %10d %8d  %s\n", r.RunID, r.Mode, status, r.Attempt, files, rows, r.Version,
 			r.StartedAt.Local().Format(time.DateTime))
+		for _, k := range sortedKeys(r.Sources) {
+			if c := r.Sources[k]; c.Table {
+				fmt.Printf("    source %s: %s\n", k, tableLine(c))
+			}
+		}
 		if r.Error != "" {
 			fmt.Printf("    error: %s\n", r.Error)
 		}
@@ -69,6 +82,15 @@ func runRuns(ctx context.Context, g *globals, arg string) error {
 				fmt.Printf("    source %s: %d files changed while read, left for the next run\n", k, n)
 			}
 		}
+	}
+	if undone || purged {
+		fmt.Println()
+	}
+	if undone {
+		fmt.Println("*  undone: a later `bookmark reset` cleared or rewound the bookmark past this run, so its input is read again; its output was kept")
+	}
+	if purged {
+		fmt.Println("** undone and purged: as *, and `bookmark reset --purge-output` deleted the output it published")
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tidemark-etl/tidemark"
+	"github.com/tidemark-etl/tidemark/engine"
 	_ "github.com/tidemark-etl/tidemark/engine/duckdb"
 	"github.com/tidemark-etl/tidemark/internal/secret"
 	"github.com/tidemark-etl/tidemark/job"
@@ -92,10 +93,22 @@ func run(args []string) int {
 	}
 	code := exitCode(err)
 	msg := secret.Redact(err.Error())
+	hint := ""
 	if code == exitUsage && cmd != nil && isCobraUsage(err) {
-		fmt.Fprintf(os.Stderr, "tidemark: %s\nRun '%s --help' for usage.\n", msg, cmd.CommandPath())
-	} else {
-		fmt.Fprintf(os.Stderr, "tidemark: %s\n", msg)
+		hint = fmt.Sprintf("Run '%s --help' for usage.", cmd.CommandPath())
+	}
+	if g.logFormat == "json" {
+		// Every line on stderr is JSON in this mode, the last one too.
+		attrs := []any{"error", msg, "error_kind", errorKind(err), "exit_code", code}
+		if hint != "" {
+			attrs = append(attrs, "hint", hint)
+		}
+		g.logger().Error("tidemark failed", attrs...)
+		return code
+	}
+	fmt.Fprintf(os.Stderr, "tidemark: %s\n", msg)
+	if hint != "" {
+		fmt.Fprintln(os.Stderr, hint)
 	}
 	return code
 }
@@ -121,10 +134,60 @@ func exitCode(err error) int {
 		return exitOK
 	case errors.Is(err, store.ErrLeaseHeld):
 		return exitLeaseHeld
-	case errors.As(err, &je), errors.As(err, &sc), errors.As(err, &so), errors.Is(err, tidemark.ErrUsage), isCobraUsage(err):
+	case errors.As(err, &je), errors.As(err, &sc), errors.As(err, &so), errors.Is(err, tidemark.ErrUsage), isCobraUsage(err),
+		errors.Is(err, store.ErrNoState):
 		return exitUsage
 	}
 	return exitFailed
+}
+
+// Error kinds, in run --json's "error_kind" and JSON logs: what a script
+// can branch on besides the exit code.
+const (
+	kindUsage         = "usage"          // exit 2: flags, arguments, an unknown run
+	kindUnknownJob    = "unknown_job"    // exit 2: the state store holds nothing of the job
+	kindJobFile       = "job_file"       // exit 2: the job file is invalid
+	kindSourceChanged = "source_changed" // exit 2: a source's definition changed under its ctx
+	kindNoState       = "no_state"       // exit 2: no state store where it was looked for
+	kindLeaseHeld     = "lease_held"     // exit 3: another run holds the job's lease
+	kindState         = "state"          // exit 1: the state store could not be opened
+	kindInput         = "input"          // exit 1: bad input, naming file and line
+	kindUnpublished   = "unpublished"    // exit 1: committed, output not all published yet
+	kindInterrupted   = "interrupted"    // exit 1: stopped by a signal
+	kindFailed        = "failed"         // exit 1: any other failure of the run
+)
+
+// errorKind classifies err for machines.
+func errorKind(err error) string {
+	var je *job.Error
+	var sc *tidemark.SourceChangedError
+	var se *tidemark.StateError
+	var ie *engine.InputError
+	var ue *tidemark.UnpublishedError
+	var uj *unknownJobError
+	switch {
+	case errors.As(err, &uj):
+		return kindUnknownJob
+	case errors.Is(err, store.ErrLeaseHeld):
+		return kindLeaseHeld
+	case errors.As(err, &je):
+		return kindJobFile
+	case errors.As(err, &sc):
+		return kindSourceChanged
+	case errors.Is(err, store.ErrNoState):
+		return kindNoState
+	case errors.Is(err, tidemark.ErrUsage), isCobraUsage(err):
+		return kindUsage
+	case errors.As(err, &se):
+		return kindState
+	case errors.As(err, &ue):
+		return kindUnpublished
+	case errors.As(err, &ie):
+		return kindInput
+	case errors.Is(err, context.Canceled):
+		return kindInterrupted
+	}
+	return kindFailed
 }
 
 // logger writes human or JSON logs to stderr.

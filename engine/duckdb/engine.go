@@ -34,8 +34,10 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"sync"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
+	"github.com/duckdb/duckdb-go/v2/mapping"
 
 	"github.com/tidemark-etl/tidemark/engine"
 )
@@ -47,9 +49,16 @@ type Engine struct {
 	opts  engine.Options
 	spill string // temp_directory; removed on Close when we created it
 	owned bool
+
+	mu       sync.Mutex         // guards running (progress.go)
+	running  mapping.Connection // the connection of the Execute in progress
+	tracking bool               // running is set
 }
 
-var _ engine.Engine = (*Engine)(nil)
+var (
+	_ engine.Engine     = (*Engine)(nil)
+	_ engine.Progresser = (*Engine)(nil)
+)
 
 // New opens an in-memory DuckDB with opts' memory limit, threads and spill
 // folder (a fresh temporary folder when SpillDir is empty, removed by
@@ -88,6 +97,7 @@ func New(opts engine.Options) (*Engine, error) {
 	if opts.Threads > 0 {
 		settings = append(settings, [2]string{"threads", fmt.Sprint(opts.Threads)})
 	}
+
 	for _, s := range settings {
 		if err := e.Set(context.Background(), s[0], s[1]); err != nil {
 			_ = e.Close()
@@ -128,6 +138,7 @@ func (e *Engine) Execute(ctx context.Context, p engine.Plan) (engine.Result, err
 		return engine.Result{}, fmt.Errorf("connecting to duckdb: %w", err)
 	}
 	defer c.Close()
+	defer e.track(ctx, c)()
 	x := &execution{c: c, plan: p, policy: p.OnBadRecord, links: &linker{base: e.spill}}
 	defer x.links.cleanup()
 	res, err := x.run(ctx)

@@ -191,3 +191,21 @@ func mustAffect(res sql.Result, notFound error) error {
 	}
 	return nil
 }
+
+// Jobs lists the jobs that have runs or bookmark versions, sorted.
+func (s *Store) Jobs(ctx context.Context) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT job FROM runs UNION SELECT job FROM bookmark_versions ORDER BY job`)
+	if err != nil {
+		return nil, fmt.Errorf("listing jobs: %w", err)
+	}
+	defer rows.Close()
+	var jobs []string
+	for rows.Next() {
+		var j string
+		if err := rows.Scan(&j); err != nil {
+			return nil, fmt.Errorf("listing jobs: %w", err)
+		}
+		jobs = append(jobs, j)
+	}
+	return jobs, rows.Err()
+}

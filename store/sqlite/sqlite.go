@@ -13,11 +13,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	sqlitedrv "modernc.org/sqlite" // also registers the "sqlite" database/sql driver
@@ -36,11 +38,17 @@ type Store struct {
 	path string
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store     = (*Store)(nil)
+	_ store.JobLister = (*Store)(nil)
+)
 
 func init() {
 	store.Register("sqlite", func(ctx context.Context, location string) (store.Store, error) {
 		return Open(ctx, pathFromLocation(location))
+	})
+	store.RegisterExisting("sqlite", func(ctx context.Context, location string, readOnly bool) (store.Store, error) {
+		return OpenExisting(ctx, pathFromLocation(location), readOnly)
 	})
 }
 
@@ -58,7 +66,9 @@ func pathFromLocation(location string) string {
 
 // Open opens (creating it and its parent directories if needed) the SQLite
 // state database at path and brings its schema up to date. It refuses a
-// database written by a newer tidemark (ErrSchemaTooNew).
+// database written by a newer tidemark (ErrSchemaTooNew). A state that
+// cannot be written (a read-only folder or file) is an error that says so
+// and names the path.
 func Open(ctx context.Context, path string) (*Store, error) {
 	if path == "" {
 		return nil, fmt.Errorf("opening sqlite state store: empty path")
@@ -68,30 +78,54 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("opening sqlite state store %s: %w", path, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+			return nil, fmt.Errorf("opening sqlite state store %s: cannot create its folder, which lies in a read-only place: %w", abs, err)
+		}
 		return nil, fmt.Errorf("opening sqlite state store %s: %w", path, err)
 	}
-	// Several processes creating one new file at once can see SQLITE_BUSY
-	// without SQLite calling the busy handler (switching a fresh file to WAL
-	// takes an exclusive lock that does not wait), so opening retries busy
-	// errors itself for as long as a statement would wait.
+	if why := filesNotWritable(abs); why != "" {
+		return nil, fmt.Errorf("opening sqlite state store %s: the state is read-only (%s); commands that change state need to write it (runs, bookmark show and plan only read it)",
+			abs, why)
+	}
+	s, err := open(ctx, abs, dsn(abs), false)
+	if err != nil {
+		if why := notWritable(abs); why != "" && isCantWrite(err) {
+			return nil, fmt.Errorf("opening sqlite state store %s: the state is read-only (%s); commands that change state need to write it and its -wal and -shm files there (runs, bookmark show and plan only read it): %w",
+				abs, why, err)
+		}
+		return nil, fmt.Errorf("opening sqlite state store %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// open opens the database with dsn and checks or migrates its schema.
+// Several processes creating one new file at once can see SQLITE_BUSY
+// without SQLite calling the busy handler (switching a fresh file to WAL
+// takes an exclusive lock that does not wait), so opening retries busy
+// errors itself for as long as a statement would wait.
+func open(ctx context.Context, abs, dsn string, readOnly bool) (*Store, error) {
 	deadline := time.Now().Add(busyTimeout)
 	for {
-		db, err := sql.Open("sqlite", dsn(abs))
+		db, err := sql.Open("sqlite", dsn)
 		if err != nil {
-			return nil, fmt.Errorf("opening sqlite state store %s: %w", path, err)
+			return nil, err
 		}
 		s := &Store{db: db, path: abs}
-		err = s.init(ctx)
+		if readOnly {
+			err = s.check(ctx)
+		} else {
+			err = s.init(ctx)
+		}
 		if err == nil {
 			return s, nil
 		}
 		db.Close()
 		if !isBusy(err) || time.Now().After(deadline) {
-			return nil, fmt.Errorf("opening sqlite state store %s: %w", path, err)
+			return nil, err
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("opening sqlite state store %s: %w", path, ctx.Err())
+			return nil, ctx.Err()
 		case <-time.After(time.Duration(5+rand.IntN(45)) * time.Millisecond):
 		}
 	}
