@@ -153,14 +153,16 @@ func checkTableSink(ctx context.Context, st store.Store, k job.Sink, jobName str
 		return err
 	}
 	defer ts.Close()
-	last, err := ts.LastRun(ctx, jobName)
-	if err != nil || last == "" {
+	last, err := ts.LastRuns(ctx, jobName)
+	if err != nil {
 		return err
 	}
-	if _, err := st.Run(ctx, jobName, last); errors.Is(err, store.ErrNotFound) {
-		return &SinkOwnedError{Sink: k.Ctx, Location: k.Table, Job: jobName, State: id, LastRun: last}
-	} else if err != nil {
-		return fmt.Errorf("reading run %s: %w", last, err)
+	for _, runID := range last {
+		if _, err := st.Run(ctx, jobName, runID); errors.Is(err, store.ErrNotFound) {
+			return &SinkOwnedError{Sink: k.Ctx, Location: k.Table, Job: jobName, State: id, LastRun: runID}
+		} else if err != nil {
+			return fmt.Errorf("reading run %s: %w", runID, err)
+		}
 	}
 	return nil
 }

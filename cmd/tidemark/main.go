@@ -148,10 +148,12 @@ const (
 	kindUnknownJob    = "unknown_job"    // exit 2: the state store holds nothing of the job
 	kindJobFile       = "job_file"       // exit 2: the job file is invalid
 	kindSourceChanged = "source_changed" // exit 2: a source's definition changed under its ctx
+	kindSinkOwned     = "sink_owned"     // exit 2: a sink location belongs to another job or state
 	kindNoState       = "no_state"       // exit 2: no state store where it was looked for
 	kindLeaseHeld     = "lease_held"     // exit 3: another run holds the job's lease
 	kindState         = "state"          // exit 1: the state store could not be opened
 	kindInput         = "input"          // exit 1: bad input, naming file and line
+	kindSourceMissing = "source_missing" // exit 1: a source folder does not exist
 	kindUnpublished   = "unpublished"    // exit 1: committed, output not all published yet
 	kindInterrupted   = "interrupted"    // exit 1: stopped by a signal
 	kindFailed        = "failed"         // exit 1: any other failure of the run
@@ -165,6 +167,8 @@ func errorKind(err error) string {
 	var ie *engine.InputError
 	var ue *tidemark.UnpublishedError
 	var uj *unknownJobError
+	var so *tidemark.SinkOwnedError
+	var ms *tidemark.MissingSourceError
 	switch {
 	case errors.As(err, &uj):
 		return kindUnknownJob
@@ -174,6 +178,10 @@ func errorKind(err error) string {
 		return kindJobFile
 	case errors.As(err, &sc):
 		return kindSourceChanged
+	case errors.As(err, &so):
+		return kindSinkOwned
+	case errors.As(err, &ms):
+		return kindSourceMissing
 	case errors.Is(err, store.ErrNoState):
 		return kindNoState
 	case errors.Is(err, tidemark.ErrUsage), isCobraUsage(err):
