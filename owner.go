@@ -153,16 +153,14 @@ func checkTableSink(ctx context.Context, st store.Store, k job.Sink, jobName str
 		return err
 	}
 	defer ts.Close()
-	last, err := ts.LastRuns(ctx, jobName)
-	if err != nil {
+	last, err := ts.LastRun(ctx, jobName)
+	if err != nil || last == "" {
 		return err
 	}
-	for _, runID := range last {
-		if _, err := st.Run(ctx, jobName, runID); errors.Is(err, store.ErrNotFound) {
-			return &SinkOwnedError{Sink: k.Ctx, Location: k.Table, Job: jobName, State: id, LastRun: runID}
-		} else if err != nil {
-			return fmt.Errorf("reading run %s: %w", runID, err)
-		}
+	if _, err := st.Run(ctx, jobName, last); errors.Is(err, store.ErrNotFound) {
+		return &SinkOwnedError{Sink: k.Ctx, Location: k.Table, Job: jobName, State: id, LastRun: last}
+	} else if err != nil {
+		return fmt.Errorf("reading run %s: %w", last, err)
 	}
 	return nil
 }

@@ -126,40 +126,27 @@ func (k *Sink) published(ctx context.Context, q sqlQuerier, job, runID string) (
 	return err == nil, err
 }
 
-// LastRuns returns the newest runs of job whose markers for this sink and
-// target are in the target's schema: every run of the newest second (run
-// ids sort by time to the second; runs of one second sort by their random
-// part), none when there is no marker. The job's state must know each of
-// them for its history to be the table's.
-func (k *Sink) LastRuns(ctx context.Context, job string) ([]string, error) {
+// LastRun returns the run of job whose marker for this sink and target
+// was published last, "" when there is none: what the job's state must
+// know of for its history to be the table's. Runs of a job publish one
+// after another (a run rolls earlier ones forward first), so the marker's
+// publish time orders them; run ids would not within one second, where
+// they sort by their random part.
+func (k *Sink) LastRun(ctx context.Context, job string) (string, error) {
 	if err := k.ensureMeta(ctx); err != nil {
-		return nil, k.fail("reading markers", err)
+		return "", k.fail("reading markers", err)
 	}
-	rows, err := k.db.QueryContext(ctx, "SELECT run_id FROM "+k.qn(k.meta(runsTable))+" WHERE job = "+k.ph(1)+
-		" AND sink = "+k.ph(2)+" AND target_table = "+k.ph(3)+" ORDER BY run_id DESC LIMIT 100",
-		job, k.cfg.Ctx, k.target.String())
+	var id string
+	err := k.db.QueryRowContext(ctx, "SELECT run_id FROM "+k.qn(k.meta(runsTable))+" WHERE job = "+k.ph(1)+
+		" AND sink = "+k.ph(2)+" AND target_table = "+k.ph(3)+" ORDER BY published_at DESC, run_id DESC LIMIT 1",
+		job, k.cfg.Ctx, k.target.String()).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
 	if err != nil {
-		return nil, k.fail("reading markers", err)
+		return "", k.fail("reading markers", err)
 	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, k.fail("reading markers", err)
-		}
-		second, _, _ := strings.Cut(id, "-")
-		if len(ids) > 0 {
-			if first, _, _ := strings.Cut(ids[0], "-"); first != second {
-				break
-			}
-		}
-		ids = append(ids, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, k.fail("reading markers", err)
-	}
-	return ids, nil
+	return id, nil
 }
 
 // Published reports whether the run's marker exists in the target's
