@@ -199,6 +199,10 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 			return nil, err
 		}
 	}
+	// So is a file source whose definition changed under its ctx.
+	if err := checkSourceDefinitions(ctx, st, jobName, spec, opts); err != nil {
+		return nil, err
+	}
 	if r.rec, err = st.BeginRun(ctx, r.rec); err != nil {
 		return nil, fmt.Errorf("recording run start: %w", err)
 	}
@@ -287,4 +291,33 @@ func rangeRuns(ctx context.Context, st store.Store, jobName, from, to string) ([
 		}
 	}
 	return ids, nil
+}
+
+// checkSourceDefinitions refuses a run whose file source's path, format,
+// options, globs or tracking changed since its bookmark was written, before
+// the run is recorded (it is a job-file matter, not a failed run). SQL
+// table sources are checked when they are planned: their definition
+// includes keys read from the database.
+func checkSourceDefinitions(ctx context.Context, st store.Store, jobName string, spec *job.Spec, opts RunOptions) error {
+	if opts.Mode == bookmark.ModeDisable || opts.AllowSourceChange {
+		return nil
+	}
+	states, err := st.SourceStates(ctx, jobName)
+	if err != nil || len(states) == 0 {
+		return nil // reading fails the recorded run, as planning would
+	}
+	for _, src := range spec.Sources {
+		prev, ok := states[src.Ctx]
+		if !ok || src.IsTable() {
+			continue
+		}
+		fs, err := openSource(ctx, spec, src)
+		if err != nil {
+			continue // planning reports it
+		}
+		if fp, doc := fs.fingerprint(); !sameSource(prev, fp) {
+			return &SourceChangedError{Ctx: src.Ctx, Was: prev.Describe, Now: doc}
+		}
+	}
+	return nil
 }

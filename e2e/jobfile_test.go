@@ -123,6 +123,12 @@ func TestSourceChanged(t *testing.T) {
 				t.Errorf("bookmark moved: version %s -> %s", before.Version, after.Version)
 			}
 			f.assertSink(first)
+			// Refused before it began: no run recorded, attempt unchanged.
+			assertFailureJSON(t, r, 2, "source_changed")
+			runs := f.tidemark(nil, "runs", f.jobPath, "--json")
+			if got := decodeOne[[]runSummary](t, runs); len(got) != 1 {
+				t.Errorf("runs after the refused run: %d, want the 1 real run\n%v", len(got), runs)
+			}
 
 			if tc.name == "path" {
 				s := f.mustRun("--allow-source-change")
