@@ -198,7 +198,8 @@ func claimSink(ctx context.Context, s objstore.Store, sinkCtx string, want sinkO
 }
 
 // recordPublished raises the ownership records of the locations a run
-// published to (file sinks) to the version it committed. A location
+// publishes to (file sinks) to the version it committed, before the run's
+// first file is published there. A location
 // without a record (a run committed by a tidemark before records existed)
 // is claimed; one that another job or state adopted meanwhile is left
 // alone with a warning. Idempotent.

@@ -124,6 +124,18 @@ func publish(ctx context.Context, st store.Store, rs roots, jobName, runID strin
 			return nil
 		})
 	}
+	// The locations' ownership records name the run's version before any
+	// of its output appears there (or an overwrite deletes anything): a
+	// state restored from a copy older than the run is refused even if the
+	// run was killed part way through publishing.
+	var locations []string
+	for root := range finals {
+		locations = append(locations, root)
+	}
+	sort.Strings(locations)
+	if err := recordPublished(ctx, st, rs, jobName, runID, locations, log); err != nil {
+		return err
+	}
 	if len(moves) > 0 {
 		if err := moves[0](ctx); err != nil {
 			return err
@@ -137,14 +149,6 @@ func publish(ctx context.Context, st store.Store, rs roots, jobName, runID strin
 		if err := applyAction(ctx, rs, a, finals[a.Root], log); err != nil {
 			return fmt.Errorf("run %s: %w", runID, err)
 		}
-	}
-	var locations []string
-	for root := range finals {
-		locations = append(locations, root)
-	}
-	sort.Strings(locations)
-	if err := recordPublished(ctx, st, rs, jobName, runID, locations, log); err != nil {
-		return err
 	}
 	fault.At(fault.AfterPublish)
 	if err := st.MarkPublished(ctx, jobName, runID); err != nil {

@@ -361,3 +361,47 @@ func TestSinkClaimRace(t *testing.T) {
 		a.assertSink(recs[winner])
 	})
 }
+
+// TestStateRestoredAfterPartialPublish: a run is killed after it published
+// its first file, and the state is restored from a copy made before that
+// run. The sink's record already names the run's version, so the next run
+// is refused instead of reading that run's input again next to what it
+// published; with the newest state back the run's publish is finished.
+func TestStateRestoredAfterPartialPublish(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, func(t *testing.T, be backend) {
+		f := newFixtureOn(t, be, jobOpts{})
+		monday := f.addCSVs("monday", 2, 20)
+		f.mustRun()
+		stateDir := filepath.Dir(f.stateFile())
+		backup := filepath.Join(f.dir, "backup")
+		copyState(t, stateDir, backup)
+		tuesday := f.addCSVs("tuesday", 2, 40)
+		if _, r := f.run([]string{"TIDEMARK_FAULT=mid-publish"}); r.signal != syscall.SIGKILL {
+			t.Fatalf("run with TIDEMARK_FAULT=mid-publish: want it killed\n%v", r)
+		}
+		published := f.readSink()
+		if len(published) <= len(monday) || len(published) >= len(monday)+len(tuesday) {
+			t.Fatalf("the killed run left %d rows published, want more than monday's %d and fewer than %d: the test tests nothing",
+				len(published), len(monday), len(monday)+len(tuesday))
+		}
+		newest := filepath.Join(f.dir, "newest")
+		copyState(t, stateDir, newest)
+
+		if err := os.RemoveAll(stateDir); err != nil {
+			t.Fatal(err)
+		}
+		copyState(t, backup, stateDir)
+		_, r := f.runExpect(2)
+		assertMentions(t, r, "version", "restore", "--adopt-sink")
+		assertRecords(t, "the sink after the refused run", f.readSink(), published)
+
+		if err := os.RemoveAll(stateDir); err != nil {
+			t.Fatal(err)
+		}
+		copyState(t, newest, stateDir)
+		assertFiles(t, "the run with the newest state", f.mustRun(), 0)
+		f.assertSink(concat(monday, tuesday))
+		f.assertNoDuplicates()
+	})
+}
