@@ -262,9 +262,18 @@ func readOwner(ctx context.Context, s objstore.Store) (sinkOwner, bool, error) {
 		return sinkOwner{}, false, fmt.Errorf("reading %s: %w", joinLoc(s.Root(), ownerKey), err)
 	}
 	var o sinkOwner
-	if err := json.Unmarshal(data, &o); err != nil || o.Job == "" || o.StateStoreID == "" {
-		return sinkOwner{}, false, fmt.Errorf("%s is not a tidemark ownership record (%v): restore it, or delete it to let "+
-			"the next run claim the location", joinLoc(s.Root(), ownerKey), err)
+	why := ""
+	switch err := json.Unmarshal(data, &o); {
+	case len(bytes.TrimSpace(data)) == 0:
+		why = "it is empty"
+	case err != nil:
+		why = err.Error()
+	case o.Job == "" || o.StateStoreID == "":
+		why = "it names no job or no state store id"
+	}
+	if why != "" {
+		return sinkOwner{}, false, fmt.Errorf("%s is not a tidemark ownership record (%s): restore it, or delete it to let "+
+			"the next run claim the location", joinLoc(s.Root(), ownerKey), why)
 	}
 	return o, true, nil
 }

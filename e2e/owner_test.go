@@ -405,3 +405,39 @@ func TestStateRestoredAfterPartialPublish(t *testing.T) {
 		f.assertNoDuplicates()
 	})
 }
+
+// TestDamagedOwnerRecord: an ownership record that is empty, not JSON or
+// lacks the owner fails the run (exit 1) saying what is wrong with which
+// file and how to go on; nothing is written; deleting it lets the next run
+// claim the location.
+func TestDamagedOwnerRecord(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, func(t *testing.T, be backend) {
+		f := newFixtureOn(t, be, jobOpts{})
+		monday := f.addCSVs("monday", 2, 20)
+		f.mustRun()
+		tuesday := f.addCSVs("tuesday", 1, 20)
+		for _, c := range []struct{ content, why string }{
+			{"", "empty"},
+			{"  \n", "empty"},
+			{"{}", "names no job"},
+			{"null", "names no job"},
+			{`{"job":"sales"}`, "no state store id"},
+			{"garbage", "invalid character"},
+		} {
+			f.out.put(t, "_tidemark/owner.json", []byte(c.content))
+			_, r := f.runExpect(1)
+			assertMentions(t, r, "_tidemark/owner.json", "not a tidemark ownership record", c.why, "delete it")
+			if strings.Contains(r.stderr, "<nil>") {
+				t.Errorf("owner.json %q: the message says <nil>:\n%s", c.content, r.stderr)
+			}
+			f.assertSink(monday)
+		}
+		f.out.remove(t, "_tidemark/owner.json")
+		assertFiles(t, "the run after the record was deleted", f.mustRun(), 1)
+		f.assertSink(concat(monday, tuesday))
+		if o, ok := f.owner(); !ok || o.Job != "sales" {
+			t.Errorf("owner record %+v (present %v), want job sales", o, ok)
+		}
+	})
+}
