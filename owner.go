@@ -57,6 +57,9 @@ type SinkOwnedError struct {
 	// LastRun is set for a SQL table sink: the newest run of the job whose
 	// marker the table's _tidemark_runs holds and this state does not know.
 	LastRun string
+	// Empty: the location holds nothing but the record (no published or
+	// staged file, no upload under way).
+	Empty bool
 }
 
 func (e *SinkOwnedError) Error() string {
@@ -72,6 +75,11 @@ func (e *SinkOwnedError) Error() string {
 		return fmt.Sprintf("sink %s: %s belongs to job %q of the state store %s (id %s); job %q may not write there: "+
 			"give this job another sink path, or hand the location over to it with `tidemark run JOBFILE --adopt-sink`",
 			e.Sink, e.Location, o.Job, o.StateStore, o.StateStoreID, e.Job)
+	case o.StateStoreID != e.State.ID && e.Empty:
+		return fmt.Sprintf("sink %s: %s is claimed by job %q of the state store %s (id %s), not this one, %s (id %s); it holds "+
+			"no output yet. If no run of that state store is under way (it was lost, or is not used any more), take the location "+
+			"over with `tidemark run JOBFILE --adopt-sink`; or write to a new sink path",
+			e.Sink, e.Location, o.Job, o.StateStore, o.StateStoreID, e.State.Location, e.State.ID)
 	case o.StateStoreID != e.State.ID:
 		which := fmt.Sprintf("recorded in the state store %s (id %s), not in this one, %s (id %s)",
 			o.StateStore, o.StateStoreID, e.State.Location, e.State.ID)
@@ -183,7 +191,24 @@ func claimSink(ctx context.Context, s objstore.Store, sinkCtx string, want sinkO
 			if cur.owns(want.Job, store.Identity{ID: want.StateStoreID}) && cur.Version <= want.Version {
 				return nil
 			}
-			return &SinkOwnedError{Sink: sinkCtx, Job: want.Job, Version: want.Version, Owner: cur}
+			if cur.Job != want.Job || cur.StateStoreID == want.StateStoreID {
+				return &SinkOwnedError{Sink: sinkCtx, Job: want.Job, Version: want.Version, Owner: cur}
+			}
+			// The job's, of another state store: refused if the location
+			// holds anything of it; if not, nothing can be read twice.
+			empty, err := holdsNothing(ctx, s)
+			if err != nil {
+				return err
+			}
+			if !empty || cur.StateStore != want.StateStore {
+				return &SinkOwnedError{Sink: sinkCtx, Job: want.Job, Version: want.Version, Owner: cur, Empty: empty}
+			}
+			// The state store at the same place was made anew (deleted
+			// after a failed first run, say): its predecessor is gone
+			// and left nothing here, so the new one takes the record.
+			log.Warn("claiming the sink location anew: its record names this job's state store as it was before it was made "+
+				"anew, and it holds no output", "sink", sinkCtx, "previous_state_store_id", cur.StateStoreID)
+			return putOwner(ctx, s, want)
 		}
 		err = createOwner(ctx, s, want)
 		if errors.Is(err, objstore.ErrExists) {
@@ -195,6 +220,34 @@ func claimSink(ctx context.Context, s objstore.Store, sinkCtx string, want sinkO
 		return err
 	}
 	return fmt.Errorf("claiming %s: its ownership record keeps changing", joinLoc(s.Root(), ownerKey))
+}
+
+// holdsNothing reports whether a location holds nothing but its ownership
+// record: no file outside _tidemark/ (published output), nothing under
+// _tidemark/ but the record (staged runs, rejects), and no multipart upload
+// under way.
+func holdsNothing(ctx context.Context, s objstore.Store) (bool, error) {
+	for _, prefix := range []string{"", metaDir + "/"} {
+		for o, err := range s.List(ctx, prefix) {
+			if err != nil {
+				return false, err
+			}
+			if o.Key != ownerKey {
+				return false, nil
+			}
+		}
+	}
+	if a, ok := s.(objstore.UploadAborter); ok {
+		uploads := 0
+		// A match that accepts nothing counts the uploads and aborts none.
+		if _, err := a.AbortStaleUploads(ctx, "", -time.Hour, func(string) bool { uploads++; return false }); err != nil {
+			return false, err
+		}
+		if uploads > 0 {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // recordPublished raises the ownership records of the locations a run

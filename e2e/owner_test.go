@@ -441,3 +441,47 @@ func TestDamagedOwnerRecord(t *testing.T) {
 		}
 	})
 }
+
+// TestLostStateOfEmptySink: a job's first run claims its sink and
+// publishes nothing (no input yet, or it failed); its state is deleted to
+// start over. The location holds nothing that could be read twice, so the
+// state made anew at the same place claims it again instead of being
+// refused for output that is not there. A state store at another place is
+// still refused (a run of it may be under way), saying the location holds
+// no output yet; and a location holding a dead run's staged files is not
+// empty.
+func TestLostStateOfEmptySink(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, func(t *testing.T, be backend) {
+		f := newFixtureOn(t, be, jobOpts{})
+		assertFiles(t, "the first run, on an empty landing", f.mustRun(), 0)
+		first, ok := f.owner()
+		if !ok {
+			t.Fatal("the first run claimed nothing: the test tests nothing")
+		}
+		_, r := f.runExpect(2, "--state", filepath.Join(f.dir, "other", "state.db"))
+		assertMentions(t, r, "holds no output yet", f.stateFile(), "--adopt-sink")
+
+		if err := os.RemoveAll(filepath.Dir(f.stateFile())); err != nil {
+			t.Fatal(err)
+		}
+		monday := f.addCSVs("monday", 2, 20)
+		assertFiles(t, "the run with the state made anew", f.mustRun(), 2)
+		f.assertSink(monday)
+		if o, _ := f.owner(); o.Job != "sales" || o.StateStoreID == first.StateStoreID || o.Version != 1 {
+			t.Errorf("owner record %+v, want job sales at version 1 with a new state store id (not %s)", o, first.StateStoreID)
+		}
+
+		g := newFixtureOn(t, be, jobOpts{})
+		g.addCSVs("monday", 2, 20)
+		if _, r := g.run([]string{"TIDEMARK_FAULT=after-stage"}); r.signal != syscall.SIGKILL {
+			t.Fatalf("run with TIDEMARK_FAULT=after-stage: want it killed\n%v", r)
+		}
+		if err := os.RemoveAll(filepath.Dir(g.stateFile())); err != nil {
+			t.Fatal(err)
+		}
+		_, r = g.runExpect(2)
+		assertMentions(t, r, "restore", "--adopt-sink")
+		g.assertSink(nil)
+	})
+}
