@@ -177,6 +177,10 @@ func checkTableSink(ctx context.Context, st store.Store, k job.Sink, jobName str
 func claimSink(ctx context.Context, s objstore.Store, sinkCtx string, want sinkOwner, adopt bool, log *slog.Logger) error {
 	for range claimAttempts {
 		cur, ok, err := readOwner(ctx, s)
+		if errors.Is(err, errBadOwner) && adopt {
+			log.Warn("adopting a sink location whose ownership record is damaged: it is replaced", "sink", sinkCtx, "err", err)
+			return putOwner(ctx, s, want)
+		}
 		if err != nil {
 			return err
 		}
@@ -299,6 +303,9 @@ func recordPublished(ctx context.Context, st store.Store, rs roots, jobName, run
 	return nil
 }
 
+// errBadOwner marks an ownership record that cannot be read as one.
+var errBadOwner = errors.New("not a tidemark ownership record")
+
 // readOwner reads a location's ownership record; ok is false if it has
 // none.
 func readOwner(ctx context.Context, s objstore.Store) (sinkOwner, bool, error) {
@@ -325,8 +332,8 @@ func readOwner(ctx context.Context, s objstore.Store) (sinkOwner, bool, error) {
 		why = "it names no job or no state store id"
 	}
 	if why != "" {
-		return sinkOwner{}, false, fmt.Errorf("%s is not a tidemark ownership record (%s): restore it, or delete it to let "+
-			"the next run claim the location", joinLoc(s.Root(), ownerKey), why)
+		return sinkOwner{}, false, fmt.Errorf("%s is %w (%s): restore it, or delete it to let the next run claim the location "+
+			"(or take it over with `tidemark run JOBFILE --adopt-sink`)", joinLoc(s.Root(), ownerKey), errBadOwner, why)
 	}
 	return o, true, nil
 }

@@ -439,6 +439,15 @@ func TestDamagedOwnerRecord(t *testing.T) {
 		if o, ok := f.owner(); !ok || o.Job != "sales" {
 			t.Errorf("owner record %+v (present %v), want job sales", o, ok)
 		}
+
+		// --adopt-sink replaces a damaged record.
+		f.out.put(t, "_tidemark/owner.json", []byte("{"))
+		wednesday := f.addCSVs("wednesday", 1, 20)
+		assertFiles(t, "the adopting run", f.mustRun("--adopt-sink"), 1)
+		f.assertSink(concat(monday, tuesday, wednesday))
+		if o, ok := f.owner(); !ok || o.Job != "sales" || o.Version != 3 {
+			t.Errorf("owner record after --adopt-sink %+v (present %v), want job sales at version 3", o, ok)
+		}
 	})
 }
 
