@@ -311,12 +311,22 @@ func recoverJob(ctx context.Context, st store.Store, rs roots, jobName string, s
 		}
 		// A dead run's incomplete multipart uploads are invisible to List.
 		if a, ok := s.(objstore.UploadAborter); ok {
-			n, err := a.AbortStaleUploads(ctx, "", 0, func(k string) bool { return mine[runOfKey(k)] })
+			others := 0
+			n, err := a.AbortStaleUploads(ctx, "", 0, func(k string) bool {
+				id := runOfKey(k)
+				if id != "" && !mine[id] {
+					others++
+				}
+				return mine[id]
+			})
 			if err != nil {
 				return fmt.Errorf("aborting stale uploads under %s: %w", root, err)
 			}
 			if n > 0 {
 				log.Info("aborted incomplete uploads of runs that did not commit", "root", root, "uploads", n)
+			}
+			if others > 0 {
+				log.Warn("incomplete uploads of runs this job's state does not know are left alone", "root", root, "uploads", others)
 			}
 		}
 		dead := map[string]int{}

@@ -175,6 +175,12 @@ func TestCleanupOnlyOwnRuns(t *testing.T) {
 				t.Errorf("incomplete uploads after recovery: %v, want only the foreign %s", ups, foreignUpload)
 			}
 		}
+		// What is left alone is not left without a word.
+		_, r := f.runExpect(0)
+		assertMentions(t, r, "staged files of runs this job's state does not know are left alone")
+		if foreignUpload != "" {
+			assertMentions(t, r, "incomplete uploads of runs this job's state does not know are left alone")
+		}
 	})
 }
 
