@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/job"
 	"github.com/tidemark-etl/tidemark/objstore"
 	sinksql "github.com/tidemark-etl/tidemark/sink/sqltable"
@@ -25,18 +26,22 @@ const ownerKey = metaDir + "/owner.json"
 const claimAttempts = 3
 
 // sinkOwner is a file sink location's ownership record: the job that
-// writes there, the state store that holds its bookmark, and the last
-// bookmark version whose run published there. It is what makes a folder
-// recognisably a tidemark sink, and what tells a lost or replaced state
-// from the owner's.
+// writes there, the state store that holds its bookmark, and the last run
+// (and its bookmark version) that published there. It is what makes a
+// folder recognisably a tidemark sink, and what tells a lost, replaced or
+// older state from the owner's.
 type sinkOwner struct {
 	Job          string `json:"job"`
 	StateStoreID string `json:"state_store_id"`
 	// StateStore is where the state store was, for people; the ID decides.
-	StateStore string    `json:"state_store"`
-	Version    int64     `json:"version"`
-	CreatedAt  time.Time `json:"created_at"`
-	UpdatedAt  time.Time `json:"updated_at"`
+	StateStore string `json:"state_store"`
+	Version    int64  `json:"version"`
+	// LastRun is the enable run that last published there ("" until one
+	// did): a state that has no record of it is older than the location,
+	// whatever its version (a reset raises the version too).
+	LastRun   string    `json:"last_run,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // owns reports whether the record names this job of this state store.
@@ -57,6 +62,9 @@ type SinkOwnedError struct {
 	// LastRun is set for a SQL table sink: the newest run of the job whose
 	// marker the table's _tidemark_runs holds and this state does not know.
 	LastRun string
+	// UnknownRun is the record's last run, which this state has no record
+	// of.
+	UnknownRun string
 	// Empty: the location holds nothing but the record (no published or
 	// staged file, no upload under way).
 	Empty bool
@@ -92,6 +100,12 @@ func (e *SinkOwnedError) Error() string {
 			"into a sink that already holds it. To go on: restore that state store; or start a new history on purpose with "+
 			"`tidemark run JOBFILE --adopt-sink` (the output already there stays: delete it first, or expect it twice); "+
 			"or write to a new sink path", e.Sink, e.Location, o.Job, which)
+	case e.UnknownRun != "":
+		return fmt.Sprintf("sink %s: %s holds output of job %q up to run %s (bookmark version %d), which the state store %s "+
+			"(now at version %d) has no record of: the state was restored from an older copy (or lost its later commits), "+
+			"and running on would read input again that is already in the sink. To go on: restore the newest state; or start "+
+			"a new history on purpose with `tidemark run JOBFILE --adopt-sink`; or write to a new sink path",
+			e.Sink, e.Location, o.Job, e.UnknownRun, o.Version, e.State.Location, e.Version)
 	default:
 		return fmt.Sprintf("sink %s: %s holds output of job %q up to bookmark version %d, but the state store %s is at version %d: "+
 			"the state was restored from an older copy (or lost its later commits), and running on would read input again "+
@@ -117,6 +131,16 @@ func claimSinks(ctx context.Context, st store.Store, rs roots, spec *job.Spec, j
 	if err != nil {
 		return fmt.Errorf("reading bookmark: %w", err)
 	}
+	knows := func(runID string) (bool, error) {
+		_, err := st.Run(ctx, jobName, runID)
+		if errors.Is(err, store.ErrNotFound) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("reading run %s: %w", runID, err)
+		}
+		return true, nil
+	}
 	seen := map[string]bool{}
 	for _, k := range spec.Sinks {
 		if k.IsTable() {
@@ -139,7 +163,7 @@ func claimSinks(ctx context.Context, st store.Store, rs roots, spec *job.Spec, j
 		now := time.Now().UTC()
 		want := sinkOwner{Job: jobName, StateStoreID: id.ID, StateStore: store.Redact(id.Location),
 			Version: head.Version, CreatedAt: now, UpdatedAt: now}
-		if err := claimSink(ctx, s, k.Ctx, want, adopt, log); err != nil {
+		if err := claimSink(ctx, s, k.Ctx, want, adopt, knows, log); err != nil {
 			var owned *SinkOwnedError
 			if errors.As(err, &owned) {
 				owned.Location, owned.State = locationName(root), id
@@ -173,8 +197,10 @@ func checkTableSink(ctx context.Context, st store.Store, k job.Sink, jobName str
 	return nil
 }
 
-// claimSink checks, claims or (adopt) takes over one location.
-func claimSink(ctx context.Context, s objstore.Store, sinkCtx string, want sinkOwner, adopt bool, log *slog.Logger) error {
+// claimSink checks, claims or (adopt) takes over one location. knows
+// reports whether the state has a record of a run.
+func claimSink(ctx context.Context, s objstore.Store, sinkCtx string, want sinkOwner, adopt bool,
+	knows func(runID string) (bool, error), log *slog.Logger) error {
 	for range claimAttempts {
 		cur, ok, err := readOwner(ctx, s)
 		if errors.Is(err, errBadOwner) && adopt {
@@ -184,19 +210,29 @@ func claimSink(ctx context.Context, s objstore.Store, sinkCtx string, want sinkO
 		if err != nil {
 			return err
 		}
+		unknown := ""
+		if ok && cur.owns(want.Job, store.Identity{ID: want.StateStoreID}) && cur.LastRun != "" {
+			known, err := knows(cur.LastRun)
+			if err != nil {
+				return err
+			}
+			if !known {
+				unknown = cur.LastRun
+			}
+		}
 		switch {
 		case ok && adopt:
-			if !cur.owns(want.Job, store.Identity{ID: want.StateStoreID}) || cur.Version > want.Version {
+			if !cur.owns(want.Job, store.Identity{ID: want.StateStoreID}) || cur.Version > want.Version || unknown != "" {
 				log.Warn("adopting a sink location: it now belongs to this job and state; the output already there stays",
 					"sink", sinkCtx, "previous_job", cur.Job, "previous_state_store", cur.StateStore, "previous_version", cur.Version)
 			}
 			return putOwner(ctx, s, want)
 		case ok:
-			if cur.owns(want.Job, store.Identity{ID: want.StateStoreID}) && cur.Version <= want.Version {
+			if cur.owns(want.Job, store.Identity{ID: want.StateStoreID}) && cur.Version <= want.Version && unknown == "" {
 				return nil
 			}
 			if cur.Job != want.Job || cur.StateStoreID == want.StateStoreID {
-				return &SinkOwnedError{Sink: sinkCtx, Job: want.Job, Version: want.Version, Owner: cur}
+				return &SinkOwnedError{Sink: sinkCtx, Job: want.Job, Version: want.Version, Owner: cur, UnknownRun: unknown}
 			}
 			// The job's, of another state store: refused if the location
 			// holds anything of it; if not, nothing can be read twice.
@@ -282,18 +318,26 @@ func recordPublished(ctx context.Context, st store.Store, rs roots, jobName, run
 			return err
 		}
 		now := time.Now().UTC()
+		enable := run.Mode == bookmark.ModeEnable
 		switch {
 		case !ok:
-			err = createOwner(ctx, s, sinkOwner{Job: jobName, StateStoreID: id.ID, StateStore: store.Redact(id.Location),
-				Version: run.Version, CreatedAt: now, UpdatedAt: now})
+			o := sinkOwner{Job: jobName, StateStoreID: id.ID, StateStore: store.Redact(id.Location),
+				Version: run.Version, CreatedAt: now, UpdatedAt: now}
+			if enable {
+				o.LastRun = runID
+			}
+			err = createOwner(ctx, s, o)
 			if errors.Is(err, objstore.ErrExists) {
 				err = nil // claimed meanwhile; the next run checks it
 			}
 		case !cur.owns(jobName, id):
 			log.Warn("the sink location was handed over to another job or state store; its record is left as it is",
 				"root", locationName(root), "run", runID, "owner", cur.Job, "owner_state_store", cur.StateStore)
-		case cur.Version < run.Version:
+		case cur.Version < run.Version || enable && cur.Version == run.Version && cur.LastRun == "":
 			cur.Version, cur.UpdatedAt, cur.StateStore = run.Version, now, store.Redact(id.Location)
+			if enable {
+				cur.LastRun = runID
+			}
 			err = putOwner(ctx, s, cur)
 		}
 		if err != nil {

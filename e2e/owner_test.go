@@ -500,3 +500,54 @@ func TestLostStateOfEmptySink(t *testing.T) {
 		g.assertSink(nil)
 	})
 }
+
+// TestRestoredStateThenReset: the state is restored from a copy older than
+// the sink's output, the run is refused, and the user resets the restored
+// bookmark (to its last run, with or without --purge-output, or clears
+// it).
+// A reset raises the bookmark version to the sink's, but the state still
+// has no record of the sink's last run, so the next run is refused as
+// before instead of reading that run's input again. The newest state back,
+// a reset with --purge-output and a run give every record exactly once.
+func TestRestoredStateThenReset(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, func(t *testing.T, be backend) {
+		f := newFixtureOn(t, be, jobOpts{})
+		monday := f.addCSVs("monday", 2, 20)
+		first := f.mustRun()
+		stateDir := filepath.Dir(f.stateFile())
+		backup := filepath.Join(f.dir, "backup")
+		copyState(t, stateDir, backup)
+		tuesday := f.addCSVs("tuesday", 2, 20)
+		second := f.mustRun()
+		newest := filepath.Join(f.dir, "newest")
+		copyState(t, stateDir, newest)
+		restore := func(from string) {
+			t.Helper()
+			if err := os.RemoveAll(stateDir); err != nil {
+				t.Fatal(err)
+			}
+			copyState(t, from, stateDir)
+		}
+
+		for _, reset := range [][]string{
+			{"--to-run", first.RunID, "--purge-output"},
+			{"--to-run", first.RunID},
+			{}, // cleared
+		} {
+			restore(backup)
+			f.runExpect(2)
+			f.reset(reset...)
+			_, r := f.runExpect(2)
+			assertMentions(t, r, second.RunID, "restore", "--adopt-sink")
+			f.assertSink(concat(monday, tuesday))
+		}
+
+		restore(newest)
+		f.reset("--to-run", first.RunID, "--purge-output")
+		f.assertSink(monday)
+		assertFiles(t, "the run after the rewind", f.mustRun(), 2)
+		f.assertSink(concat(monday, tuesday))
+		f.assertNoDuplicates()
+	})
+}
