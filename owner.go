@@ -291,8 +291,8 @@ func holdsNothing(ctx context.Context, s objstore.Store) (bool, error) {
 }
 
 // recordPublished raises the ownership records of the locations a run
-// publishes to (file sinks) to the version it committed, before the run's
-// first file is published there. A location
+// publishes to (file sinks) to the run (enable runs) and the version it
+// committed, before the run's first file is published there. A location
 // without a record (a run committed by a tidemark before records existed)
 // is claimed; one that another job or state adopted meanwhile is left
 // alone with a warning. Idempotent.
