@@ -104,13 +104,15 @@ func (e *SinkOwnedError) Error() string {
 		return fmt.Sprintf("sink %s: %s holds output of job %q up to run %s (bookmark version %d), which the state store %s "+
 			"(now at version %d) has no record of: the state was restored from an older copy (or lost its later commits), "+
 			"and running on would read input again that is already in the sink. To go on: restore the newest state; or start "+
-			"a new history on purpose with `tidemark run JOBFILE --adopt-sink`; or write to a new sink path",
+			"a new history on purpose with `tidemark run JOBFILE --adopt-sink` (the input of the later runs is read again: "+
+			"delete their output first, or expect it twice); or write to a new sink path",
 			e.Sink, e.Location, o.Job, e.UnknownRun, o.Version, e.State.Location, e.Version)
 	default:
 		return fmt.Sprintf("sink %s: %s holds output of job %q up to bookmark version %d, but the state store %s is at version %d: "+
 			"the state was restored from an older copy (or lost its later commits), and running on would read input again "+
 			"that is already in the sink. To go on: restore the newest state; or start a new history on purpose with "+
-			"`tidemark run JOBFILE --adopt-sink`; or write to a new sink path",
+			"`tidemark run JOBFILE --adopt-sink` (the input of the later runs is read again: delete their output first, or "+
+			"expect it twice); or write to a new sink path",
 			e.Sink, e.Location, o.Job, o.Version, e.State.Location, e.Version)
 	}
 }

@@ -399,7 +399,7 @@ func TestStateRestoredAfterPartialPublish(t *testing.T) {
 		}
 		copyState(t, backup, stateDir)
 		_, r := f.runExpect(2)
-		assertMentions(t, r, "version", "restore", "--adopt-sink")
+		assertMentions(t, r, "version", "restore", "--adopt-sink", "expect it twice")
 		assertRecords(t, "the sink after the refused run", f.readSink(), published)
 
 		if err := os.RemoveAll(stateDir); err != nil {
@@ -539,7 +539,7 @@ func TestRestoredStateThenReset(t *testing.T) {
 			f.runExpect(2)
 			f.reset(reset...)
 			_, r := f.runExpect(2)
-			assertMentions(t, r, second.RunID, "restore", "--adopt-sink")
+			assertMentions(t, r, second.RunID, "restore", "--adopt-sink", "expect it twice")
 			f.assertSink(concat(monday, tuesday))
 		}
 
