@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -68,11 +69,19 @@ type SinkOwnedError struct {
 	// Empty: the location holds nothing but the record (no published or
 	// staged file, no upload under way).
 	Empty bool
+	// Inside is set when the location has no record and lies inside
+	// Inside, another job's sink location (Owner is its record).
+	Inside string
 }
 
 func (e *SinkOwnedError) Error() string {
 	o := e.Owner
 	switch {
+	case e.Inside != "":
+		return fmt.Sprintf("sink %s: %s lies inside %s, the sink location of job %q of the state store %s (id %s): its readers "+
+			"would take job %q's files for that job's, and that job's runs may replace or delete them. Give this job a sink "+
+			"path outside it (or write there anyway with `tidemark run JOBFILE --adopt-sink`)",
+			e.Sink, e.Location, locationName(e.Inside), o.Job, o.StateStore, o.StateStoreID, e.Job)
 	case e.LastRun != "":
 		return fmt.Sprintf("sink %s: table %s holds rows of run %s of job %q (its marker in _tidemark_runs), which the state "+
 			"store %s (id %s) has no record of: the state was lost, emptied, replaced or restored from an older copy, and "+
@@ -165,7 +174,8 @@ func claimSinks(ctx context.Context, st store.Store, rs roots, spec *job.Spec, j
 		now := time.Now().UTC()
 		want := sinkOwner{Job: jobName, StateStoreID: id.ID, StateStore: store.Redact(id.Location),
 			Version: head.Version, CreatedAt: now, UpdatedAt: now}
-		if err := claimSink(ctx, s, k.Ctx, want, adopt, knows, log); err != nil {
+		parents := func() error { return checkParents(ctx, rs, root, k.Ctx, jobName) }
+		if err := claimSink(ctx, s, k.Ctx, want, adopt, knows, parents, log); err != nil {
 			var owned *SinkOwnedError
 			if errors.As(err, &owned) {
 				owned.Location, owned.State = locationName(root), id
@@ -175,6 +185,52 @@ func claimSinks(ctx context.Context, st store.Store, rs roots, spec *job.Spec, j
 		}
 	}
 	return nil
+}
+
+// checkParents refuses to claim a location that lies inside another job's
+// sink location. Records that cannot be read in the folders above (no
+// permission there, say) are not this job's concern and are passed over.
+func checkParents(ctx context.Context, rs roots, root, sinkCtx, jobName string) error {
+	for _, p := range parentLocations(root) {
+		ps, err := rs.open(ctx, p)
+		if err != nil {
+			continue
+		}
+		o, ok, err := readOwner(ctx, ps)
+		if err == nil && ok && o.Job != jobName {
+			return &SinkOwnedError{Sink: sinkCtx, Job: jobName, Owner: o, Inside: p}
+		}
+	}
+	return nil
+}
+
+// parentLocations lists the locations that contain a sink location,
+// nearest first, up to the file system root or the bucket; an S3
+// location's option query is kept.
+func parentLocations(root string) []string {
+	loc, query, _ := strings.Cut(root, "?")
+	if query != "" {
+		query = "?" + query
+	}
+	var out []string
+	if i := strings.Index(loc, "://"); i >= 0 {
+		var parts []string
+		for _, p := range strings.Split(loc[i+3:], "/") {
+			if p != "" && p != "." {
+				parts = append(parts, p)
+			}
+		}
+		for n := len(parts) - 1; n >= 1; n-- {
+			out = append(out, loc[:i+3]+strings.Join(parts[:n], "/")+"/"+query)
+		}
+		return out
+	}
+	for p := filepath.Dir(loc); ; p = filepath.Dir(p) {
+		out = append(out, p)
+		if filepath.Dir(p) == p {
+			return out
+		}
+	}
 }
 
 // checkTableSink refuses a run whose state has no record of the newest run
@@ -200,9 +256,10 @@ func checkTableSink(ctx context.Context, st store.Store, k job.Sink, jobName str
 }
 
 // claimSink checks, claims or (adopt) takes over one location. knows
-// reports whether the state has a record of a run.
+// reports whether the state has a record of a run; parents refuses a
+// location without a record that may not be claimed (unless adopt).
 func claimSink(ctx context.Context, s objstore.Store, sinkCtx string, want sinkOwner, adopt bool,
-	knows func(runID string) (bool, error), log *slog.Logger) error {
+	knows func(runID string) (bool, error), parents func() error, log *slog.Logger) error {
 	for range claimAttempts {
 		cur, ok, err := readOwner(ctx, s)
 		if errors.Is(err, errBadOwner) && adopt {
@@ -251,6 +308,11 @@ func claimSink(ctx context.Context, s objstore.Store, sinkCtx string, want sinkO
 			log.Warn("claiming the sink location anew: its record names this job's state store as it was before it was made "+
 				"anew, and it holds no output", "sink", sinkCtx, "previous_state_store_id", cur.StateStoreID)
 			return putOwner(ctx, s, want)
+		}
+		if !adopt {
+			if err := parents(); err != nil {
+				return err
+			}
 		}
 		err = createOwner(ctx, s, want)
 		if errors.Is(err, objstore.ErrExists) {

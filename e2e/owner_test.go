@@ -551,3 +551,33 @@ func TestRestoredStateThenReset(t *testing.T) {
 		f.assertNoDuplicates()
 	})
 }
+
+// TestSinkInsideAnotherJobsSink: job other is given a sink path inside the
+// sink location of job sales (one of its partition folders). It is refused
+// (exit 2, naming sales) before it writes anything there, so sales's
+// readers never take other's rows for its own; --adopt-sink writes there
+// on purpose.
+func TestSinkInsideAnotherJobsSink(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, func(t *testing.T, be backend) {
+		f := newFixtureOn(t, be, jobOpts{})
+		monday := f.addCSVs("monday", 2, 20)
+		f.mustRun()
+
+		inner := strings.TrimSuffix(f.out.loc(), "/") + "/product=widget/"
+		g := newFixtureOn(t, be, jobOpts{name: "other"})
+		g.gen = f.gen
+		writeFile(t, g.jobPath, []byte(jobOpts{name: "other"}.yaml(g.in.loc(), inner)))
+		theirs := g.addCSVs("theirs", 1, 10)
+		_, r := g.runExpect(2)
+		assertMentions(t, r, "inside", `"sales"`, f.stateFile(), "--adopt-sink")
+		f.assertSink(monday)
+
+		// On purpose; sales's readers now see other's rows, in its widget
+		// partition.
+		assertFiles(t, "the run writing there on purpose", g.mustRun("--adopt-sink"), 1)
+		if got, want := len(f.readSink()), len(monday)+len(theirs); got != want {
+			t.Errorf("sales's sink after other wrote inside it: %d rows, want %d", got, want)
+		}
+	})
+}
