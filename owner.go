@@ -132,8 +132,10 @@ func (e *SinkOwnedError) Error() string {
 // of two jobs racing one wins); one recorded for another job or state
 // store, or for a later version than the state's, is refused with a
 // *SinkOwnedError. With adopt the records are rewritten for this job and
-// state instead.
-func claimSinks(ctx context.Context, st store.Store, rs roots, spec *job.Spec, jobName string, adopt bool, log *slog.Logger) error {
+// state instead. A disable run (which reads all input whatever the state
+// knows) is refused only by another job's record.
+func claimSinks(ctx context.Context, st store.Store, rs roots, spec *job.Spec, jobName string, mode bookmark.Mode, adopt bool,
+	log *slog.Logger) error {
 	id, err := st.Identity(ctx)
 	if err != nil {
 		return err
@@ -155,7 +157,7 @@ func claimSinks(ctx context.Context, st store.Store, rs roots, spec *job.Spec, j
 	seen := map[string]bool{}
 	for _, k := range spec.Sinks {
 		if k.IsTable() {
-			if !adopt {
+			if !adopt && mode != bookmark.ModeDisable {
 				if err := checkTableSink(ctx, st, k, jobName, id); err != nil {
 					return err
 				}
@@ -175,7 +177,7 @@ func claimSinks(ctx context.Context, st store.Store, rs roots, spec *job.Spec, j
 		want := sinkOwner{Job: jobName, StateStoreID: id.ID, StateStore: store.Redact(id.Location),
 			Version: head.Version, CreatedAt: now, UpdatedAt: now}
 		parents := func() error { return checkParents(ctx, rs, root, k.Ctx, jobName) }
-		if err := claimSink(ctx, s, k.Ctx, want, adopt, knows, parents, log); err != nil {
+		if err := claimSink(ctx, s, k.Ctx, want, mode, adopt, knows, parents, log); err != nil {
 			var owned *SinkOwnedError
 			if errors.As(err, &owned) {
 				owned.Location, owned.State = locationName(root), id
@@ -258,7 +260,7 @@ func checkTableSink(ctx context.Context, st store.Store, k job.Sink, jobName str
 // claimSink checks, claims or (adopt) takes over one location. knows
 // reports whether the state has a record of a run; parents refuses a
 // location without a record that may not be claimed (unless adopt).
-func claimSink(ctx context.Context, s objstore.Store, sinkCtx string, want sinkOwner, adopt bool,
+func claimSink(ctx context.Context, s objstore.Store, sinkCtx string, want sinkOwner, mode bookmark.Mode, adopt bool,
 	knows func(runID string) (bool, error), parents func() error, log *slog.Logger) error {
 	for range claimAttempts {
 		cur, ok, err := readOwner(ctx, s)
@@ -288,6 +290,11 @@ func claimSink(ctx context.Context, s objstore.Store, sinkCtx string, want sinkO
 			return putOwner(ctx, s, want)
 		case ok:
 			if cur.owns(want.Job, store.Identity{ID: want.StateStoreID}) && cur.Version <= want.Version && unknown == "" {
+				return nil
+			}
+			if cur.Job == want.Job && mode == bookmark.ModeDisable {
+				// A disable run reads all input whatever the state knows:
+				// another or an older state of the job changes nothing.
 				return nil
 			}
 			if cur.Job != want.Job || cur.StateStoreID == want.StateStoreID {
@@ -394,6 +401,9 @@ func recordPublished(ctx context.Context, st store.Store, rs roots, jobName, run
 			if errors.Is(err, objstore.ErrExists) {
 				err = nil // claimed meanwhile; the next run checks it
 			}
+		case !cur.owns(jobName, id) && cur.Job == jobName && run.Mode == bookmark.ModeDisable:
+			// A disable run of the job under another state: the record
+			// stays the owner's (see claimSink).
 		case !cur.owns(jobName, id):
 			log.Warn("the sink location was handed over to another job or state store; its record is left as it is",
 				"root", locationName(root), "run", runID, "owner", cur.Job, "owner_state_store", cur.StateStore)

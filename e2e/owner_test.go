@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -579,5 +580,37 @@ func TestSinkInsideAnotherJobsSink(t *testing.T) {
 		if got, want := len(f.readSink()), len(monday)+len(theirs); got != want {
 			t.Errorf("sales's sink after other wrote inside it: %d rows, want %d", got, want)
 		}
+	})
+}
+
+// TestDisableRunWithLostState: a full-refresh job (bookmark: disable,
+// mode: overwrite) whose state is not kept between runs (a fresh container
+// each time, say). A disable run reads all input whatever its state knows,
+// so another state of the job is no reason to refuse it: each run replaces
+// the output, exit 0. Another job is still refused, and so is an enable
+// run of a state that has no record of the output.
+func TestDisableRunWithLostState(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, func(t *testing.T, be backend) {
+		opts := jobOpts{top: []string{"bookmark: disable"}, mode: "overwrite"}
+		f := newFixtureOn(t, be, opts)
+		monday := f.addCSVs("monday", 2, 20)
+		f.mustRun()
+		for i := range 2 {
+			if err := os.RemoveAll(filepath.Dir(f.stateFile())); err != nil {
+				t.Fatal(err)
+			}
+			assertFiles(t, fmt.Sprintf("disable run %d with a new state", i+2), f.mustRun(), 2)
+			f.assertSink(monday)
+		}
+		_, r := f.runExpect(2, "--job-bookmark-option", "job-bookmark-enable")
+		assertMentions(t, r, "restore", "--adopt-sink")
+
+		g := f.otherJob("other")
+		writeFile(t, g.jobPath, []byte(jobOpts{name: "other", top: opts.top, mode: opts.mode}.yaml(g.in.loc(), f.out.loc())))
+		g.addCSVs("theirs", 1, 10)
+		_, r = g.runExpect(2)
+		assertMentions(t, r, `"sales"`)
+		f.assertSink(monday)
 	})
 }
