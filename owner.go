@@ -227,12 +227,11 @@ func parentLocations(root string) []string {
 		}
 		return out
 	}
-	for p := filepath.Dir(loc); ; p = filepath.Dir(p) {
+	for p := loc; filepath.Dir(p) != p; {
+		p = filepath.Dir(p)
 		out = append(out, p)
-		if filepath.Dir(p) == p {
-			return out
-		}
 	}
+	return out
 }
 
 // checkTableSink refuses a run whose state has no record of the newest run
