@@ -124,6 +124,18 @@ func publish(ctx context.Context, st store.Store, rs roots, jobName, runID strin
 			return nil
 		})
 	}
+	// The locations' ownership records name the run's version before any
+	// of its output appears there (or an overwrite deletes anything): a
+	// state restored from a copy older than the run is refused even if the
+	// run was killed part way through publishing.
+	var locations []string
+	for root := range finals {
+		locations = append(locations, root)
+	}
+	sort.Strings(locations)
+	if err := recordPublished(ctx, st, rs, jobName, runID, locations, log); err != nil {
+		return err
+	}
 	if len(moves) > 0 {
 		if err := moves[0](ctx); err != nil {
 			return err
@@ -137,14 +149,6 @@ func publish(ctx context.Context, st store.Store, rs roots, jobName, runID strin
 		if err := applyAction(ctx, st, rs, jobName, a, finals[a.Root], log); err != nil {
 			return fmt.Errorf("run %s: %w", runID, err)
 		}
-	}
-	var locations []string
-	for root := range finals {
-		locations = append(locations, root)
-	}
-	sort.Strings(locations)
-	if err := recordPublished(ctx, st, rs, jobName, runID, locations, log); err != nil {
-		return err
 	}
 	fault.At(fault.AfterPublish)
 	if err := st.MarkPublished(ctx, jobName, runID); err != nil {
@@ -338,12 +342,22 @@ func recoverJob(ctx context.Context, st store.Store, rs roots, jobName string, s
 		}
 		// A dead run's incomplete multipart uploads are invisible to List.
 		if a, ok := s.(objstore.UploadAborter); ok {
-			n, err := a.AbortStaleUploads(ctx, "", 0, func(k string) bool { return mine[runOfKey(k)] })
+			others := 0
+			n, err := a.AbortStaleUploads(ctx, "", 0, func(k string) bool {
+				id := runOfKey(k)
+				if id != "" && !mine[id] {
+					others++
+				}
+				return mine[id]
+			})
 			if err != nil {
 				return fmt.Errorf("aborting stale uploads under %s: %w", root, err)
 			}
 			if n > 0 {
 				log.Info("aborted incomplete uploads of runs that did not commit", "root", root, "uploads", n)
+			}
+			if others > 0 {
+				log.Warn("incomplete uploads of runs this job's state does not know are left alone", "root", root, "uploads", others)
 			}
 		}
 		dead := map[string]int{}

@@ -179,7 +179,7 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 	r.lease = lease
 	// A sink that is not the job's is refused before the run is recorded
 	// (exit 2); an error reading its record fails the recorded run.
-	claimErr := claimSinks(ctx, st, r.rs, spec, jobName, opts.AdoptSink, r.log)
+	claimErr := claimSinks(ctx, st, r.rs, spec, jobName, opts.Mode, opts.AdoptSink, r.log)
 	var owned *SinkOwnedError
 	if errors.As(claimErr, &owned) {
 		return nil, claimErr

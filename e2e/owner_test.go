@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -174,6 +175,12 @@ func TestCleanupOnlyOwnRuns(t *testing.T) {
 			if len(ups) != 1 || !strings.Contains(ups[0], foreignUpload) {
 				t.Errorf("incomplete uploads after recovery: %v, want only the foreign %s", ups, foreignUpload)
 			}
+		}
+		// What is left alone is not left without a word.
+		_, r := f.runExpect(0)
+		assertMentions(t, r, "staged files of runs this job's state does not know are left alone")
+		if foreignUpload != "" {
+			assertMentions(t, r, "incomplete uploads of runs this job's state does not know are left alone")
 		}
 	})
 }
@@ -359,5 +366,251 @@ func TestSinkClaimRace(t *testing.T) {
 			t.Errorf("the owner record names %q, want the run that succeeded, %s", o.Job, winner)
 		}
 		a.assertSink(recs[winner])
+	})
+}
+
+// TestStateRestoredAfterPartialPublish: a run is killed after it published
+// its first file, and the state is restored from a copy made before that
+// run. The sink's record already names the run's version, so the next run
+// is refused instead of reading that run's input again next to what it
+// published; with the newest state back the run's publish is finished.
+func TestStateRestoredAfterPartialPublish(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, func(t *testing.T, be backend) {
+		f := newFixtureOn(t, be, jobOpts{})
+		monday := f.addCSVs("monday", 2, 20)
+		f.mustRun()
+		stateDir := filepath.Dir(f.stateFile())
+		backup := filepath.Join(f.dir, "backup")
+		copyState(t, stateDir, backup)
+		tuesday := f.addCSVs("tuesday", 2, 40)
+		if _, r := f.run([]string{"TIDEMARK_FAULT=mid-publish"}); r.signal != syscall.SIGKILL {
+			t.Fatalf("run with TIDEMARK_FAULT=mid-publish: want it killed\n%v", r)
+		}
+		published := f.readSink()
+		if len(published) <= len(monday) || len(published) >= len(monday)+len(tuesday) {
+			t.Fatalf("the killed run left %d rows published, want more than monday's %d and fewer than %d: the test tests nothing",
+				len(published), len(monday), len(monday)+len(tuesday))
+		}
+		newest := filepath.Join(f.dir, "newest")
+		copyState(t, stateDir, newest)
+
+		if err := os.RemoveAll(stateDir); err != nil {
+			t.Fatal(err)
+		}
+		copyState(t, backup, stateDir)
+		_, r := f.runExpect(2)
+		assertMentions(t, r, "version", "restore", "--adopt-sink", "expect it twice")
+		assertRecords(t, "the sink after the refused run", f.readSink(), published)
+
+		if err := os.RemoveAll(stateDir); err != nil {
+			t.Fatal(err)
+		}
+		copyState(t, newest, stateDir)
+		assertFiles(t, "the run with the newest state", f.mustRun(), 0)
+		f.assertSink(concat(monday, tuesday))
+		f.assertNoDuplicates()
+	})
+}
+
+// TestDamagedOwnerRecord: an ownership record that is empty, not JSON or
+// lacks the owner fails the run (exit 1) saying what is wrong with which
+// file and how to go on; nothing is written; deleting it lets the next run
+// claim the location.
+func TestDamagedOwnerRecord(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, func(t *testing.T, be backend) {
+		f := newFixtureOn(t, be, jobOpts{})
+		monday := f.addCSVs("monday", 2, 20)
+		f.mustRun()
+		tuesday := f.addCSVs("tuesday", 1, 20)
+		for _, c := range []struct{ content, why string }{
+			{"", "empty"},
+			{"  \n", "empty"},
+			{"{}", "names no job"},
+			{"null", "names no job"},
+			{`{"job":"sales"}`, "no state store id"},
+			{"garbage", "invalid character"},
+		} {
+			f.out.put(t, "_tidemark/owner.json", []byte(c.content))
+			_, r := f.runExpect(1)
+			assertMentions(t, r, "_tidemark/owner.json", "not a tidemark ownership record", c.why, "delete it")
+			if strings.Contains(r.stderr, "<nil>") {
+				t.Errorf("owner.json %q: the message says <nil>:\n%s", c.content, r.stderr)
+			}
+			f.assertSink(monday)
+		}
+		f.out.remove(t, "_tidemark/owner.json")
+		assertFiles(t, "the run after the record was deleted", f.mustRun(), 1)
+		f.assertSink(concat(monday, tuesday))
+		if o, ok := f.owner(); !ok || o.Job != "sales" {
+			t.Errorf("owner record %+v (present %v), want job sales", o, ok)
+		}
+
+		// --adopt-sink replaces a damaged record.
+		f.out.put(t, "_tidemark/owner.json", []byte("{"))
+		wednesday := f.addCSVs("wednesday", 1, 20)
+		assertFiles(t, "the adopting run", f.mustRun("--adopt-sink"), 1)
+		f.assertSink(concat(monday, tuesday, wednesday))
+		if o, ok := f.owner(); !ok || o.Job != "sales" || o.Version != 3 {
+			t.Errorf("owner record after --adopt-sink %+v (present %v), want job sales at version 3", o, ok)
+		}
+	})
+}
+
+// TestLostStateOfEmptySink: a job's first run claims its sink and
+// publishes nothing (no input yet, or it failed); its state is deleted to
+// start over. The location holds nothing that could be read twice, so the
+// state made anew at the same place claims it again instead of being
+// refused for output that is not there. A state store at another place is
+// still refused (a run of it may be under way), saying the location holds
+// no output yet; and a location holding a dead run's staged files is not
+// empty.
+func TestLostStateOfEmptySink(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, func(t *testing.T, be backend) {
+		f := newFixtureOn(t, be, jobOpts{})
+		assertFiles(t, "the first run, on an empty landing", f.mustRun(), 0)
+		first, ok := f.owner()
+		if !ok {
+			t.Fatal("the first run claimed nothing: the test tests nothing")
+		}
+		_, r := f.runExpect(2, "--state", filepath.Join(f.dir, "other", "state.db"))
+		assertMentions(t, r, "holds no output yet", f.stateFile(), "--adopt-sink")
+
+		if err := os.RemoveAll(filepath.Dir(f.stateFile())); err != nil {
+			t.Fatal(err)
+		}
+		monday := f.addCSVs("monday", 2, 20)
+		assertFiles(t, "the run with the state made anew", f.mustRun(), 2)
+		f.assertSink(monday)
+		if o, _ := f.owner(); o.Job != "sales" || o.StateStoreID == first.StateStoreID || o.Version != 1 {
+			t.Errorf("owner record %+v, want job sales at version 1 with a new state store id (not %s)", o, first.StateStoreID)
+		}
+
+		g := newFixtureOn(t, be, jobOpts{})
+		g.addCSVs("monday", 2, 20)
+		if _, r := g.run([]string{"TIDEMARK_FAULT=after-stage"}); r.signal != syscall.SIGKILL {
+			t.Fatalf("run with TIDEMARK_FAULT=after-stage: want it killed\n%v", r)
+		}
+		if err := os.RemoveAll(filepath.Dir(g.stateFile())); err != nil {
+			t.Fatal(err)
+		}
+		_, r = g.runExpect(2)
+		assertMentions(t, r, "restore", "--adopt-sink")
+		g.assertSink(nil)
+	})
+}
+
+// TestRestoredStateThenReset: the state is restored from a copy older than
+// the sink's output, the run is refused, and the user resets the restored
+// bookmark (to its last run, with or without --purge-output, or clears
+// it).
+// A reset raises the bookmark version to the sink's, but the state still
+// has no record of the sink's last run, so the next run is refused as
+// before instead of reading that run's input again. The newest state back,
+// a reset with --purge-output and a run give every record exactly once.
+func TestRestoredStateThenReset(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, func(t *testing.T, be backend) {
+		f := newFixtureOn(t, be, jobOpts{})
+		monday := f.addCSVs("monday", 2, 20)
+		first := f.mustRun()
+		stateDir := filepath.Dir(f.stateFile())
+		backup := filepath.Join(f.dir, "backup")
+		copyState(t, stateDir, backup)
+		tuesday := f.addCSVs("tuesday", 2, 20)
+		second := f.mustRun()
+		newest := filepath.Join(f.dir, "newest")
+		copyState(t, stateDir, newest)
+		restore := func(from string) {
+			t.Helper()
+			if err := os.RemoveAll(stateDir); err != nil {
+				t.Fatal(err)
+			}
+			copyState(t, from, stateDir)
+		}
+
+		for _, reset := range [][]string{
+			{"--to-run", first.RunID, "--purge-output"},
+			{"--to-run", first.RunID},
+			{}, // cleared
+		} {
+			restore(backup)
+			f.runExpect(2)
+			f.reset(reset...)
+			_, r := f.runExpect(2)
+			assertMentions(t, r, second.RunID, "restore", "--adopt-sink", "expect it twice")
+			f.assertSink(concat(monday, tuesday))
+		}
+
+		restore(newest)
+		f.reset("--to-run", first.RunID, "--purge-output")
+		f.assertSink(monday)
+		assertFiles(t, "the run after the rewind", f.mustRun(), 2)
+		f.assertSink(concat(monday, tuesday))
+		f.assertNoDuplicates()
+	})
+}
+
+// TestSinkInsideAnotherJobsSink: job other is given a sink path inside the
+// sink location of job sales (one of its partition folders). It is refused
+// (exit 2, naming sales) before it writes anything there, so sales's
+// readers never take other's rows for its own; --adopt-sink writes there
+// on purpose.
+func TestSinkInsideAnotherJobsSink(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, func(t *testing.T, be backend) {
+		f := newFixtureOn(t, be, jobOpts{})
+		monday := f.addCSVs("monday", 2, 20)
+		f.mustRun()
+
+		inner := strings.TrimSuffix(f.out.loc(), "/") + "/product=widget/"
+		g := newFixtureOn(t, be, jobOpts{name: "other"})
+		g.gen = f.gen
+		writeFile(t, g.jobPath, []byte(jobOpts{name: "other"}.yaml(g.in.loc(), inner)))
+		theirs := g.addCSVs("theirs", 1, 10)
+		_, r := g.runExpect(2)
+		assertMentions(t, r, "inside", `"sales"`, f.stateFile(), "--adopt-sink")
+		f.assertSink(monday)
+
+		// On purpose; sales's readers now see other's rows, in its widget
+		// partition.
+		assertFiles(t, "the run writing there on purpose", g.mustRun("--adopt-sink"), 1)
+		if got, want := len(f.readSink()), len(monday)+len(theirs); got != want {
+			t.Errorf("sales's sink after other wrote inside it: %d rows, want %d", got, want)
+		}
+	})
+}
+
+// TestDisableRunWithLostState: a full-refresh job (bookmark: disable,
+// mode: overwrite) whose state is not kept between runs (a fresh container
+// each time, say). A disable run reads all input whatever its state knows,
+// so another state of the job is no reason to refuse it: each run replaces
+// the output, exit 0. Another job is still refused, and so is an enable
+// run of a state that has no record of the output.
+func TestDisableRunWithLostState(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, func(t *testing.T, be backend) {
+		opts := jobOpts{top: []string{"bookmark: disable"}, mode: "overwrite"}
+		f := newFixtureOn(t, be, opts)
+		monday := f.addCSVs("monday", 2, 20)
+		f.mustRun()
+		for i := range 2 {
+			if err := os.RemoveAll(filepath.Dir(f.stateFile())); err != nil {
+				t.Fatal(err)
+			}
+			assertFiles(t, fmt.Sprintf("disable run %d with a new state", i+2), f.mustRun(), 2)
+			f.assertSink(monday)
+		}
+		_, r := f.runExpect(2, "--job-bookmark-option", "job-bookmark-enable")
+		assertMentions(t, r, "restore", "--adopt-sink")
+
+		g := f.otherJob("other")
+		writeFile(t, g.jobPath, []byte(jobOpts{name: "other", top: opts.top, mode: opts.mode}.yaml(g.in.loc(), f.out.loc())))
+		g.addCSVs("theirs", 1, 10)
+		_, r = g.runExpect(2)
+		assertMentions(t, r, `"sales"`)
+		f.assertSink(monday)
 	})
 }

@@ -105,7 +105,8 @@ type Preparer interface {
 // exactly one succeeds and the others get ErrExists, as does a caller
 // finding the key taken. The object appears whole or not at all. (S3: a
 // PutObject with If-None-Match: *; local disks: a complete temporary file
-// hard-linked to the key.)
+// hard-linked to the key, or where the file system has no hard links an
+// exclusive create written in place, which a racing reader can see short.)
 type Creator interface {
 	Create(ctx context.Context, key string, r io.Reader) error
 }

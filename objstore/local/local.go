@@ -232,13 +232,48 @@ func (s *Store) Create(_ context.Context, key string, r io.Reader) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := os.Link(tmp.Name(), dst); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("creating %s: %w", dst, objstore.ErrExists)
-		}
+	err = hardLink(tmp.Name(), dst)
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		// A file system without hard links (FAT, many FUSE and SMB
+		// mounts): create the key exclusively and write it in place; a
+		// reader racing the write can see it short.
+		err = createExclusive(tmp.Name(), dst)
+	}
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("creating %s: %w", dst, objstore.ErrExists)
+	}
+	if err != nil {
 		return fmt.Errorf("creating %s: %w", dst, err)
 	}
 	return syncDir(filepath.Dir(dst))
+}
+
+// hardLink is os.Link; tests replace it to act as a file system without hard
+// links.
+var hardLink = os.Link
+
+// createExclusive copies the file src to dst, which must not exist
+// (fs.ErrExist if it does), and syncs it.
+func createExclusive(src, dst string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(dst)
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(dst)
+		return err
+	}
+	return f.Close()
 }
 
 // Move renames a file, creating the target's folder. If from is gone and to

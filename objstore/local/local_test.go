@@ -130,3 +130,17 @@ func TestCheckRoot(t *testing.T) {
 		}
 	}
 }
+
+// TestContractWithoutHardLinks: on a file system without hard links
+// (FAT, many FUSE and SMB mounts) the store still keeps its contract,
+// Create's exactly-one-wins included.
+func TestContractWithoutHardLinks(t *testing.T) {
+	defer local.WithoutHardLinks()()
+	objstoretest.Run(t, func(t *testing.T) objstore.Store {
+		s, err := local.New(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
