@@ -156,6 +156,8 @@ func checkSinkPaths(spec *job.Spec, stateLoc string) error {
 	jobDir, _ := areaOf(spec, spec.Dir, "")
 	ownFolder := hasState && !jobDir.within(state)
 	home, _ := os.UserHomeDir()
+	var sinks []area
+	var sinkNames []string
 	for i, k := range spec.Sinks {
 		if k.IsTable() || k.Path == "" {
 			continue
@@ -177,6 +179,20 @@ func checkSinkPaths(spec *job.Spec, stateLoc string) error {
 		if hasState && (sink.dir == state.dir && sink.store == state.store || ownFolder && sink.within(state)) {
 			return spec.ErrorAt(key, "%s is in the state store's folder %s; write the sink elsewhere", sink.describe(), state.shown)
 		}
+		for j, other := range sinks {
+			name := sinkNames[j]
+			switch {
+			case sink.within(other) && other.within(sink):
+				return spec.ErrorAt(key, "%s is also the location of sink %s: each file sink needs a folder of its own", sink.describe(), name)
+			case sink.within(other):
+				return spec.ErrorAt(key, "%s lies inside the folder of sink %s: readers of that sink would read this one's files too; "+
+					"give each file sink a folder of its own", sink.describe(), name)
+			case other.within(sink):
+				return spec.ErrorAt(key, "%s holds the folder of sink %s: readers of this sink would read that one's files too; "+
+					"give each file sink a folder of its own", sink.describe(), name)
+			}
+		}
+		sinks, sinkNames = append(sinks, sink), append(sinkNames, fmt.Sprintf("%s %q", k.Ctx, store.Redact(k.Path)))
 		for _, src := range sources {
 			switch {
 			case sink.within(src):

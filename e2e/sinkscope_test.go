@@ -310,3 +310,38 @@ func testSourceSkipsNestedSinks(t *testing.T, be backend) {
 	assertFiles(t, "run after another export", f.mustRun(), 0)
 	f.assertSink(a)
 }
+
+// TestTwoSinksOneFolder: two file sinks of one job at one location, or one
+// inside the other, are a job-file error naming the second sink's path
+// line (before, the same location failed at run time with "staging folder
+// ... is not empty", and nested ones mixed their files for readers).
+func TestTwoSinksOneFolder(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, func(t *testing.T, be backend) {
+		f := newFixtureOn(t, be, jobOpts{})
+		f.addCSVs("a", 1, 5)
+		first := f.out.loc()
+		for _, c := range []struct{ second, want string }{
+			{first, "is also the location of sink orders_sink"},
+			{subLoc(f.out, "more"), "lies inside the folder of sink orders_sink"},
+		} {
+			yaml := jobOpts{}.yaml(f.in.loc(), first) + fmt.Sprintf("  - ctx: second_sink\n    path: %q\n    format: csv\n", c.second)
+			writeFile(t, f.jobPath, []byte(yaml))
+			line := strings.Count(yaml, "\n") - 1 // the second sink's path line
+			_, r := f.run(nil)
+			if r.code != 2 {
+				t.Errorf("second sink %s: got exit %d, want 2\n%v", c.second, r.code, r)
+				continue
+			}
+			assertMentions(t, r, fmt.Sprintf("job.yaml:%d: sinks[1].path", line), c.want)
+		}
+		if files := f.sinkFiles(); len(files) != 0 {
+			t.Errorf("refused runs published %d files", len(files))
+		}
+		// The outer one second: refused the other way round.
+		yaml := jobOpts{}.yaml(f.in.loc(), subLoc(f.out, "inner")) + fmt.Sprintf("  - ctx: second_sink\n    path: %q\n    format: csv\n", first)
+		writeFile(t, f.jobPath, []byte(yaml))
+		_, r := f.runExpect(2)
+		assertMentions(t, r, "holds the folder of sink orders_sink")
+	})
+}
