@@ -187,57 +187,61 @@ func (s *Store) Open(_ context.Context, key string) (io.ReadCloser, error) {
 // Put writes key through a temporary file, fsync and rename.
 func (s *Store) Put(_ context.Context, key string, r io.Reader) error {
 	dst := s.path(key)
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(dst), ".tmp-"+filepath.Base(dst)+"-*")
+	tmp, err := writeTemp(dst, r)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := io.Copy(tmp, r); err != nil {
+	defer os.Remove(tmp)
+	return os.Rename(tmp, dst)
+}
+
+// writeTemp writes r to a new temporary file beside dst (making dst's
+// folder), synced and closed, readable by all as the engine's output
+// files are (os.CreateTemp alone would make it private to this user).
+func writeTemp(dst string, r io.Reader) (string, error) {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(dst), ".tmp-"+filepath.Base(dst)+"-*")
+	if err != nil {
+		return "", err
+	}
+	fail := func(err error) (string, error) {
 		tmp.Close()
-		return fmt.Errorf("writing %s: %w", dst, err)
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		return fail(err)
+	}
+	if _, err := io.Copy(tmp, r); err != nil {
+		return fail(fmt.Errorf("writing %s: %w", dst, err))
 	}
 	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("syncing %s: %w", dst, err)
+		return fail(fmt.Errorf("syncing %s: %w", dst, err))
 	}
 	if err := tmp.Close(); err != nil {
-		return err
+		os.Remove(tmp.Name())
+		return "", err
 	}
-	return os.Rename(tmp.Name(), dst)
+	return tmp.Name(), nil
 }
 
 // Create writes key through a temporary file, fsync and a hard link,
 // which fails if key exists: ErrExists.
 func (s *Store) Create(_ context.Context, key string, r io.Reader) error {
 	dst := s.path(key)
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(dst), ".tmp-"+filepath.Base(dst)+"-*")
+	tmpName, err := writeTemp(dst, r)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := io.Copy(tmp, r); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", dst, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("syncing %s: %w", dst, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	err = hardLink(tmp.Name(), dst)
+	defer os.Remove(tmpName)
+	err = hardLink(tmpName, dst)
 	if err != nil && !errors.Is(err, fs.ErrExist) {
 		// A file system without hard links (FAT, many FUSE and SMB
 		// mounts): create the key exclusively and write it in place; a
 		// reader racing the write can see it short.
-		err = createExclusive(tmp.Name(), dst)
+		err = createExclusive(tmpName, dst)
 	}
 	if errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("creating %s: %w", dst, objstore.ErrExists)

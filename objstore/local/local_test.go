@@ -144,3 +144,30 @@ func TestContractWithoutHardLinks(t *testing.T) {
 		return s
 	})
 }
+
+// TestWrittenFilesReadable: objects written through Put and Create (an
+// ownership record, a reject file) are readable by other users like the
+// engine's output files, not private to the writer (os.CreateTemp's 0600).
+func TestWrittenFilesReadable(t *testing.T) {
+	s, err := local.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.Put(ctx, "a/put.json", strings.NewReader("{}")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Create(ctx, "a/created.json", strings.NewReader("{}")); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"a/put.json", "a/created.json"} {
+		p, _ := s.LocalPath(key)
+		info, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if perm := info.Mode().Perm(); perm&0o044 != 0o044 {
+			t.Errorf("%s: mode %v, want readable by group and others", key, perm)
+		}
+	}
+}
