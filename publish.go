@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"path"
 	"regexp"
@@ -250,26 +251,61 @@ func applyAction(ctx context.Context, st store.Store, rs roots, jobName string, 
 			prefixes = append(prefixes, strings.TrimSuffix(p, "/")+"/")
 		}
 	}
+	// A location whose ownership record names this job holds no other
+	// job's files outside the sinks nested in it (each keeps its own
+	// _tidemark/): there, files with the names tidemark gives a run's
+	// output are this job's even when its manifests do not list them (an
+	// earlier history: a disable run on a fresh state, an adopted
+	// location). They are found by a listing that leaves nested sinks out.
+	owner, owned, err := readOwner(ctx, s)
+	if err != nil {
+		return fmt.Errorf("overwriting sink %s: %w", a.Sink, err)
+	}
+	skipper, canSkip := s.(objstore.FolderSkipper)
+	byName := owned && owner.Job == jobName && canSkip
 	var foreign []string       // a few, one per folder under the prefix
 	named := map[string]bool{} // those folders
 	nForeign := 0
+	leave := func(prefix, key string) {
+		nForeign++
+		top, _, _ := strings.Cut(strings.TrimPrefix(key, prefix), "/")
+		if len(foreign) < maxForeignNamed && !named[top] {
+			named[top] = true
+			foreign = append(foreign, key)
+		}
+	}
+	list := func(prefix string) iter.Seq2[objstore.Object, error] {
+		if !byName {
+			return s.List(ctx, prefix)
+		}
+		return func(yield func(objstore.Object, error) bool) {
+			nested := func(_ string, o objstore.Object) {
+				if strings.HasPrefix(o.Key, prefix) {
+					leave(prefix, o.Key) // a nested sink's file: another job's
+				}
+			}
+			for o, err := range skipper.ListSkipping(ctx, metaDir, nested) {
+				if err == nil && !strings.HasPrefix(o.Key, prefix) {
+					continue
+				}
+				if !yield(o, err) {
+					return
+				}
+			}
+		}
+	}
 	for _, prefix := range prefixes {
 		var del []string
-		for o, err := range s.List(ctx, prefix) {
+		for o, err := range list(prefix) {
 			if err != nil {
 				return fmt.Errorf("listing sink %s for overwrite: %w", a.Sink, err)
 			}
 			switch {
 			case keep[o.Key]:
-			case ours[o.Key]:
+			case ours[o.Key], byName && runOfKey(o.Key) != "" && !strings.HasPrefix(o.Key, metaDir+"/"):
 				del = append(del, o.Key)
 			default:
-				nForeign++
-				top, _, _ := strings.Cut(strings.TrimPrefix(o.Key, prefix), "/")
-				if len(foreign) < maxForeignNamed && !named[top] {
-					named[top] = true
-					foreign = append(foreign, o.Key)
-				}
+				leave(prefix, o.Key)
 			}
 		}
 		for _, k := range del {
