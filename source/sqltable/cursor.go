@@ -34,6 +34,10 @@ type cursor struct {
 	// not checked.
 	Behind *int64  `json:"behind,omitempty"`
 	Floor  *string `json:"floor,omitempty"`
+	// Region holds the identities of those rows (encodeRegion) when the
+	// check keeps them (a bounded region); nil when it only counts, and
+	// in cursors written before it kept them.
+	Region []byte `json:"region,omitempty"`
 }
 
 const cursorVersion = 1

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -128,7 +129,7 @@ func (p *Plan) extract(ctx context.Context, ex *Extract, out rowSink) (*Extract,
 // advance fills the next cursor's window, delivered set and regression
 // baseline, inside the extract's snapshot.
 func (s *Source) advance(ctx context.Context, ses session, p *Plan, next *cursor, newRows int64) error {
-	next.Window, next.Delivered, next.Lookback, next.Behind, next.Floor = nil, nil, "", nil, nil
+	next.Window, next.Delivered, next.Lookback, next.Behind, next.Floor, next.Region = nil, nil, "", nil, nil, nil
 	if next.Mark == nil {
 		return nil
 	}
@@ -153,67 +154,155 @@ func (s *Source) advance(ctx context.Context, ses session, p *Plan, next *cursor
 	if s.cfg.NoRegressionCheck {
 		return nil // no baseline: a later run that checks starts one
 	}
-	n, floor, err := s.baseline(ctx, ses, p, next, newRows)
+	n, floor, region, err := s.baseline(ctx, ses, p, next, newRows)
 	if err != nil {
 		return s.fail("counting the rows behind the mark (regression check)", "", err)
 	}
 	next.Behind, next.Floor = &n, floor
+	if region != nil {
+		next.Region = encodeRegion(region)
+	}
 	return nil
 }
 
 // baseline counts the regression check's region behind the new window (or
-// mark) for the next run to compare with. The region only moves forward:
-// when Plan counted the old region under the same rules, the rows between
-// the old and the new boundary are added to that count, so that a row
-// appearing in the old region during this run is still reported by the
-// next. Past twice the check's depth, the region's floor moves up to keep
-// the depth's rows nearest the boundary, and the rows it leaves behind are
-// subtracted. Without such a count (the first run, the check just turned
-// on, other rules) a new region starts at the depth's rows nearest the
-// boundary: it reads the index that far, not the whole table.
-func (s *Source) baseline(ctx context.Context, ses session, p *Plan, next *cursor, newRows int64) (int64, *string, error) {
+// mark) for the next run to compare with, and collects its rows'
+// identities when the check keeps them (region is then not nil). The
+// region only moves forward: when Plan read the old region under the same
+// rules, the rows between the old and the new boundary are added to what
+// it found, so that a row appearing in the old region during this run is
+// still reported by the next. Past twice the check's depth, the region's
+// floor moves up to keep the depth's rows nearest the boundary: the rows
+// it leaves behind are subtracted, or, with identities, the region is read
+// again from the new floor, keeping of the old region's rows only those
+// Plan found. Without such a count (the first run, the check just turned
+// on, a cursor that kept no identities, other rules) a new region starts
+// at the depth's rows nearest the boundary: it reads the index that far,
+// not the whole table.
+func (s *Source) baseline(ctx context.Context, ses session, p *Plan, next *cursor, newRows int64) (int64, *string, regionSet, error) {
 	c := p.prev
 	depth := s.cfg.regressionRows()
+	keep := s.keepsRegion()
 	carried := c != nil && c.Mark != nil && p.behindKnown && (c.Window != nil) == s.lb.set() && c.Lookback == next.Lookback &&
-		!(depth == 0 && c.Floor != nil) // every row now, a bounded region before
+		!(depth == 0 && c.Floor != nil) && // every row now, a bounded region before
+		(!keep || p.region != nil)
 	if !carried {
-		if (c == nil || c.Mark == nil) && !s.lb.set() && (depth == 0 || newRows <= 2*depth) {
-			return newRows, nil, nil // the first read took every row up to the mark
-		}
 		var floor *string
-		if depth > 0 {
+		first := (c == nil || c.Mark == nil) && !s.lb.set() && (depth == 0 || newRows <= 2*depth)
+		switch {
+		case first && !keep:
+			return newRows, nil, nil, nil // the first read took every row up to the mark
+		case !first && depth > 0:
 			f, err := s.floorFor(ctx, ses, nil, next, depth)
 			if err != nil {
-				return 0, nil, err
+				return 0, nil, nil, err
 			}
 			floor = f // nil: fewer rows than the depth, all of them
 		}
-		n, err := s.countIn(ctx, ses, s.regionQuery(floor, next.Window, next.Mark))
-		return n, floor, err
+		if keep {
+			region, err := s.regionRows(ctx, ses, s.regionQuery("SELECT "+s.regionTexts(), floor, next.Window, next.Mark), nil)
+			return int64(len(region)), floor, region, err
+		}
+		n, err := s.countIn(ctx, ses, s.regionQuery("SELECT count(*)", floor, next.Window, next.Mark))
+		return n, floor, nil, err
 	}
 	floor, n := c.Floor, p.behind+newRows
-	if s.lb.set() {
-		q := s.newQuery().w("SELECT count(*) FROM ", s.from, " WHERE ").inWindow(*c.Window).w(" AND ").behind(*next.Window)
-		between, err := s.countIn(ctx, ses, q)
-		if err != nil {
-			return 0, nil, err
+	var region regionSet
+	if keep {
+		region = slices.Clone(p.region)
+		if !s.lb.set() && newRows > 0 {
+			more, err := s.regionRows(ctx, ses, s.rangeQuery("SELECT "+s.regionTexts(), c.Mark, next.Mark), nil)
+			if err != nil {
+				return 0, nil, nil, err
+			}
+			region = append(region, more...)
 		}
-		n = p.behind + between
+	}
+	if s.lb.set() {
+		head := "SELECT count(*)"
+		if keep {
+			head = "SELECT " + s.regionTexts()
+		}
+		q := s.newQuery().w(head, " FROM ", s.from, " WHERE ").inWindow(*c.Window).w(" AND ").behind(*next.Window)
+		if keep {
+			more, err := s.regionRows(ctx, ses, q, nil)
+			if err != nil {
+				return 0, nil, nil, err
+			}
+			region = append(region, more...)
+		} else {
+			between, err := s.countIn(ctx, ses, q)
+			if err != nil {
+				return 0, nil, nil, err
+			}
+			n = p.behind + between
+		}
+	}
+	if keep {
+		n = int64(len(region))
 	}
 	if depth == 0 || n <= 2*depth {
-		return n, floor, nil
+		return n, floor, region, nil
 	}
 	to, err := s.floorFor(ctx, ses, floor, next, depth)
 	if err != nil || to == nil {
-		return n, floor, err
+		return n, floor, region, err
+	}
+	if keep {
+		// Read the region from its new floor; of the old region's rows,
+		// keep those Plan found there (one that appeared since is still
+		// to be reported).
+		found := map[uint64]int32{}
+		for _, h := range p.region {
+			found[h]++
+		}
+		q := s.newQuery().w("SELECT ").texts(s.regionIdent).w(", CASE WHEN ")
+		if c.Window != nil {
+			q.behind(*c.Window)
+		} else {
+			q.tuple(false, c.Mark)
+		}
+		q.w(" THEN 1 ELSE 0 END FROM ", s.from, " WHERE ").inWindow(*to).w(" AND ")
+		if next.Window != nil {
+			q.behind(*next.Window)
+		} else {
+			q.tuple(false, next.Mark)
+		}
+		region, err = s.regionRows(ctx, ses, q, func(h uint64, flag string) bool {
+			if flag != "1" {
+				return true // between the old boundary and the new one
+			}
+			if found[h] == 0 {
+				return false
+			}
+			found[h]--
+			return true
+		})
+		return int64(len(region)), to, region, err
 	}
 	if floor == nil {
-		n, err = s.countIn(ctx, ses, s.regionQuery(to, next.Window, next.Mark))
-		return n, to, err
+		n, err = s.countIn(ctx, ses, s.regionQuery("SELECT count(*)", to, next.Window, next.Mark))
+		return n, to, nil, err
 	}
 	q := s.newQuery().w("SELECT count(*) FROM ", s.from, " WHERE ").inWindow(*floor).w(" AND ").behind(*to)
 	left, err := s.countIn(ctx, ses, q)
-	return n - left, to, err
+	return n - left, to, nil, err
+}
+
+// regionRows reads the region identities q selects (the region's key
+// texts, then optionally one more column handed to keep as text, which
+// picks the rows to take). The result is never nil.
+func (s *Source) regionRows(ctx context.Context, ses session, q *query, keep func(h uint64, flag string) bool) (regionSet, error) {
+	out := regionSet{}
+	n := len(s.regionIdent)
+	err := s.stream(ctx, ses, q, func(row []any) error {
+		h := regionHash(row[:n])
+		if keep == nil || keep(h, text(row[n])) {
+			out = append(out, h)
+		}
+		return nil
+	})
+	return out, err
 }
 
 // floorFor finds the first key of the depth-th row behind next's boundary

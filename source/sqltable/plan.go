@@ -38,6 +38,9 @@ type Plan struct {
 	hasNew      bool  // there are rows in (From, To]
 	behind      int64 // rows behind the previous boundary, now
 	behindKnown bool  // behind was counted (the regression check ran)
+	// region holds the identities of those rows when the check keeps
+	// them (nil otherwise).
+	region regionSet
 }
 
 // Pending reports whether the run has rows to read: new rows or late
@@ -101,12 +104,48 @@ func (s *Source) plan(ctx context.Context, prev []byte, count bool) (*Plan, erro
 	if s.cfg.NoRegressionCheck || c.Behind == nil {
 		return p, nil
 	}
-	if p.behind, err = s.count(ctx, s.regionQuery(c.Floor, c.Window, c.Mark)); err != nil {
-		return nil, s.fail("counting the rows behind the mark (regression check)", "", err)
+	if !s.keepsRegion() || c.Region == nil {
+		// Counts only (no identities kept, or a cursor written before
+		// they were): the next run's baseline keeps them.
+		if p.behind, err = s.count(ctx, s.regionQuery("SELECT count(*)", c.Floor, c.Window, c.Mark)); err != nil {
+			return nil, s.fail("counting the rows behind the mark (regression check)", "", err)
+		}
+		p.behindKnown = true
+		p.Regressions = max(0, p.behind-*c.Behind)
+		return p, nil
 	}
-	p.behindKnown = true
-	p.Regressions = max(0, p.behind-*c.Behind)
+	kept, err := decodeRegion(c.Region)
+	if err != nil {
+		return nil, fmt.Errorf("source %s: %w", s.cfg.Ctx, err)
+	}
+	// A row whose identity the last run did not see there appeared; rows
+	// that left (updated forward, deleted) hide none of them.
+	var appeared int64
+	p.region = regionSet{}
+	err = s.stream(ctx, nil, s.regionQuery("SELECT "+s.regionTexts(), c.Floor, c.Window, c.Mark), func(row []any) error {
+		h := regionHash(row)
+		p.region = append(p.region, h)
+		if !kept.take(h) {
+			appeared++
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, s.fail("reading the rows behind the mark (regression check)", "", err)
+	}
+	p.behind, p.behindKnown = int64(len(p.region)), true
+	p.Regressions = max(appeared, p.behind-*c.Behind)
 	return p, nil
+}
+
+// keepsRegion reports whether the regression check keeps the identities
+// of its region's rows: when the region is bounded.
+func (s *Source) keepsRegion() bool {
+	return !s.cfg.NoRegressionCheck && s.cfg.regressionRows() > 0
+}
+
+func (s *Source) regionTexts() string {
+	return s.newQuery().texts(s.regionIdent).String()
 }
 
 // planNew finds what the run reads after the mark: whether there is
@@ -161,11 +200,11 @@ func (s *Source) anyNew(ctx context.Context, p *Plan) error {
 	return nil
 }
 
-// regionQuery counts the rows of the regression check's region: behind
-// the window starting at window or, without one, not past mark; with a
-// floor, only rows whose first key is at or past it.
-func (s *Source) regionQuery(floor, window *string, mark []string) *query {
-	q := s.newQuery().w("SELECT count(*) FROM ", s.from, " WHERE ")
+// regionQuery is "<head> FROM src WHERE" the rows of the regression
+// check's region: behind the window starting at window or, without one,
+// not past mark; with a floor, only rows whose first key is at or past it.
+func (s *Source) regionQuery(head string, floor, window *string, mark []string) *query {
+	q := s.newQuery().w(head, " FROM ", s.from, " WHERE ")
 	if floor != nil {
 		q.inWindow(*floor).w(" AND ")
 	}

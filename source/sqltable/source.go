@@ -24,8 +24,12 @@ type Source struct {
 	// ident are the columns that identify a row in a lookback window:
 	// primary key and keys, or every column when there is no primary key.
 	ident []int
-	lb    lookback
-	notes []string
+	// regionIdent identify a row in the regression check's region: keys
+	// and primary key, or the keys alone without one (an update that
+	// keeps them is the same row).
+	regionIdent []int
+	lb          lookback
+	notes       []string
 }
 
 // Open connects, describes the table or query, settles the bookmark keys
@@ -140,6 +144,17 @@ func (s *Source) describe(ctx context.Context) error {
 		for i := range cols {
 			s.ident = append(s.ident, i)
 		}
+	}
+	s.regionIdent = slices.Clone(s.keys)
+	for _, k := range pk {
+		if i := findColumn(cols, k); i >= 0 && !slices.Contains(s.regionIdent, i) {
+			s.regionIdent = append(s.regionIdent, i)
+		}
+	}
+	if !s.cfg.NoRegressionCheck && s.cfg.regressionRows() == 0 {
+		s.notes = append(s.notes, "regression_check_rows: 0 counts every row behind the window but keeps no row identities: "+
+			"a row that appears there while another leaves (an update moving it forward, a delete) is not reported; "+
+			"a bounded regression_check_rows tells them apart")
 	}
 	for _, c := range cols {
 		if c.Type == "VARCHAR" && s.db.Kind != sqldb.SQLite && !textual(c.DBType) {

@@ -1,0 +1,58 @@
+package sqltable
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestRegionCoding: a region's identities come back with their
+// multiplicity; other hashes are rarely taken for them; damage is an error.
+func TestRegionCoding(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 1, 7, 1000, 100_000} {
+		set := make(regionSet, n)
+		for i := range set {
+			set[i] = r.Uint64()
+		}
+		if n > 1 {
+			set[1] = set[0] // two rows with one identity
+		}
+		b := encodeRegion(set)
+		if len(b) == 0 {
+			t.Fatalf("%d rows: empty encoding", n)
+		}
+		if n >= 1000 && float64(len(b)*8)/float64(n) > regionBits+2.5 {
+			t.Errorf("%d rows: %d bytes, %.1f bits a row", n, len(b), float64(len(b)*8)/float64(n))
+		}
+		f, err := decodeRegion(b)
+		if err != nil {
+			t.Fatalf("%d rows: %v", n, err)
+		}
+		for _, h := range set {
+			if !f.take(h) {
+				t.Fatalf("%d rows: a kept row is not found", n)
+			}
+		}
+		if n > 1 && f.take(set[0]) {
+			t.Fatalf("%d rows: a row was found more often than it was kept", n)
+		}
+		f, _ = decodeRegion(b)
+		var wrong int
+		for range 100_000 {
+			if f.take(r.Uint64()) {
+				wrong++
+			}
+		}
+		if wrong > 10 {
+			t.Errorf("%d rows: %d of 100,000 other rows taken for kept ones", n, wrong)
+		}
+		if n > 0 {
+			if _, err := decodeRegion(b[:len(b)-1-n/8]); err == nil {
+				t.Errorf("%d rows: a cut encoding was read", n)
+			}
+		}
+	}
+	if _, err := decodeRegion([]byte{5, 3}); err == nil {
+		t.Error("a wrong parameter was read")
+	}
+}

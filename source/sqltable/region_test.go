@@ -1,0 +1,219 @@
+package sqltable_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tidemark-etl/tidemark/internal/sqltest"
+	"github.com/tidemark-etl/tidemark/source/sqltable"
+)
+
+// regressions returns the regressions each run reported.
+func regressions(runs ...run) []int64 {
+	out := make([]int64, len(runs))
+	for i, r := range runs {
+		out[i] = r.plan.Regressions
+	}
+	return out
+}
+
+// TestRegressionUpdateHidesNoInsert is issue 7 item 11: with an
+// [updated_at, id] cursor, an old row updated out of the regression
+// check's region while a new row appears in it left the count unchanged
+// and nothing was reported. The check now tells a row that appears from
+// one that leaves: by an update moving it forward, by a delete, whatever
+// the region's depth and with or without a lookback, with a composite
+// primary key that is not all in the keys. Ordinary updates, deletes and
+// the floor moving report nothing.
+func TestRegressionUpdateHidesNoInsert(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, db *sqltest.DB) {
+		for _, tc := range []struct {
+			name, lookback string
+			depth          int64
+		}{{"no lookback", "", 0}, {"no lookback, depth 5", "", 5}, {"lookback", "10m", 0}, {"lookback, depth 5", "10m", 5}} {
+			table := fmt.Sprintf("ev_%d_%t", tc.depth, tc.lookback != "")
+			db.Exec(t, ddl(db.Kind, "CREATE TABLE "+table+` (tenant {int} NOT NULL, id {int} NOT NULL, updated_at {ts} NOT NULL, v {text},
+PRIMARY KEY (tenant, id));
+CREATE INDEX `+table+`_cursor ON `+table+` (updated_at, id)`))
+			at := func(id int, hms string) {
+				db.Exec(t, fmt.Sprintf("INSERT INTO %s (tenant, id, updated_at, v) VALUES (%d, %d, '2024-05-01 %s', 'e%d')", table, id%2, id, hms, id))
+			}
+			update := func(id int, hms string) {
+				db.Exec(t, fmt.Sprintf("UPDATE %s SET updated_at = '2024-05-01 %s', v = 'u%d' WHERE id = %d", table, hms, id, id))
+			}
+			for i := 1; i <= 10; i++ {
+				at(i, fmt.Sprintf("08:%02d:00", i))
+			}
+			at(20, "10:00:00") // the mark; with a lookback of 10m, 1-10 are behind the window
+			s := open(t, db, sqltable.Config{Table: table, BookmarkKeys: []string{"updated_at", "id"}, Lookback: tc.lookback, RegressionRows: tc.depth})
+			r1 := step(t, s, nil)
+
+			// 8 is updated forward, out of the region, as 11 appears in it.
+			update(8, "10:30:00")
+			at(11, "08:09:30")
+			r2 := step(t, s, r1.ex.Cursor)
+			equal(t, tc.name+", run 2", ints(r2.rows, 1), []string{"8"})
+			r3 := step(t, s, r2.ex.Cursor)
+			if got := regressions(r2, r3); !slices.Equal(got, []int64{1, 0}) {
+				t.Fatalf("%s: an update out of the region hid the row that appeared in it: regressions %v, want [1 0]", tc.name, got)
+			}
+
+			// Ordinary updates move rows forward; a delete takes one away.
+			update(9, "10:40:00")
+			update(10, "10:41:00")
+			r4 := step(t, s, r3.ex.Cursor)
+			db.Exec(t, fmt.Sprintf("DELETE FROM %s WHERE id = 7", table))
+			r5 := step(t, s, r4.ex.Cursor)
+			// A delete no longer hides a row that appears.
+			db.Exec(t, fmt.Sprintf("DELETE FROM %s WHERE id = 11", table))
+			at(12, "08:09:40")
+			r6 := step(t, s, r5.ex.Cursor)
+			if got := regressions(r4, r5, r6); !slices.Equal(got, []int64{0, 0, 1}) {
+				t.Fatalf("%s: updates forward, a delete, a delete with a row appearing: regressions %v, want [0 0 1]", tc.name, got)
+			}
+
+			// Many updates and new rows move the region's floor; nothing is
+			// made up, and a row appearing near the boundary is still seen.
+			for i := 1; i <= 5; i++ {
+				update(i, fmt.Sprintf("11:%02d:00", i))
+			}
+			for i := 30; i < 45; i++ {
+				at(i, fmt.Sprintf("11:%02d:00", i))
+			}
+			r7 := step(t, s, r6.ex.Cursor)
+			r8 := step(t, s, r7.ex.Cursor)
+			// Near the boundary: the mark (11:44) or the window (11:34).
+			moved, appears := 42, "11:42:30"
+			if tc.lookback != "" {
+				moved, appears = 31, "11:31:30"
+			}
+			update(moved, "12:00:00")
+			at(46, appears)
+			at(47, "12:00:00")
+			r9 := step(t, s, r8.ex.Cursor)
+			r10 := step(t, s, r9.ex.Cursor)
+			if got := regressions(r7, r8, r9, r10); !slices.Equal(got, []int64{0, 0, 1, 0}) {
+				t.Fatalf("%s: after the floor moved: regressions %v, want [0 0 1 0]", tc.name, got)
+			}
+			equal(t, tc.name+", run 9", ints(r9.rows, 1), []string{fmt.Sprint(moved), "47"})
+		}
+	})
+}
+
+// TestRegressionDuringRun: a row that appears in the region after Plan
+// read it and before the extract's snapshot is reported by the next run,
+// also when the extract moves the region's floor into the old region.
+func TestRegressionDuringRun(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, db *sqltest.DB) {
+		db.Exec(t, ddl(db.Kind, "CREATE TABLE t (id {pk}, v {text})"))
+		insertIDs(t, db, "t", 10, 20, 30, 40, 50, 60, 70, 80)
+		s := open(t, db, sqltable.Config{Table: "t", RegressionRows: 5})
+		r1 := step(t, s, nil)
+		insertIDs(t, db, "t", 90, 100)
+		r2 := step(t, s, r1.ex.Cursor) // the region holds 10 rows, twice the depth
+
+		insertIDs(t, db, "t", 110, 120)
+		ctx := context.Background()
+		p, err := s.PlanRun(ctx, r2.ex.Cursor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		insertIDs(t, db, "t", 95) // after Plan; the floor moves to 90
+		ex, err := p.Extract(ctx, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r4 := step(t, s, ex.Cursor)
+		r5 := step(t, s, r4.ex.Cursor)
+		if got := regressions(r4, r5); !slices.Equal(got, []int64{1, 0}) {
+			t.Fatalf("a row that appeared during the run: regressions %v, want [1 0]", got)
+		}
+		// A delete and a row appearing in the same interval.
+		db.Exec(t, "DELETE FROM t WHERE id = 100")
+		insertIDs(t, db, "t", 105)
+		r6 := step(t, s, r5.ex.Cursor)
+		if r6.plan.Regressions != 1 {
+			t.Fatalf("a delete hid the row that appeared: regressions %d, want 1", r6.plan.Regressions)
+		}
+	})
+}
+
+// TestRegressionQueryWithoutPrimaryKey: a query has no primary key; the
+// region's rows are told apart by their key values, so an update moving
+// a row forward does not hide one that appears.
+func TestRegressionQueryWithoutPrimaryKey(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, db *sqltest.DB) {
+		db.Exec(t, ddl(db.Kind, `CREATE TABLE ev (id {int} NOT NULL, updated_at {ts} NOT NULL, v {text});
+CREATE INDEX ev_cursor ON ev (updated_at, id)`))
+		for i := 1; i <= 6; i++ {
+			db.Exec(t, fmt.Sprintf("INSERT INTO ev VALUES (%d, '2024-05-01 08:0%d:00', 'e%d')", i, i, i))
+		}
+		s := open(t, db, sqltable.Config{Query: "SELECT id, updated_at, v FROM ev", BookmarkKeys: []string{"updated_at", "id"}})
+		r1 := step(t, s, nil)
+		db.Exec(t, "UPDATE ev SET updated_at = '2024-05-01 09:00:00' WHERE id = 2")
+		db.Exec(t, "INSERT INTO ev VALUES (7, '2024-05-01 08:03:30', 'e7')")
+		r2 := step(t, s, r1.ex.Cursor)
+		db.Exec(t, "UPDATE ev SET v = 'changed' WHERE id = 3") // the keys stay
+		db.Exec(t, "UPDATE ev SET updated_at = '2024-05-01 09:10:00' WHERE id = 4")
+		r3 := step(t, s, r2.ex.Cursor)
+		if got := regressions(r2, r3); !slices.Equal(got, []int64{1, 0}) {
+			t.Fatalf("query source: regressions %v, want [1 0]", got)
+		}
+	})
+}
+
+// TestRegressionOldCursor: a cursor written before the check kept row
+// identities is read: that run compares counts, and the next keeps them.
+func TestRegressionOldCursor(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, db *sqltest.DB) {
+		db.Exec(t, ddl(db.Kind, `CREATE TABLE ev (id {pk}, updated_at {ts} NOT NULL, v {text});
+CREATE INDEX ev_cursor ON ev (updated_at, id)`))
+		for i := 1; i <= 6; i++ {
+			db.Exec(t, fmt.Sprintf("INSERT INTO ev VALUES (%d, '2024-05-01 08:0%d:00', 'e%d')", i, i, i))
+		}
+		s := open(t, db, sqltable.Config{Table: "ev", BookmarkKeys: []string{"updated_at", "id"}})
+		r1 := step(t, s, nil)
+		var old map[string]any
+		if err := json.Unmarshal(r1.ex.Cursor, &old); err != nil {
+			t.Fatal(err)
+		}
+		if old["region"] == nil {
+			t.Fatalf("cursor %s keeps no region", r1.ex.Cursor)
+		}
+		delete(old, "region")
+		prev, _ := json.Marshal(old)
+
+		db.Exec(t, "INSERT INTO ev VALUES (7, '2024-05-01 08:03:30', 'e7')")
+		r2 := step(t, s, prev)
+		if !strings.Contains(string(r2.ex.Cursor), `"region"`) {
+			t.Fatalf("the run on an old cursor keeps no region: %s", r2.ex.Cursor)
+		}
+		db.Exec(t, "UPDATE ev SET updated_at = '2024-05-01 09:00:00' WHERE id = 2")
+		db.Exec(t, "INSERT INTO ev VALUES (8, '2024-05-01 08:04:30', 'e8')")
+		r3 := step(t, s, r2.ex.Cursor)
+		if got := regressions(r2, r3); !slices.Equal(got, []int64{1, 1}) {
+			t.Fatalf("from an old cursor: regressions %v, want [1 1]", got)
+		}
+	})
+}
+
+// TestRegressionEveryRowNote: regression_check_rows 0 counts every row and
+// keeps no identities; Open says what that cannot see.
+func TestRegressionEveryRowNote(t *testing.T) {
+	sqltest.EachOf(t, sqltest.Kinds[2:], func(t *testing.T, db *sqltest.DB) {
+		db.Exec(t, ddl(db.Kind, "CREATE TABLE t (id {pk}, v {text})"))
+		note := func(s *sqltable.Source) bool {
+			return slices.ContainsFunc(s.Notes(), func(n string) bool { return strings.Contains(n, "regression_check_rows: 0") })
+		}
+		if !note(open(t, db, sqltable.Config{Table: "t", RegressionRows: -1})) {
+			t.Fatal("regression_check_rows 0: no note that updates can hide rows that appear")
+		}
+		if note(open(t, db, sqltable.Config{Table: "t"})) || note(open(t, db, sqltable.Config{Table: "t", RegressionRows: -1, NoRegressionCheck: true})) {
+			t.Fatal("a note about regression_check_rows 0 without it")
+		}
+	})
+}
