@@ -120,21 +120,16 @@ func (s *Source) plan(ctx context.Context, prev []byte, count bool) (*Plan, erro
 	}
 	// A row whose identity the last run did not see there appeared; rows
 	// that left (updated forward, deleted) hide none of them.
-	var appeared int64
 	p.region = regionSet{}
 	err = s.stream(ctx, nil, s.regionQuery("SELECT "+s.regionTexts(), c.Floor, c.Window, c.Mark), func(row []any) error {
-		h := regionHash(row)
-		p.region = append(p.region, h)
-		if !kept.take(h) {
-			appeared++
-		}
+		p.region = append(p.region, regionHash(row))
 		return nil
 	})
 	if err != nil {
 		return nil, s.fail("reading the rows behind the mark (regression check)", "", err)
 	}
 	p.behind, p.behindKnown = int64(len(p.region)), true
-	p.Regressions = max(appeared, p.behind-*c.Behind)
+	p.Regressions = max(kept.appeared(p.region), p.behind-*c.Behind)
 	return p, nil
 }
 

@@ -45,30 +45,35 @@ func encodeRegion(hashes regionSet) []byte {
 	if n == 0 {
 		return out
 	}
-	fps := make([]uint64, len(hashes))
-	for i, h := range hashes {
-		fps[i] = reduce(h, n<<regionBits)
-	}
-	slices.Sort(fps)
+	fps := fingerprints(hashes, n<<regionBits)
 	w := bitWriter{buf: out}
 	prev := uint64(0)
 	for _, fp := range fps {
 		d := fp - prev
 		prev = fp
-		for q := d >> regionBits; q > 0; q-- {
-			w.bit(1)
+		for q := d >> regionBits; q > 0; q -= min(q, 32) {
+			w.bits(1<<min(q, 32)-1, uint(min(q, 32)))
 		}
-		w.bit(0)
-		w.bits(d&(1<<regionBits-1), regionBits)
+		w.bits(d&(1<<regionBits-1), regionBits+1) // a 0 ends the unary part
 	}
 	return w.done()
 }
 
-// regionFilter is a decoded region: fingerprint counts, and the range the
-// fingerprints were reduced into.
+// fingerprints reduces hashes into [0, n), sorted.
+func fingerprints(hashes regionSet, n uint64) []uint64 {
+	fps := make([]uint64, len(hashes))
+	for i, h := range hashes {
+		fps[i] = reduce(h, n)
+	}
+	slices.Sort(fps)
+	return fps
+}
+
+// regionFilter is a decoded region: its fingerprints, sorted, and the
+// range they were reduced into.
 type regionFilter struct {
-	n      uint64
-	counts map[uint64]int32
+	n   uint64
+	fps []uint64
 }
 
 // decodeRegion reads what encodeRegion wrote.
@@ -79,16 +84,16 @@ func decodeRegion(b []byte) (*regionFilter, error) {
 		return nil, bad
 	}
 	p, k2 := binary.Uvarint(b[k:])
-	if k2 <= 0 || p != regionBits || n > 1<<40 {
+	if k2 <= 0 || p != regionBits || n > uint64(len(b))*8 {
 		return nil, bad
 	}
-	f := &regionFilter{n: n << regionBits, counts: make(map[uint64]int32, n)}
+	f := &regionFilter{n: n << regionBits, fps: make([]uint64, 0, n)}
 	r := bitReader{buf: b[k+k2:]}
 	fp := uint64(0)
 	for range n {
 		q := uint64(0)
 		for {
-			bit, ok := r.bit()
+			bit, ok := r.bits(1)
 			if !ok {
 				return nil, bad
 			}
@@ -102,23 +107,30 @@ func decodeRegion(b []byte) (*regionFilter, error) {
 			return nil, bad
 		}
 		fp += q<<regionBits | low
-		f.counts[fp]++
+		f.fps = append(f.fps, fp)
 	}
 	return f, nil
 }
 
-// take reports whether the region held a row with hash h and, if so,
-// uses that row up: each kept row answers for one row now.
-func (f *regionFilter) take(h uint64) bool {
+// appeared counts the rows of hashes the region did not hold: each kept
+// row answers for one row now.
+func (f *regionFilter) appeared(hashes regionSet) int64 {
 	if f.n == 0 {
-		return false
+		return int64(len(hashes))
 	}
-	fp := reduce(h, f.n)
-	if f.counts[fp] == 0 {
-		return false
+	var n int64
+	kept := f.fps
+	for _, fp := range fingerprints(hashes, f.n) {
+		for len(kept) > 0 && kept[0] < fp {
+			kept = kept[1:]
+		}
+		if len(kept) > 0 && kept[0] == fp {
+			kept = kept[1:]
+			continue
+		}
+		n++
 	}
-	f.counts[fp]--
-	return true
+	return n
 }
 
 // reduce maps h uniformly into [0, n).
@@ -129,27 +141,22 @@ func reduce(h, n uint64) uint64 {
 
 // bitWriter appends bits, most significant first.
 type bitWriter struct {
-	buf  []byte
-	cur  byte
-	used uint
+	buf []byte
+	acc uint64 // the last n bits are pending
+	n   uint
 }
 
-func (w *bitWriter) bit(b uint64) {
-	w.cur = w.cur<<1 | byte(b&1)
-	if w.used++; w.used == 8 {
-		w.buf, w.cur, w.used = append(w.buf, w.cur), 0, 0
-	}
-}
-
-func (w *bitWriter) bits(v uint64, n uint) {
-	for i := n; i > 0; i-- {
-		w.bit(v >> (i - 1))
+// bits writes the k (at most 32) low bits of v.
+func (w *bitWriter) bits(v uint64, k uint) {
+	w.acc = w.acc<<k | v&(1<<k-1)
+	for w.n += k; w.n >= 8; w.n -= 8 {
+		w.buf = append(w.buf, byte(w.acc>>(w.n-8)))
 	}
 }
 
 func (w *bitWriter) done() []byte {
-	if w.used > 0 {
-		w.buf = append(w.buf, w.cur<<(8-w.used))
+	if w.n > 0 {
+		w.buf = append(w.buf, byte(w.acc<<(8-w.n)))
 	}
 	return w.buf
 }
@@ -157,27 +164,19 @@ func (w *bitWriter) done() []byte {
 // bitReader reads what bitWriter wrote.
 type bitReader struct {
 	buf []byte
-	pos uint64 // bits read
+	acc uint64 // the last n bits are unread
+	n   uint
 }
 
-func (r *bitReader) bit() (uint64, bool) {
-	i := r.pos >> 3
-	if i >= uint64(len(r.buf)) {
-		return 0, false
-	}
-	b := r.buf[i] >> (7 - r.pos&7) & 1
-	r.pos++
-	return uint64(b), true
-}
-
-func (r *bitReader) bits(n uint) (uint64, bool) {
-	var v uint64
-	for range n {
-		b, ok := r.bit()
-		if !ok {
+// bits reads k (at most 32) bits; ok is false past the end.
+func (r *bitReader) bits(k uint) (uint64, bool) {
+	for r.n < k {
+		if len(r.buf) == 0 {
 			return 0, false
 		}
-		v = v<<1 | b
+		r.acc = r.acc<<8 | uint64(r.buf[0])
+		r.buf, r.n = r.buf[1:], r.n+8
 	}
-	return v, true
+	r.n -= k
+	return r.acc >> r.n & (1<<k - 1), true
 }
