@@ -123,17 +123,25 @@
 //
 // # Regression check
 //
-// The cursor keeps the number of rows in a region behind the window (first
-// key < W; without lookback: key tuple ≤ M) whose first key is at or past
-// a floor, as the run saw them. The next Plan counts the same region again;
-// the increase is Plan.Regressions: rows that appeared where no run reads
-// (non-monotonic keys, commits later than the lookback). The region grows
-// with the boundary; once it holds more than twice Config.RegressionRows
-// rows, the floor moves up to the key of the RegressionRows-th row behind
-// the boundary, so each run's counts read a bounded stretch of the keys'
-// index whatever the table's size. A row appearing behind the floor is not
-// counted; RegressionRows < 0 keeps no floor (every row, each run). Deletes
-// in the region in the same interval hide as many insertions.
+// The cursor keeps the rows in a region behind the window (first key < W;
+// without lookback: key tuple ≤ M) whose first key is at or past a floor,
+// as the run saw them: their number and their identities, 64-bit hashes of
+// primary key and key values (key values alone without a primary key),
+// with multiplicity, as a Golomb-coded set (region.go). The next Plan
+// reads the same region again; the rows whose identity was not kept are
+// Plan.Regressions: rows that appeared where no run reads (non-monotonic
+// keys, commits later than the lookback, an update moving a row's keys
+// backwards behind the window), however many rows left the region in the
+// meantime (updated forward, deleted). The region grows with the boundary;
+// once it holds more than twice Config.RegressionRows rows, the floor
+// moves up to the key of the RegressionRows-th row behind the boundary, so
+// each run reads a bounded stretch of the keys' index whatever the table's
+// size. Not seen: a row appearing behind the floor; a row appearing with
+// the identity of one that left in the same interval; with probability
+// 2^-16 per row, one whose fingerprint matches a kept one's.
+// RegressionRows < 0 keeps no floor (every row, each run) and only counts:
+// there, rows that leave hide as many that appear. A cursor written
+// before identities were kept is compared by count once.
 //
 // # Errors
 //
