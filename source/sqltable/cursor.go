@@ -81,7 +81,13 @@ const idSize = 16
 // rowID hashes the identity values (key texts, or numbers the driver
 // parsed; nil is NULL): each value's text, length first.
 func rowID(vals []any) id {
-	var buf []byte
+	h, _ := appendRowID(nil, vals)
+	return h
+}
+
+// appendRowID is rowID hashing through buf (for reuse), which it returns.
+func appendRowID(buf []byte, vals []any) (id, []byte) {
+	buf = buf[:0]
 	for _, v := range vals {
 		if v == nil {
 			buf = append(buf, 0xff, 0xff, 0xff, 0xff)
@@ -93,7 +99,7 @@ func rowID(vals []any) id {
 		binary.LittleEndian.PutUint32(buf[at:], uint32(len(buf)-at-4))
 	}
 	h := xxh3.Hash128(buf).Bytes()
-	return id(h)
+	return id(h), buf
 }
 
 // idSet is a set of row identities.

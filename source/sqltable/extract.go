@@ -209,37 +209,29 @@ func (s *Source) baseline(ctx context.Context, ses session, p *Plan, next *curso
 	floor, n := c.Floor, p.behind+newRows
 	var region regionSet
 	if keep {
+		// The rows between the old boundary and the new one join those
+		// Plan found.
 		region = slices.Clone(p.region)
-		if !s.lb.set() && newRows > 0 {
-			more, err := s.regionRows(ctx, ses, s.rangeQuery("SELECT "+s.regionTexts(), c.Mark, next.Mark), nil)
-			if err != nil {
-				return 0, nil, nil, err
-			}
-			region = append(region, more...)
+		var q *query
+		if s.lb.set() {
+			q = s.betweenWindows("SELECT "+s.regionTexts(), c, next)
+		} else if newRows > 0 {
+			q = s.rangeQuery("SELECT "+s.regionTexts(), c.Mark, next.Mark)
 		}
-	}
-	if s.lb.set() {
-		head := "SELECT count(*)"
-		if keep {
-			head = "SELECT " + s.regionTexts()
-		}
-		q := s.newQuery().w(head, " FROM ", s.from, " WHERE ").inWindow(*c.Window).w(" AND ").behind(*next.Window)
-		if keep {
+		if q != nil {
 			more, err := s.regionRows(ctx, ses, q, nil)
 			if err != nil {
 				return 0, nil, nil, err
 			}
 			region = append(region, more...)
-		} else {
-			between, err := s.countIn(ctx, ses, q)
-			if err != nil {
-				return 0, nil, nil, err
-			}
-			n = p.behind + between
 		}
-	}
-	if keep {
 		n = int64(len(region))
+	} else if s.lb.set() {
+		between, err := s.countIn(ctx, ses, s.betweenWindows("SELECT count(*)", c, next))
+		if err != nil {
+			return 0, nil, nil, err
+		}
+		n = p.behind + between
 	}
 	if depth == 0 || n <= 2*depth {
 		return n, floor, region, nil
@@ -249,35 +241,7 @@ func (s *Source) baseline(ctx context.Context, ses session, p *Plan, next *curso
 		return n, floor, region, err
 	}
 	if keep {
-		// Read the region from its new floor; of the old region's rows,
-		// keep those Plan found there (one that appeared since is still
-		// to be reported).
-		found := map[uint64]int32{}
-		for _, h := range p.region {
-			found[h]++
-		}
-		q := s.newQuery().w("SELECT ").texts(s.regionIdent).w(", CASE WHEN ")
-		if c.Window != nil {
-			q.behind(*c.Window)
-		} else {
-			q.tuple(false, c.Mark)
-		}
-		q.w(" THEN 1 ELSE 0 END FROM ", s.from, " WHERE ").inWindow(*to).w(" AND ")
-		if next.Window != nil {
-			q.behind(*next.Window)
-		} else {
-			q.tuple(false, next.Mark)
-		}
-		region, err = s.regionRows(ctx, ses, q, func(h uint64, flag string) bool {
-			if flag != "1" {
-				return true // between the old boundary and the new one
-			}
-			if found[h] == 0 {
-				return false
-			}
-			found[h]--
-			return true
-		})
+		region, err = s.rereadRegion(ctx, ses, p, next, to)
 		return int64(len(region)), to, region, err
 	}
 	if floor == nil {
@@ -289,14 +253,56 @@ func (s *Source) baseline(ctx context.Context, ses session, p *Plan, next *curso
 	return n - left, to, nil, err
 }
 
+// betweenWindows is "<head> FROM src WHERE" the rows between the old
+// window c's and the new one's.
+func (s *Source) betweenWindows(head string, c, next *cursor) *query {
+	return s.newQuery().w(head, " FROM ", s.from, " WHERE ").inWindow(*c.Window).w(" AND ").behind(*next.Window)
+}
+
+// rereadRegion reads the identities of the region behind next's boundary
+// from the new floor to; of the rows behind the old boundary it keeps
+// those Plan found there, so that one that appeared since is still to be
+// reported.
+func (s *Source) rereadRegion(ctx context.Context, ses session, p *Plan, next *cursor, to *string) (regionSet, error) {
+	c := p.prev
+	found := map[uint64]int32{}
+	for _, h := range p.region {
+		found[h]++
+	}
+	q := s.newQuery().w("SELECT ").texts(s.regionIdent).w(", CASE WHEN ")
+	if c.Window != nil {
+		q.behind(*c.Window)
+	} else {
+		q.tuple(false, c.Mark)
+	}
+	q.w(" THEN 1 ELSE 0 END FROM ", s.from, " WHERE ").inWindow(*to).w(" AND ")
+	if next.Window != nil {
+		q.behind(*next.Window)
+	} else {
+		q.tuple(false, next.Mark)
+	}
+	return s.regionRows(ctx, ses, q, func(h uint64, old string) bool {
+		if old != "1" {
+			return true // between the old boundary and the new one
+		}
+		if found[h] == 0 {
+			return false
+		}
+		found[h]--
+		return true
+	})
+}
+
 // regionRows reads the region identities q selects (the region's key
 // texts, then optionally one more column handed to keep as text, which
-// picks the rows to take). The result is never nil.
+// picks the rows to take), in session ses (nil: one of its own). The
+// result is never nil.
 func (s *Source) regionRows(ctx context.Context, ses session, q *query, keep func(h uint64, flag string) bool) (regionSet, error) {
 	out := regionSet{}
 	n := len(s.regionIdent)
+	var rh regionHasher
 	err := s.stream(ctx, ses, q, func(row []any) error {
-		h := regionHash(row[:n])
+		h := rh.hash(row[:n])
 		if keep == nil || keep(h, text(row[n])) {
 			out = append(out, h)
 		}

@@ -120,11 +120,7 @@ func (s *Source) plan(ctx context.Context, prev []byte, count bool) (*Plan, erro
 	}
 	// A row whose identity the last run did not see there appeared; rows
 	// that left (updated forward, deleted) hide none of them.
-	p.region = regionSet{}
-	err = s.stream(ctx, nil, s.regionQuery("SELECT "+s.regionTexts(), c.Floor, c.Window, c.Mark), func(row []any) error {
-		p.region = append(p.region, regionHash(row))
-		return nil
-	})
+	p.region, err = s.regionRows(ctx, nil, s.regionQuery("SELECT "+s.regionTexts(), c.Floor, c.Window, c.Mark), nil)
 	if err != nil {
 		return nil, s.fail("reading the rows behind the mark (regression check)", "", err)
 	}

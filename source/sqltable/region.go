@@ -28,9 +28,12 @@ const regionBits = 16
 // regionSet is a region's identities with multiplicity, as hashes.
 type regionSet []uint64
 
-// regionHash is a row's identity in the region.
-func regionHash(vals []any) uint64 {
-	h := rowID(vals)
+// regionHasher computes rows' identities in the region.
+type regionHasher struct{ buf []byte }
+
+func (r *regionHasher) hash(vals []any) uint64 {
+	var h id
+	h, r.buf = appendRowID(r.buf, vals)
 	return binary.LittleEndian.Uint64(h[:8])
 }
 
@@ -59,13 +62,33 @@ func encodeRegion(hashes regionSet) []byte {
 	return w.done()
 }
 
-// fingerprints reduces hashes into [0, n), sorted.
+// fingerprints reduces hashes into [0, n), sorted. They are spread
+// evenly, so they are sorted by bucket (as many as hashes) in linear
+// time, then within each bucket.
 func fingerprints(hashes regionSet, n uint64) []uint64 {
-	fps := make([]uint64, len(hashes))
-	for i, h := range hashes {
-		fps[i] = reduce(h, n)
+	buckets := uint64(len(hashes))
+	start := make([]int, buckets+1)
+	for _, h := range hashes {
+		start[reduce(h, buckets)+1]++
 	}
-	slices.Sort(fps)
+	for i := range buckets {
+		start[i+1] += start[i]
+	}
+	fps := make([]uint64, len(hashes))
+	for _, h := range hashes {
+		b := reduce(h, buckets)
+		fps[start[b]] = reduce(h, n)
+		start[b]++
+	}
+	for i := len(start) - 1; i > 0; i-- {
+		start[i] = start[i-1]
+	}
+	start[0] = 0
+	for i := range buckets {
+		if b := fps[start[i]:start[i+1]]; len(b) > 1 {
+			slices.Sort(b)
+		}
+	}
 	return fps
 }
 
