@@ -46,8 +46,9 @@ type Config struct {
 	// counts the rows of a region behind the window (behind the mark,
 	// without a lookback) that holds between RegressionRows and twice as
 	// many rows (all of them while there are fewer), so its cost does not
-	// grow with the table. 0: DefaultRegressionRows; negative: every row
-	// behind the window, each run.
+	// grow with the table; the cursor keeps the region's row identities,
+	// about 2.2 bytes a row. 0: DefaultRegressionRows; negative: every row
+	// behind the window, each run, only counted (no identities kept).
 	RegressionRows int64
 }
 
