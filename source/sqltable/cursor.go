@@ -145,3 +145,24 @@ type readRange struct {
 	// Rows is how many rows the run delivered.
 	Rows int64 `json:"rows"`
 }
+
+// DescribeCursor renders a bookmark's cursor (bookmark.SourceState.Cursor)
+// for people: its JSON with the lookback window's delivered set and the
+// regression check's region given as their numbers of rows instead of
+// their bytes. A cursor it cannot read is returned as it is.
+func DescribeCursor(b []byte) string {
+	var c cursor
+	if err := json.Unmarshal(b, &c); err != nil {
+		return string(b)
+	}
+	v := struct {
+		cursor
+		Delivered int    `json:"delivered,omitempty"`
+		Region    uint64 `json:"region,omitempty"`
+	}{cursor: c, Delivered: len(c.Delivered) / idSize}
+	if len(c.Region) > 0 {
+		v.Region, _ = binary.Uvarint(c.Region)
+	}
+	out, _ := json.Marshal(v)
+	return string(out)
+}

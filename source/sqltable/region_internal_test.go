@@ -52,3 +52,18 @@ func TestRegionCoding(t *testing.T) {
 		t.Error("a wrong parameter was read")
 	}
 }
+
+// TestDescribeCursor: bookmark show gives the sets' sizes, not their bytes.
+func TestDescribeCursor(t *testing.T) {
+	n := int64(3)
+	c := cursor{V: cursorVersion, Keys: []string{"id"}, Order: "asc", Mark: []string{"9"}, Behind: &n,
+		Delivered: make([]byte, 2*idSize), Region: encodeRegion(regionSet{1, 2, 3})}
+	got := DescribeCursor(c.encode())
+	want := `{"v":1,"keys":["id"],"order":"asc","mark":["9"],"behind":3,"delivered":2,"region":3}`
+	if got != want {
+		t.Fatalf("DescribeCursor = %s, want %s", got, want)
+	}
+	if got := DescribeCursor([]byte("not json")); got != "not json" {
+		t.Fatalf("DescribeCursor of a damaged cursor = %q", got)
+	}
+}
