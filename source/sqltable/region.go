@@ -107,7 +107,7 @@ func decodeRegion(b []byte) (*regionFilter, error) {
 		return nil, bad
 	}
 	p, k2 := binary.Uvarint(b[k:])
-	if k2 <= 0 || p != regionBits || n > uint64(len(b))*8 {
+	if k2 <= 0 || p != regionBits || n > uint64(len(b))*8/(regionBits+1) {
 		return nil, bad
 	}
 	f := &regionFilter{n: n << regionBits, fps: make([]uint64, 0, n)}
