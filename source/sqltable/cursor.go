@@ -36,8 +36,10 @@ type cursor struct {
 	Floor  *string `json:"floor,omitempty"`
 	// Region holds the identities of those rows (encodeRegion) when the
 	// check keeps them (a bounded region); nil when it only counts, and
-	// in cursors written before it kept them.
-	Region []byte `json:"region,omitempty"`
+	// in cursors written before it kept them. RegionBy names the columns
+	// hashed (keys, then primary key columns not among them).
+	Region   []byte   `json:"region,omitempty"`
+	RegionBy []string `json:"region_by,omitempty"`
 }
 
 const cursorVersion = 1
@@ -160,6 +162,7 @@ func DescribeCursor(b []byte) string {
 		Delivered int    `json:"delivered,omitempty"`
 		Region    uint64 `json:"region,omitempty"`
 	}{cursor: c, Delivered: len(c.Delivered) / idSize}
+	v.RegionBy = nil
 	if len(c.Region) > 0 {
 		v.Region, _ = binary.Uvarint(c.Region)
 	}

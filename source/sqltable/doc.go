@@ -141,7 +141,8 @@
 // 2^-16 per row, one whose fingerprint matches a kept one's.
 // RegressionRows < 0 keeps no floor (every row, each run) and only counts:
 // there, rows that leave hide as many that appear. A cursor written
-// before identities were kept is compared by count once.
+// before identities were kept, or keeping them of other columns (a
+// primary key added or dropped), is compared by count once.
 //
 // # Errors
 //

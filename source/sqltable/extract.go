@@ -129,7 +129,7 @@ func (p *Plan) extract(ctx context.Context, ex *Extract, out rowSink) (*Extract,
 // advance fills the next cursor's window, delivered set and regression
 // baseline, inside the extract's snapshot.
 func (s *Source) advance(ctx context.Context, ses session, p *Plan, next *cursor, newRows int64) error {
-	next.Window, next.Delivered, next.Lookback, next.Behind, next.Floor, next.Region = nil, nil, "", nil, nil, nil
+	next.Window, next.Delivered, next.Lookback, next.Behind, next.Floor, next.Region, next.RegionBy = nil, nil, "", nil, nil, nil, nil
 	if next.Mark == nil {
 		return nil
 	}
@@ -160,7 +160,7 @@ func (s *Source) advance(ctx context.Context, ses session, p *Plan, next *cursor
 	}
 	next.Behind, next.Floor = &n, floor
 	if region != nil {
-		next.Region = encodeRegion(region)
+		next.Region, next.RegionBy = encodeRegion(region), s.regionBy()
 	}
 	return nil
 }

@@ -104,9 +104,10 @@ func (s *Source) plan(ctx context.Context, prev []byte, count bool) (*Plan, erro
 	if s.cfg.NoRegressionCheck || c.Behind == nil {
 		return p, nil
 	}
-	if !s.keepsRegion() || c.Region == nil {
-		// Counts only (no identities kept, or a cursor written before
-		// they were): the next run's baseline keeps them.
+	if !s.keepsRegion() || c.Region == nil || !slices.Equal(c.RegionBy, s.regionBy()) {
+		// Counts only (no identities kept, a cursor written before they
+		// were, or they were of other columns: a primary key added or
+		// dropped): the next run's baseline keeps them.
 		if p.behind, err = s.count(ctx, s.regionQuery("SELECT count(*)", c.Floor, c.Window, c.Mark)); err != nil {
 			return nil, s.fail("counting the rows behind the mark (regression check)", "", err)
 		}
@@ -133,6 +134,15 @@ func (s *Source) plan(ctx context.Context, prev []byte, count bool) (*Plan, erro
 // of its region's rows: when the region is bounded.
 func (s *Source) keepsRegion() bool {
 	return !s.cfg.NoRegressionCheck && s.cfg.regressionRows() > 0
+}
+
+// regionBy names the columns of a row's identity in the region.
+func (s *Source) regionBy() []string {
+	out := make([]string, len(s.regionIdent))
+	for i, c := range s.regionIdent {
+		out[i] = s.cols[c].Name
+	}
+	return out
 }
 
 func (s *Source) regionTexts() string {

@@ -222,3 +222,27 @@ func TestRegressionEveryRowNote(t *testing.T) {
 		}
 	})
 }
+
+// TestRegressionPrimaryKeyAdded: a primary key added to the table changes
+// what identifies a region's row; the next run compares counts instead of
+// taking every row for a new one, and identifies rows anew from then on.
+func TestRegressionPrimaryKeyAdded(t *testing.T) {
+	sqltest.EachOf(t, sqltest.Kinds[:2], func(t *testing.T, db *sqltest.DB) {
+		db.Exec(t, ddl(db.Kind, `CREATE TABLE ev (tenant {int} NOT NULL, id {int} NOT NULL, updated_at {ts} NOT NULL, v {text});
+CREATE INDEX ev_cursor ON ev (updated_at, id)`))
+		for i := 1; i <= 6; i++ {
+			db.Exec(t, fmt.Sprintf("INSERT INTO ev VALUES (%d, %d, '2024-05-01 08:0%d:00', 'e%d')", i%2, i, i, i))
+		}
+		cfg := sqltable.Config{Table: "ev", BookmarkKeys: []string{"updated_at", "id"}}
+		r1 := step(t, open(t, db, cfg), nil)
+		db.Exec(t, "ALTER TABLE ev ADD PRIMARY KEY (tenant, id)")
+		s := open(t, db, cfg)
+		r2 := step(t, s, r1.ex.Cursor)
+		db.Exec(t, "UPDATE ev SET updated_at = '2024-05-01 09:00:00' WHERE id = 2")
+		db.Exec(t, "INSERT INTO ev VALUES (1, 7, '2024-05-01 08:03:30', 'e7')")
+		r3 := step(t, s, r2.ex.Cursor)
+		if got := regressions(r2, r3); !slices.Equal(got, []int64{0, 1}) {
+			t.Fatalf("primary key added: regressions %v, want [0 1]", got)
+		}
+	})
+}
