@@ -40,6 +40,11 @@ type cursor struct {
 	// hashed (keys, then primary key columns not among them).
 	Region   []byte   `json:"region,omitempty"`
 	RegionBy []string `json:"region_by,omitempty"`
+	// PKMax is the highest value of primary key column PK in the run's
+	// snapshot, when it is one integer column (not the first key): the
+	// next run's rows above it in the region were inserted since.
+	PKMax *string `json:"pk_max,omitempty"`
+	PK    string  `json:"pk,omitempty"`
 }
 
 const cursorVersion = 1

@@ -130,6 +130,7 @@ func (p *Plan) extract(ctx context.Context, ex *Extract, out rowSink) (*Extract,
 // baseline, inside the extract's snapshot.
 func (s *Source) advance(ctx context.Context, ses session, p *Plan, next *cursor, newRows int64) error {
 	next.Window, next.Delivered, next.Lookback, next.Behind, next.Floor, next.Region, next.RegionBy = nil, nil, "", nil, nil, nil, nil
+	next.PKMax, next.PK = nil, ""
 	if next.Mark == nil {
 		return nil
 	}
@@ -161,6 +162,17 @@ func (s *Source) advance(ctx context.Context, ses session, p *Plan, next *cursor
 	next.Behind, next.Floor = &n, floor
 	if region != nil {
 		next.Region, next.RegionBy = encodeRegion(region), s.regionBy()
+	}
+	if s.pkCol >= 0 {
+		pk := s.db.Kind.Quote(s.cols[s.pkCol].Name)
+		row, err := queryRow(ctx, ses, "SELECT max("+pk+") FROM "+s.from, nil)
+		if err != nil {
+			return s.fail("reading the highest primary key (regression check)", "", hint(err))
+		}
+		if row != nil && row[0] != nil {
+			m := text(row[0])
+			next.PKMax, next.PK = &m, s.cols[s.pkCol].Name
+		}
 	}
 	return nil
 }

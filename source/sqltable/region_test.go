@@ -25,19 +25,29 @@ func regressions(runs ...run) []int64 {
 // [updated_at, id] cursor, an old row updated out of the regression
 // check's region while a new row appears in it left the count unchanged
 // and nothing was reported. The check now tells a row that appears from
-// one that leaves: by an update moving it forward, by a delete, whatever
-// the region's depth and with or without a lookback, with a composite
-// primary key that is not all in the keys. Ordinary updates, deletes and
-// the floor moving report nothing.
+// one that leaves: by an update moving it forward, by a delete, with or
+// without a lookback. With an integer primary key (new rows get higher
+// ones, as from a sequence) it counts the region's rows above the highest
+// key the last run saw, at any depth; with a composite primary key that
+// is not all in the keys it keeps the identities of a region of at most
+// identityRows. Ordinary updates, deletes and the floor moving report
+// nothing.
 func TestRegressionUpdateHidesNoInsert(t *testing.T) {
 	sqltest.Each(t, func(t *testing.T, db *sqltest.DB) {
 		for _, tc := range []struct {
 			name, lookback string
 			depth          int64
-		}{{"no lookback", "", 0}, {"no lookback, depth 5", "", 5}, {"lookback", "10m", 0}, {"lookback, depth 5", "10m", 5}} {
-			table := fmt.Sprintf("ev_%d_%t", tc.depth, tc.lookback != "")
+			composite      bool
+		}{{"no lookback", "", 0, false}, {"no lookback, depth 5", "", 5, false}, {"lookback", "10m", 0, false},
+			{"lookback, depth 5", "10m", 5, false}, {"composite key, no lookback, depth 5", "", 5, true},
+			{"composite key, lookback, depth 5", "10m", 5, true}, {"composite key, depth 1000", "10m", 1000, true}} {
+			table := fmt.Sprintf("ev_%d_%t_%t", tc.depth, tc.lookback != "", tc.composite)
+			pk := "id"
+			if tc.composite {
+				pk = "tenant, id"
+			}
 			db.Exec(t, ddl(db.Kind, "CREATE TABLE "+table+` (tenant {int} NOT NULL, id {int} NOT NULL, updated_at {ts} NOT NULL, v {text},
-PRIMARY KEY (tenant, id));
+PRIMARY KEY (`+pk+`));
 CREATE INDEX `+table+`_cursor ON `+table+` (updated_at, id)`))
 			at := func(id int, hms string) {
 				db.Exec(t, fmt.Sprintf("INSERT INTO %s (tenant, id, updated_at, v) VALUES (%d, %d, '2024-05-01 %s', 'e%d')", table, id%2, id, hms, id))
@@ -52,9 +62,9 @@ CREATE INDEX `+table+`_cursor ON `+table+` (updated_at, id)`))
 			s := open(t, db, sqltable.Config{Table: table, BookmarkKeys: []string{"updated_at", "id"}, Lookback: tc.lookback, RegressionRows: tc.depth})
 			r1 := step(t, s, nil)
 
-			// 8 is updated forward, out of the region, as 11 appears in it.
+			// 8 is updated forward, out of the region, as 21 appears in it.
 			update(8, "10:30:00")
-			at(11, "08:09:30")
+			at(21, "08:09:30")
 			r2 := step(t, s, r1.ex.Cursor)
 			equal(t, tc.name+", run 2", ints(r2.rows, 1), []string{"8"})
 			r3 := step(t, s, r2.ex.Cursor)
@@ -69,8 +79,8 @@ CREATE INDEX `+table+`_cursor ON `+table+` (updated_at, id)`))
 			db.Exec(t, fmt.Sprintf("DELETE FROM %s WHERE id = 7", table))
 			r5 := step(t, s, r4.ex.Cursor)
 			// A delete no longer hides a row that appears.
-			db.Exec(t, fmt.Sprintf("DELETE FROM %s WHERE id = 11", table))
-			at(12, "08:09:40")
+			db.Exec(t, fmt.Sprintf("DELETE FROM %s WHERE id = 21", table))
+			at(22, "08:09:40")
 			r6 := step(t, s, r5.ex.Cursor)
 			if got := regressions(r4, r5, r6); !slices.Equal(got, []int64{0, 0, 1}) {
 				t.Fatalf("%s: updates forward, a delete, a delete with a row appearing: regressions %v, want [0 0 1]", tc.name, got)
@@ -142,10 +152,12 @@ func TestRegressionDuringRun(t *testing.T) {
 	})
 }
 
-// TestRegressionQueryWithoutPrimaryKey: a query has no primary key; the
-// region's rows are told apart by their key values, so an update moving
-// a row forward does not hide one that appears, an update that keeps the
-// keys is no regression, and one that moves them backwards is.
+// TestRegressionQueryWithoutPrimaryKey: a query has no primary key; with
+// a region of at most identityRows its rows are told apart by their key
+// values, so an update moving a row forward does not hide one that
+// appears, an update that keeps the keys is no regression, and one that
+// moves them backwards is. At the default depth the check only counts,
+// and Open says what that cannot see.
 func TestRegressionQueryWithoutPrimaryKey(t *testing.T) {
 	sqltest.Each(t, func(t *testing.T, db *sqltest.DB) {
 		db.Exec(t, ddl(db.Kind, `CREATE TABLE ev (id {int} NOT NULL, updated_at {ts} NOT NULL, v {text});
@@ -153,7 +165,15 @@ CREATE INDEX ev_cursor ON ev (updated_at, id)`))
 		for i := 1; i <= 6; i++ {
 			db.Exec(t, fmt.Sprintf("INSERT INTO ev VALUES (%d, '2024-05-01 08:0%d:00', 'e%d')", i, i, i))
 		}
-		s := open(t, db, sqltable.Config{Query: "SELECT id, updated_at, v FROM ev", BookmarkKeys: []string{"updated_at", "id"}})
+		cfg := sqltable.Config{Query: "SELECT id, updated_at, v FROM ev", BookmarkKeys: []string{"updated_at", "id"}}
+		if !slices.ContainsFunc(open(t, db, cfg).Notes(), func(n string) bool { return strings.Contains(n, "not reported") }) {
+			t.Fatal("a query at the default depth: no note that updates can hide rows that appear")
+		}
+		cfg.RegressionRows = 1000
+		s := open(t, db, cfg)
+		if slices.ContainsFunc(s.Notes(), func(n string) bool { return strings.Contains(n, "not reported") }) {
+			t.Fatalf("a query keeping identities: notes %q", s.Notes())
+		}
 		r1 := step(t, s, nil)
 		db.Exec(t, "UPDATE ev SET updated_at = '2024-05-01 09:00:00' WHERE id = 2")
 		db.Exec(t, "INSERT INTO ev VALUES (7, '2024-05-01 08:03:30', 'e7')")
@@ -171,8 +191,9 @@ CREATE INDEX ev_cursor ON ev (updated_at, id)`))
 	})
 }
 
-// TestRegressionOldCursor: a cursor written before the check kept row
-// identities is read: that run compares counts, and the next keeps them.
+// TestRegressionOldCursor: a cursor written before the check counted by
+// primary key (main's) is read: that run compares counts, and the next
+// counts by primary key too.
 func TestRegressionOldCursor(t *testing.T) {
 	sqltest.Each(t, func(t *testing.T, db *sqltest.DB) {
 		db.Exec(t, ddl(db.Kind, `CREATE TABLE ev (id {pk}, updated_at {ts} NOT NULL, v {text});
@@ -186,16 +207,17 @@ CREATE INDEX ev_cursor ON ev (updated_at, id)`))
 		if err := json.Unmarshal(r1.ex.Cursor, &old); err != nil {
 			t.Fatal(err)
 		}
-		if old["region"] == nil {
-			t.Fatalf("cursor %s keeps no region", r1.ex.Cursor)
+		if old["pk_max"] == nil || old["region"] != nil {
+			t.Fatalf("cursor %s keeps no highest primary key, or a region", r1.ex.Cursor)
 		}
-		delete(old, "region")
+		delete(old, "pk_max")
+		delete(old, "pk")
 		prev, _ := json.Marshal(old)
 
 		db.Exec(t, "INSERT INTO ev VALUES (7, '2024-05-01 08:03:30', 'e7')")
 		r2 := step(t, s, prev)
-		if !strings.Contains(string(r2.ex.Cursor), `"region"`) {
-			t.Fatalf("the run on an old cursor keeps no region: %s", r2.ex.Cursor)
+		if !strings.Contains(string(r2.ex.Cursor), `"pk_max":"7"`) {
+			t.Fatalf("the run on an old cursor keeps no highest primary key: %s", r2.ex.Cursor)
 		}
 		db.Exec(t, "UPDATE ev SET updated_at = '2024-05-01 09:00:00' WHERE id = 2")
 		db.Exec(t, "INSERT INTO ev VALUES (8, '2024-05-01 08:04:30', 'e8')")
@@ -224,8 +246,9 @@ func TestRegressionEveryRowNote(t *testing.T) {
 }
 
 // TestRegressionPrimaryKeyAdded: a primary key added to the table changes
-// what identifies a region's row; the next run compares counts instead of
-// taking every row for a new one, and identifies rows anew from then on.
+// what identifies a region's row (kept at a depth of at most
+// identityRows); the next run compares counts instead of taking every row
+// for a new one, and identifies rows anew from then on.
 func TestRegressionPrimaryKeyAdded(t *testing.T) {
 	sqltest.EachOf(t, sqltest.Kinds[:2], func(t *testing.T, db *sqltest.DB) {
 		db.Exec(t, ddl(db.Kind, `CREATE TABLE ev (tenant {int} NOT NULL, id {int} NOT NULL, updated_at {ts} NOT NULL, v {text});
@@ -233,7 +256,7 @@ CREATE INDEX ev_cursor ON ev (updated_at, id)`))
 		for i := 1; i <= 6; i++ {
 			db.Exec(t, fmt.Sprintf("INSERT INTO ev VALUES (%d, %d, '2024-05-01 08:0%d:00', 'e%d')", i%2, i, i, i))
 		}
-		cfg := sqltable.Config{Table: "ev", BookmarkKeys: []string{"updated_at", "id"}}
+		cfg := sqltable.Config{Table: "ev", BookmarkKeys: []string{"updated_at", "id"}, RegressionRows: 1000}
 		r1 := step(t, open(t, db, cfg), nil)
 		db.Exec(t, "ALTER TABLE ev ADD PRIMARY KEY (tenant, id)")
 		s := open(t, db, cfg)

@@ -28,7 +28,12 @@ type Source struct {
 	// and primary key, or the keys alone without one (an update that
 	// keeps them is the same row).
 	regionIdent []int
-	lb          lookback
+	// pkCol is the primary key's column when it is one integer column
+	// that is not the first key (updates can move rows past others): the
+	// regression check then counts rows by primary key range too. -1
+	// otherwise.
+	pkCol int
+	lb    lookback
 	notes       []string
 }
 
@@ -151,10 +156,14 @@ func (s *Source) describe(ctx context.Context) error {
 			s.regionIdent = append(s.regionIdent, i)
 		}
 	}
-	if !s.cfg.NoRegressionCheck && s.cfg.regressionRows() == 0 {
-		s.notes = append(s.notes, "regression_check_rows: 0 counts every row behind the window but keeps no row identities: "+
-			"a row that appears there while another leaves (an update moving it forward, a delete) is not reported; "+
-			"a bounded regression_check_rows tells them apart")
+	s.pkCol = -1
+	if len(pk) == 1 {
+		if i := findColumn(cols, pk[0]); i >= 0 && i != s.keys[0] && cols[i].key == keyInteger {
+			s.pkCol = i
+		}
+	}
+	if n := s.regressionNote(pk); n != "" {
+		s.notes = append(s.notes, n)
 	}
 	for _, c := range cols {
 		if c.Type == "VARCHAR" && s.db.Kind != sqldb.SQLite && !textual(c.DBType) {
@@ -211,4 +220,25 @@ func columnNames(cols []column) string {
 		names[i] = c.Name
 	}
 	return strings.Join(names, ", ")
+}
+
+// regressionNote says, when the regression check only counts its region's
+// rows and updates can move rows out of it (the first key is not the
+// primary key), or the check counts every row, what it cannot see.
+func (s *Source) regressionNote(pk []string) string {
+	depth := s.cfg.regressionRows()
+	if s.cfg.NoRegressionCheck || s.pkCol >= 0 || s.keepsRegion() {
+		return ""
+	}
+	if depth == 0 {
+		return "regression_check_rows: 0 counts every row behind the window but keeps no row identities: " +
+			"a row that appears there while another leaves (an update moving it forward, a delete) is not reported; " +
+			fmt.Sprintf("a regression_check_rows of at most %d tells them apart", identityRows)
+	}
+	if len(pk) == 1 && pk[0] == s.cols[s.keys[0]].Name {
+		return "" // updates do not move rows; deletes hiding inserts are documented
+	}
+	return fmt.Sprintf("the regression check counts the rows behind the window: without a single integer primary key, "+
+		"a row that appears there while another leaves (an update moving it forward, a delete) is not reported; "+
+		"a regression_check_rows of at most %d keeps their identities and tells them apart", identityRows)
 }
