@@ -34,7 +34,7 @@ type Source struct {
 	// otherwise.
 	pkCol int
 	lb    lookback
-	notes       []string
+	notes []string
 }
 
 // Open connects, describes the table or query, settles the bookmark keys
