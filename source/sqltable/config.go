@@ -46,9 +46,11 @@ type Config struct {
 	// counts the rows of a region behind the window (behind the mark,
 	// without a lookback) that holds between RegressionRows and twice as
 	// many rows (all of them while there are fewer), so its cost does not
-	// grow with the table; the cursor keeps the region's row identities,
-	// about 2.2 bytes a row. 0: DefaultRegressionRows; negative: every row
-	// behind the window, each run, only counted (no identities kept).
+	// grow with the table. With a single integer primary key the cursor
+	// keeps the highest one seen; otherwise, at most identityRows, the
+	// region's row identities (about 2.2 bytes a row), else only the
+	// count (see the package doc). 0: DefaultRegressionRows; negative:
+	// every row behind the window, each run (no identities kept).
 	RegressionRows int64
 }
 

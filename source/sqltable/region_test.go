@@ -269,3 +269,30 @@ CREATE INDEX ev_cursor ON ev (updated_at, id)`))
 		}
 	})
 }
+
+// TestRegressionStateSize: what the check keeps in the cursor at its
+// largest: a few bytes with an integer primary key or counts only, at the
+// default depth; a region of twice identityRows rows' identities with a
+// text primary key at that depth, about 6 KB.
+func TestRegressionStateSize(t *testing.T) {
+	sqltest.EachOf(t, sqltest.Kinds[2:], func(t *testing.T, db *sqltest.DB) {
+		for _, tc := range []struct {
+			name, pk string
+			depth    int64
+			most     int
+		}{{"integer primary key", "INTEGER PRIMARY KEY", 0, 250}, {"text primary key", "TEXT PRIMARY KEY", 0, 250},
+			{"text primary key, depth 1000", "TEXT PRIMARY KEY", 1000, 6200}} {
+			table := fmt.Sprintf("ev_%d_%d", len(tc.pk), tc.depth)
+			db.Exec(t, fmt.Sprintf(`CREATE TABLE %s (id %s, updated_at TIMESTAMP NOT NULL, v TEXT);
+CREATE INDEX %s_cursor ON %s (updated_at, id);
+WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < 2000)
+INSERT INTO %s SELECT i, datetime('2024-05-01', '+' || i || ' seconds'), 'v' FROM g`, table, tc.pk, table, table, table))
+			r := step(t, open(t, db, sqltable.Config{Table: table, BookmarkKeys: []string{"updated_at", "id"}, RegressionRows: tc.depth}), nil)
+			if n := len(r.ex.Cursor); n > tc.most || (tc.depth > 0) != strings.Contains(string(r.ex.Cursor), `"region"`) {
+				t.Errorf("%s: cursor of %d bytes (at most %d): %.300s", tc.name, n, tc.most, r.ex.Cursor)
+			} else {
+				t.Logf("%s: cursor of %d bytes", tc.name, n)
+			}
+		}
+	})
+}
