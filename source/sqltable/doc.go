@@ -153,8 +153,9 @@
 //     regression. Not seen: a row appearing with the identity of one that
 //     left in the same interval; with probability 2^-16 per row, one whose
 //     fingerprint matches a kept one's.
-//   - otherwise counts only; Open notes it (Source.Notes) unless the first
-//     key is the primary key (updates do not move rows, only deletes hide).
+//   - otherwise counts only; Open notes it (Source.Notes) unless every key
+//     is a primary key column (updates do not move rows, only deletes
+//     hide).
 //
 // A cursor written before PKMax or identities were kept, or keeping them
 // of other columns (a primary key added or dropped), is compared by count

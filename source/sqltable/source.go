@@ -223,8 +223,8 @@ func columnNames(cols []column) string {
 }
 
 // regressionNote says, when the regression check only counts its region's
-// rows and updates can move rows out of it (the first key is not the
-// primary key), or the check counts every row, what it cannot see.
+// rows and updates can move rows out of it (a key is not in the primary
+// key), or the check counts every row, what it cannot see.
 func (s *Source) regressionNote(pk []string) string {
 	depth := s.cfg.regressionRows()
 	if s.cfg.NoRegressionCheck || s.pkCol >= 0 || s.keepsRegion() {
@@ -235,8 +235,12 @@ func (s *Source) regressionNote(pk []string) string {
 			"a row that appears there while another leaves (an update moving it forward, a delete) is not reported; " +
 			fmt.Sprintf("a regression_check_rows of at most %d tells them apart", identityRows)
 	}
-	if len(pk) == 1 && pk[0] == s.cols[s.keys[0]].Name {
-		return "" // updates do not move rows; deletes hiding inserts are documented
+	moves := false // an update can move a row: a key is not in the primary key
+	for _, k := range s.keys {
+		moves = moves || !slices.Contains(pk, s.cols[k].Name)
+	}
+	if !moves {
+		return "" // deletes hiding inserts are documented
 	}
 	return fmt.Sprintf("the regression check counts the rows behind the window: without a single integer primary key, "+
 		"a row that appears there while another leaves (an update moving it forward, a delete) is not reported; "+
