@@ -40,6 +40,11 @@ type cursor struct {
 	// hashed (keys, then primary key columns not among them).
 	Region   []byte   `json:"region,omitempty"`
 	RegionBy []string `json:"region_by,omitempty"`
+	// RegionFloor is the floor of the rows Region holds (at or past
+	// Floor: the rows nearest the boundary, RegionDepth to twice as many;
+	// nil: from Floor) and RegionDepth the depth it was kept with.
+	RegionFloor *string `json:"region_floor,omitempty"`
+	RegionDepth int64   `json:"region_depth,omitempty"`
 	// PKMax is the highest value of primary key column PK in the run's
 	// snapshot, when it is one integer column (not the first key): the
 	// next run's rows above it in the region were inserted since.

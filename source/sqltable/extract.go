@@ -130,7 +130,7 @@ func (p *Plan) extract(ctx context.Context, ex *Extract, out rowSink) (*Extract,
 // baseline, inside the extract's snapshot.
 func (s *Source) advance(ctx context.Context, ses session, p *Plan, next *cursor, newRows int64) error {
 	next.Window, next.Delivered, next.Lookback, next.Behind, next.Floor, next.Region, next.RegionBy = nil, nil, "", nil, nil, nil, nil
-	next.PKMax, next.PK = nil, ""
+	next.PKMax, next.PK, next.RegionFloor, next.RegionDepth = nil, "", nil, 0
 	if next.Mark == nil {
 		return nil
 	}
@@ -155,13 +155,29 @@ func (s *Source) advance(ctx context.Context, ses session, p *Plan, next *cursor
 	if s.cfg.NoRegressionCheck {
 		return nil // no baseline: a later run that checks starts one
 	}
-	n, floor, region, err := s.baseline(ctx, ses, p, next, newRows)
+	c := p.prev
+	outer := regionArgs{depth: s.cfg.regressionRows(), known: p.behindKnown, behind: p.behind}
+	if c != nil {
+		outer.floor = c.Floor
+	}
+	n, floor, _, err := s.baseline(ctx, ses, p, next, newRows, outer)
 	if err != nil {
 		return s.fail("counting the rows behind the mark (regression check)", "", err)
 	}
 	next.Behind, next.Floor = &n, floor
-	if region != nil {
-		next.Region, next.RegionBy = encodeRegion(region), s.regionBy()
+	if s.keepsRegion() {
+		// The identities of the rows nearest the boundary, at or past
+		// the region's floor.
+		inner := regionArgs{depth: s.regionDepth(), keep: true, min: floor, known: p.region != nil,
+			behind: int64(len(p.region)), region: p.region}
+		if c != nil {
+			inner.floor = c.RegionFloor
+		}
+		_, rfloor, region, err := s.baseline(ctx, ses, p, next, newRows, inner)
+		if err != nil {
+			return s.fail("reading the rows behind the mark (regression check)", "", err)
+		}
+		next.Region, next.RegionBy, next.RegionFloor, next.RegionDepth = encodeRegion(region), s.regionBy(), rfloor, inner.depth
 	}
 	if s.pkCol >= 0 {
 		pk := s.db.Kind.Quote(s.cols[s.pkCol].Name)
@@ -175,6 +191,20 @@ func (s *Source) advance(ctx context.Context, ses session, p *Plan, next *cursor
 		}
 	}
 	return nil
+}
+
+// regionArgs is what baseline carries one region with: the outer one,
+// counted, or the identities of the rows nearest the boundary.
+type regionArgs struct {
+	depth int64
+	keep  bool    // identities
+	min   *string // the floor a new region starts at, at the least (nil: none)
+	// floor is the previous region's floor; known says Plan read it under
+	// the same rules, finding behind rows (with identities region).
+	floor  *string
+	known  bool
+	behind int64
+	region regionSet
 }
 
 // baseline counts the regression check's region behind the new window (or
@@ -191,25 +221,26 @@ func (s *Source) advance(ctx context.Context, ses session, p *Plan, next *cursor
 // on, a cursor that kept no identities, other rules) a new region starts
 // at the depth's rows nearest the boundary: it reads the index that far,
 // not the whole table.
-func (s *Source) baseline(ctx context.Context, ses session, p *Plan, next *cursor, newRows int64) (int64, *string, regionSet, error) {
+func (s *Source) baseline(ctx context.Context, ses session, p *Plan, next *cursor, newRows int64, r regionArgs) (int64, *string, regionSet, error) {
 	c := p.prev
-	depth := s.cfg.regressionRows()
-	keep := s.keepsRegion()
-	carried := c != nil && c.Mark != nil && p.behindKnown && (c.Window != nil) == s.lb.set() && c.Lookback == next.Lookback &&
-		!(depth == 0 && c.Floor != nil) && // every row now, a bounded region before
-		(!keep || p.region != nil)
+	depth, keep := r.depth, r.keep
+	carried := c != nil && c.Mark != nil && r.known && (c.Window != nil) == s.lb.set() && c.Lookback == next.Lookback &&
+		!(depth == 0 && r.floor != nil) && // every row now, a bounded region before
+		(!keep || r.region != nil)
 	if !carried {
-		var floor *string
+		floor := r.min
 		first := (c == nil || c.Mark == nil) && !s.lb.set() && (depth == 0 || newRows <= 2*depth)
 		switch {
 		case first && !keep:
 			return newRows, nil, nil, nil // the first read took every row up to the mark
 		case !first && depth > 0:
-			f, err := s.floorFor(ctx, ses, nil, next, depth)
+			f, err := s.floorFor(ctx, ses, r.min, next, depth)
 			if err != nil {
 				return 0, nil, nil, err
 			}
-			floor = f // nil: fewer rows than the depth, all of them
+			if f != nil {
+				floor = f // nil: fewer rows than the depth, all of them
+			}
 		}
 		if keep {
 			region, err := s.regionRows(ctx, ses, s.regionQuery("SELECT "+s.regionTexts(), floor, next.Window, next.Mark), nil)
@@ -218,12 +249,12 @@ func (s *Source) baseline(ctx context.Context, ses session, p *Plan, next *curso
 		n, err := s.countIn(ctx, ses, s.regionQuery("SELECT count(*)", floor, next.Window, next.Mark))
 		return n, floor, nil, err
 	}
-	floor, n := c.Floor, p.behind+newRows
+	floor, n := r.floor, r.behind+newRows
 	var region regionSet
 	if keep {
 		// The rows between the old boundary and the new one join those
 		// Plan found.
-		region = slices.Clone(p.region)
+		region = slices.Clone(r.region)
 		var q *query
 		if s.lb.set() {
 			q = s.betweenWindows("SELECT "+s.regionTexts(), c, next)
@@ -243,7 +274,7 @@ func (s *Source) baseline(ctx context.Context, ses session, p *Plan, next *curso
 		if err != nil {
 			return 0, nil, nil, err
 		}
-		n = p.behind + between
+		n = r.behind + between
 	}
 	if depth == 0 || n <= 2*depth {
 		return n, floor, region, nil
@@ -253,7 +284,7 @@ func (s *Source) baseline(ctx context.Context, ses session, p *Plan, next *curso
 		return n, floor, region, err
 	}
 	if keep {
-		region, err = s.rereadRegion(ctx, ses, p, next, to)
+		region, err = s.rereadRegion(ctx, ses, p, next, to, r.region)
 		return int64(len(region)), to, region, err
 	}
 	if floor == nil {
@@ -275,10 +306,10 @@ func (s *Source) betweenWindows(head string, c, next *cursor) *query {
 // from the new floor to; of the rows behind the old boundary it keeps
 // those Plan found there, so that one that appeared since is still to be
 // reported.
-func (s *Source) rereadRegion(ctx context.Context, ses session, p *Plan, next *cursor, to *string) (regionSet, error) {
+func (s *Source) rereadRegion(ctx context.Context, ses session, p *Plan, next *cursor, to *string, planned regionSet) (regionSet, error) {
 	c := p.prev
 	found := map[uint64]int32{}
-	for _, h := range p.region {
+	for _, h := range planned {
 		found[h]++
 	}
 	q := s.newQuery().w("SELECT ").texts(s.regionIdent).w(", CASE WHEN ")

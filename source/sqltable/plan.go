@@ -119,10 +119,10 @@ func (s *Source) plan(ctx context.Context, prev []byte, count bool) (*Plan, erro
 		p.Regressions = above + max(0, p.behind-above-*c.Behind)
 		return p, nil
 	}
-	if !s.keepsRegion() || c.Region == nil || !slices.Equal(c.RegionBy, s.regionBy()) {
+	if !s.keepsRegion() || c.Region == nil || c.RegionDepth != s.regionDepth() || !slices.Equal(c.RegionBy, s.regionBy()) {
 		// Counts only (no identities kept, a cursor written before they
-		// were, or they were of other columns: a primary key added or
-		// dropped): the next run's baseline keeps them.
+		// were, or they were of other columns or another depth: a primary
+		// key added or dropped): the next run's baseline keeps them.
 		if p.behind, err = s.count(ctx, s.regionQuery("SELECT count(*)", c.Floor, c.Window, c.Mark)); err != nil {
 			return nil, s.fail("counting the rows behind the mark (regression check)", "", err)
 		}
@@ -134,28 +134,53 @@ func (s *Source) plan(ctx context.Context, prev []byte, count bool) (*Plan, erro
 	if err != nil {
 		return nil, fmt.Errorf("source %s: %w", s.cfg.Ctx, err)
 	}
-	// A row whose identity the last run did not see there appeared; rows
-	// that left (updated forward, deleted) hide none of them.
-	p.region, err = s.regionRows(ctx, nil, s.regionQuery("SELECT "+s.regionTexts(), c.Floor, c.Window, c.Mark), nil)
+	// A row near the boundary whose identity the last run did not see
+	// there appeared; rows that left (updated forward, deleted) hide none
+	// of them. Further back, in the rest of the region, rows are counted.
+	rfloor := c.RegionFloor
+	if rfloor == nil {
+		rfloor = c.Floor
+	}
+	p.region, err = s.regionRows(ctx, nil, s.regionQuery("SELECT "+s.regionTexts(), rfloor, c.Window, c.Mark), nil)
 	if err != nil {
 		return nil, s.fail("reading the rows behind the mark (regression check)", "", err)
 	}
 	p.behind, p.behindKnown = int64(len(p.region)), true
-	p.Regressions = max(kept.appeared(p.region), p.behind-*c.Behind)
+	if !sameText(rfloor, c.Floor) {
+		if p.behind, err = s.count(ctx, s.regionQuery("SELECT count(*)", c.Floor, c.Window, c.Mark)); err != nil {
+			return nil, s.fail("counting the rows behind the mark (regression check)", "", err)
+		}
+	}
+	further := (p.behind - int64(len(p.region))) - (*c.Behind - int64(len(kept.fps)))
+	p.Regressions = kept.appeared(p.region) + max(0, further)
 	return p, nil
 }
 
-// identityRows is the deepest region whose rows' identities the
-// regression check keeps (at most twice as many rows, about 2.2 bytes
-// each in the cursor).
-const identityRows = 1000
+// sameText reports whether a and b are both nil or equal.
+func sameText(a, b *string) bool {
+	return a == b || a != nil && b != nil && *a == *b
+}
+
+// identityRows is how many rows nearest the boundary the regression
+// check keeps the identities of, up to twice as many (about 2.2 bytes a
+// row in the cursor), when there is no integer primary key to count by; a
+// region of at most twice as many keeps all of its rows'.
+const identityRows = 500
 
 // keepsRegion reports whether the regression check keeps the identities
-// of its region's rows: when the region is bounded by at most
-// identityRows and there is no integer primary key to count by.
+// of rows of its region: when the region is bounded and there is no
+// integer primary key to count by.
 func (s *Source) keepsRegion() bool {
-	d := s.cfg.regressionRows()
-	return !s.cfg.NoRegressionCheck && d > 0 && d <= identityRows && s.pkCol < 0
+	return !s.cfg.NoRegressionCheck && s.cfg.regressionRows() > 0 && s.pkCol < 0
+}
+
+// regionDepth is the depth of the rows whose identities the check keeps:
+// the region's, or identityRows of a deeper one.
+func (s *Source) regionDepth() int64 {
+	if d := s.cfg.regressionRows(); d <= 2*identityRows {
+		return d
+	}
+	return identityRows
 }
 
 // regionBy names the columns of a row's identity in the region.

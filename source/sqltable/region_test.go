@@ -29,9 +29,9 @@ func regressions(runs ...run) []int64 {
 // without a lookback. With an integer primary key (new rows get higher
 // ones, as from a sequence) it counts the region's rows above the highest
 // key the last run saw, at any depth; with a composite primary key that
-// is not all in the keys it keeps the identities of a region of at most
-// identityRows. Ordinary updates, deletes and the floor moving report
-// nothing.
+// is not all in the keys it keeps the identities of the region's rows
+// nearest the boundary. Ordinary updates, deletes and the floor moving
+// report nothing.
 func TestRegressionUpdateHidesNoInsert(t *testing.T) {
 	sqltest.Each(t, func(t *testing.T, db *sqltest.DB) {
 		for _, tc := range []struct {
@@ -39,7 +39,8 @@ func TestRegressionUpdateHidesNoInsert(t *testing.T) {
 			depth          int64
 			composite      bool
 		}{{"no lookback", "", 0, false}, {"no lookback, depth 5", "", 5, false}, {"lookback", "10m", 0, false},
-			{"lookback, depth 5", "10m", 5, false}, {"composite key, no lookback, depth 5", "", 5, true},
+			{"lookback, depth 5", "10m", 5, false}, {"composite key, no lookback", "", 0, true},
+			{"composite key, no lookback, depth 5", "", 5, true}, {"composite key, lookback", "10m", 0, true},
 			{"composite key, lookback, depth 5", "10m", 5, true}, {"composite key, depth 1000", "10m", 1000, true}} {
 			table := fmt.Sprintf("ev_%d_%t_%t", tc.depth, tc.lookback != "", tc.composite)
 			pk := "id"
@@ -152,12 +153,10 @@ func TestRegressionDuringRun(t *testing.T) {
 	})
 }
 
-// TestRegressionQueryWithoutPrimaryKey: a query has no primary key; with
-// a region of at most identityRows its rows are told apart by their key
-// values, so an update moving a row forward does not hide one that
-// appears, an update that keeps the keys is no regression, and one that
-// moves them backwards is. At the default depth the check only counts,
-// and Open says what that cannot see.
+// TestRegressionQueryWithoutPrimaryKey: a query has no primary key; the
+// region's rows are told apart by their key values, so an update moving
+// a row forward does not hide one that appears, an update that keeps the
+// keys is no regression, and one that moves them backwards is.
 func TestRegressionQueryWithoutPrimaryKey(t *testing.T) {
 	sqltest.Each(t, func(t *testing.T, db *sqltest.DB) {
 		db.Exec(t, ddl(db.Kind, `CREATE TABLE ev (id {int} NOT NULL, updated_at {ts} NOT NULL, v {text});
@@ -165,15 +164,7 @@ CREATE INDEX ev_cursor ON ev (updated_at, id)`))
 		for i := 1; i <= 6; i++ {
 			db.Exec(t, fmt.Sprintf("INSERT INTO ev VALUES (%d, '2024-05-01 08:0%d:00', 'e%d')", i, i, i))
 		}
-		cfg := sqltable.Config{Query: "SELECT id, updated_at, v FROM ev", BookmarkKeys: []string{"updated_at", "id"}}
-		if !slices.ContainsFunc(open(t, db, cfg).Notes(), func(n string) bool { return strings.Contains(n, "not reported") }) {
-			t.Fatal("a query at the default depth: no note that updates can hide rows that appear")
-		}
-		cfg.RegressionRows = 1000
-		s := open(t, db, cfg)
-		if slices.ContainsFunc(s.Notes(), func(n string) bool { return strings.Contains(n, "not reported") }) {
-			t.Fatalf("a query keeping identities: notes %q", s.Notes())
-		}
+		s := open(t, db, sqltable.Config{Query: "SELECT id, updated_at, v FROM ev", BookmarkKeys: []string{"updated_at", "id"}})
 		r1 := step(t, s, nil)
 		db.Exec(t, "UPDATE ev SET updated_at = '2024-05-01 09:00:00' WHERE id = 2")
 		db.Exec(t, "INSERT INTO ev VALUES (7, '2024-05-01 08:03:30', 'e7')")
@@ -246,9 +237,8 @@ func TestRegressionEveryRowNote(t *testing.T) {
 }
 
 // TestRegressionPrimaryKeyAdded: a primary key added to the table changes
-// what identifies a region's row (kept at a depth of at most
-// identityRows); the next run compares counts instead of taking every row
-// for a new one, and identifies rows anew from then on.
+// what identifies a region's row; the next run compares counts instead of
+// taking every row for a new one, and identifies rows anew from then on.
 func TestRegressionPrimaryKeyAdded(t *testing.T) {
 	sqltest.EachOf(t, sqltest.Kinds[:2], func(t *testing.T, db *sqltest.DB) {
 		db.Exec(t, ddl(db.Kind, `CREATE TABLE ev (tenant {int} NOT NULL, id {int} NOT NULL, updated_at {ts} NOT NULL, v {text});
@@ -256,7 +246,7 @@ CREATE INDEX ev_cursor ON ev (updated_at, id)`))
 		for i := 1; i <= 6; i++ {
 			db.Exec(t, fmt.Sprintf("INSERT INTO ev VALUES (%d, %d, '2024-05-01 08:0%d:00', 'e%d')", i%2, i, i, i))
 		}
-		cfg := sqltable.Config{Table: "ev", BookmarkKeys: []string{"updated_at", "id"}, RegressionRows: 1000}
+		cfg := sqltable.Config{Table: "ev", BookmarkKeys: []string{"updated_at", "id"}}
 		r1 := step(t, open(t, db, cfg), nil)
 		db.Exec(t, "ALTER TABLE ev ADD PRIMARY KEY (tenant, id)")
 		s := open(t, db, cfg)
@@ -271,28 +261,60 @@ CREATE INDEX ev_cursor ON ev (updated_at, id)`))
 }
 
 // TestRegressionStateSize: what the check keeps in the cursor at its
-// largest: a few bytes with an integer primary key or counts only, at the
-// default depth; a region of twice identityRows rows' identities with a
-// text primary key at that depth, about 6 KB.
+// largest: a few bytes with an integer primary key or counting every row;
+// with a text primary key, the identities of up to 1,000 rows nearest the
+// boundary at the default depth (about 3 KB), all of a region of up to
+// 2,000 rows at depth 1,000 (about 6 KB).
 func TestRegressionStateSize(t *testing.T) {
 	sqltest.EachOf(t, sqltest.Kinds[2:], func(t *testing.T, db *sqltest.DB) {
 		for _, tc := range []struct {
 			name, pk string
 			depth    int64
 			most     int
-		}{{"integer primary key", "INTEGER PRIMARY KEY", 0, 250}, {"text primary key", "TEXT PRIMARY KEY", 0, 250},
-			{"text primary key, depth 1000", "TEXT PRIMARY KEY", 1000, 6200}} {
-			table := fmt.Sprintf("ev_%d_%d", len(tc.pk), tc.depth)
+		}{{"integer primary key", "INTEGER PRIMARY KEY", 0, 250}, {"text primary key", "TEXT PRIMARY KEY", 0, 3200},
+			{"text primary key, depth 1000", "TEXT PRIMARY KEY", 1000, 6200}, {"text primary key, every row", "TEXT PRIMARY KEY", -1, 250}} {
+			table := fmt.Sprintf("ev_%d_%d", len(tc.pk), tc.depth+1)
 			db.Exec(t, fmt.Sprintf(`CREATE TABLE %s (id %s, updated_at TIMESTAMP NOT NULL, v TEXT);
 CREATE INDEX %s_cursor ON %s (updated_at, id);
 WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < 2000)
 INSERT INTO %s SELECT i, datetime('2024-05-01', '+' || i || ' seconds'), 'v' FROM g`, table, tc.pk, table, table, table))
 			r := step(t, open(t, db, sqltable.Config{Table: table, BookmarkKeys: []string{"updated_at", "id"}, RegressionRows: tc.depth}), nil)
-			if n := len(r.ex.Cursor); n > tc.most || (tc.depth > 0) != strings.Contains(string(r.ex.Cursor), `"region"`) {
+			if n := len(r.ex.Cursor); n > tc.most || (tc.depth >= 0 && tc.pk != "INTEGER PRIMARY KEY") != strings.Contains(string(r.ex.Cursor), `"region"`) {
 				t.Errorf("%s: cursor of %d bytes (at most %d): %.300s", tc.name, n, tc.most, r.ex.Cursor)
 			} else {
 				t.Logf("%s: cursor of %d bytes", tc.name, n)
 			}
+		}
+	})
+}
+
+// TestRegressionFurtherBack: with a text primary key at the default depth
+// the check keeps the identities of the 500 to 1,000 rows nearest the
+// boundary and counts the rest of the region: a row that appears there
+// while another leaves is the documented limit (not reported); near the
+// boundary it is reported.
+func TestRegressionFurtherBack(t *testing.T) {
+	sqltest.EachOf(t, sqltest.Kinds[2:], func(t *testing.T, db *sqltest.DB) {
+		db.Exec(t, `CREATE TABLE ev (id TEXT PRIMARY KEY, updated_at TIMESTAMP NOT NULL, v TEXT);
+CREATE INDEX ev_cursor ON ev (updated_at, id);
+WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < 3000)
+INSERT INTO ev SELECT printf('k%05d', i), datetime('2024-05-01', '+' || (i * 10) || ' seconds'), 'v' FROM g`)
+		s := open(t, db, sqltable.Config{Table: "ev", BookmarkKeys: []string{"updated_at", "id"}})
+		r1 := step(t, s, nil)
+		at := func(id string, secs int) {
+			db.Exec(t, fmt.Sprintf("INSERT INTO ev VALUES ('%s', datetime('2024-05-01', '+%d seconds'), 'v')", id, secs))
+		}
+		leave := func(i int) {
+			db.Exec(t, fmt.Sprintf("UPDATE ev SET updated_at = datetime('2024-05-02', '+%d seconds') WHERE id = 'k%05d'", i, i))
+		}
+		leave(100)
+		at("far", 1005) // behind the 2,000 rows nearest the mark
+		r2 := step(t, s, r1.ex.Cursor)
+		leave(2900)
+		at("near", 29005) // among the 100 rows nearest the mark
+		r3 := step(t, s, r2.ex.Cursor)
+		if got := regressions(r2, r3); !slices.Equal(got, []int64{0, 1}) {
+			t.Fatalf("further back, near the mark: regressions %v, want [0 1] (the first is the documented limit)", got)
 		}
 	})
 }
