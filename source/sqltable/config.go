@@ -47,10 +47,10 @@ type Config struct {
 	// without a lookback) that holds between RegressionRows and twice as
 	// many rows (all of them while there are fewer), so its cost does not
 	// grow with the table. With a single integer primary key the cursor
-	// keeps the highest one seen; otherwise, at most identityRows, the
-	// region's row identities (about 2.2 bytes a row), else only the
-	// count (see the package doc). 0: DefaultRegressionRows; negative:
-	// every row behind the window, each run (no identities kept).
+	// keeps the highest one seen; otherwise the identities of the rows
+	// nearest the boundary (at most 2,000, about 2.2 bytes a row; see the
+	// package doc). 0: DefaultRegressionRows; negative: every row behind
+	// the window, each run (no identities kept).
 	RegressionRows int64
 }
 

@@ -146,20 +146,23 @@
 //     same count query. Rows that appear with a lower primary key, or are
 //     moved in by an update, are counted: regressions = above +
 //     max(0, now − above − before).
-//   - other keys, RegressionRows at most identityRows: the cursor keeps the
-//     region's row identities, 64-bit hashes of primary key and key values
-//     (key values alone without a primary key), with multiplicity, as a
-//     Golomb-coded set (region.go); a row whose identity was not kept is a
-//     regression. Not seen: a row appearing with the identity of one that
-//     left in the same interval; with probability 2^-16 per row, one whose
-//     fingerprint matches a kept one's.
-//   - otherwise counts only; Open notes it (Source.Notes) unless every key
-//     is a primary key column (updates do not move rows, only deletes
-//     hide).
+//   - other keys, a bounded region: the cursor keeps the identities of the
+//     rows nearest the boundary (a second region inside the first, of
+//     regionDepth: identityRows, or the region's own depth up to twice
+//     that), 64-bit hashes of primary key and key values (key values alone
+//     without a primary key), with multiplicity, as a Golomb-coded set
+//     (region.go). A row there whose identity was not kept is a
+//     regression; the rest of the region is counted: regressions =
+//     appeared + max(0, increase of the rows outside it). Not seen: a row
+//     appearing outside it as one leaves; a row appearing with the
+//     identity of one that left in the same interval; with probability
+//     2^-16 per row, one whose fingerprint matches a kept one's.
+//   - RegressionRows < 0 without an integer primary key: counts only; Open
+//     notes it (Source.Notes).
 //
 // A cursor written before PKMax or identities were kept, or keeping them
-// of other columns (a primary key added or dropped), is compared by count
-// once.
+// of other columns (a primary key added or dropped) or at another depth,
+// is compared by count once.
 //
 // # Errors
 //
