@@ -178,6 +178,10 @@ func (s *Source) advance(ctx context.Context, ses session, p *Plan, next *cursor
 			return s.fail("reading the rows behind the mark (regression check)", "", err)
 		}
 		next.Region, next.RegionBy, next.RegionFloor, next.RegionDepth = encodeRegion(region), s.regionBy(), rfloor, inner.depth
+		if sameText(rfloor, floor) {
+			n = int64(len(region)) // the same rows, as Plan found them
+			next.Behind = &n
+		}
 	}
 	if s.pkCol >= 0 {
 		pk := s.db.Kind.Quote(s.cols[s.pkCol].Name)

@@ -146,13 +146,15 @@ func (s *Source) plan(ctx context.Context, prev []byte, count bool) (*Plan, erro
 		return nil, s.fail("reading the rows behind the mark (regression check)", "", err)
 	}
 	p.behind, p.behindKnown = int64(len(p.region)), true
-	if !sameText(rfloor, c.Floor) {
-		if p.behind, err = s.count(ctx, s.regionQuery("SELECT count(*)", c.Floor, c.Window, c.Mark)); err != nil {
-			return nil, s.fail("counting the rows behind the mark (regression check)", "", err)
-		}
+	p.Regressions = kept.appeared(p.region)
+	if sameText(rfloor, c.Floor) {
+		return p, nil // the identities are the whole region's
+	}
+	if p.behind, err = s.count(ctx, s.regionQuery("SELECT count(*)", c.Floor, c.Window, c.Mark)); err != nil {
+		return nil, s.fail("counting the rows behind the mark (regression check)", "", err)
 	}
 	further := (p.behind - int64(len(p.region))) - (*c.Behind - int64(len(kept.fps)))
-	p.Regressions = kept.appeared(p.region) + max(0, further)
+	p.Regressions += max(0, further)
 	return p, nil
 }
 

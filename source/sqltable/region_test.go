@@ -313,8 +313,15 @@ INSERT INTO ev SELECT printf('k%05d', i), datetime('2024-05-01', '+' || (i * 10)
 		leave(2900)
 		at("near", 29005) // among the 100 rows nearest the mark
 		r3 := step(t, s, r2.ex.Cursor)
-		if got := regressions(r2, r3); !slices.Equal(got, []int64{0, 1}) {
-			t.Fatalf("further back, near the mark: regressions %v, want [0 1] (the first is the documented limit)", got)
+		at("far 2", 1015) // counted: reported when nothing leaves
+		r4 := step(t, s, r3.ex.Cursor)
+		leave(2950)
+		at("near 2", 29105)
+		at("far 3", 1025)
+		r5 := step(t, s, r4.ex.Cursor)
+		r6 := step(t, s, r5.ex.Cursor)
+		if got := regressions(r2, r3, r4, r5, r6); !slices.Equal(got, []int64{0, 1, 1, 2, 0}) {
+			t.Fatalf("further back, near the mark, further back alone, both: regressions %v, want [0 1 1 2 0] (the first is the documented limit)", got)
 		}
 	})
 }
