@@ -117,7 +117,8 @@ func benchSQLIncremental(ctx context.Context, c *config) section {
 		"run finds %s new rows with higher ids, inserted just before it (then `VACUUM (ANALYZE) bench`, as autovacuum "+
 		"would, which the harness's server leaves off so that nothing runs behind the measurements). One job and one "+
 		"state; the job file is rewritten before each run with the regression check on as by default (the keys left "+
-		"out: it counts a region of the 100,000 to 200,000 rows nearest the mark), on over every row "+
+		"out: it counts a region of the 100,000 to 200,000 rows nearest the mark and reads the primary keys of the 500 to "+
+		"1,000 nearest), on over every row "+
 		"(`regression_check_rows: 0`), or off (`regression_check: false`); these settings are not part of the source's "+
 		"fingerprint, so the bookmark carries over. Each setting gets one unmeasured run first (a changed setting "+
 		"starts a new baseline), then %d measured runs.", srv.name, srv.version, thousands(int64(total)), secs(fillTime),

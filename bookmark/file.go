@@ -1,6 +1,9 @@
 package bookmark
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // File is the identity of one input object under a source's root.
 type File struct {
@@ -56,6 +59,41 @@ type SourceState struct {
 	// LastKey is the greatest key read under ordered listing: the next
 	// run lists after it.
 	LastKey string `json:"last_key,omitempty"`
-	// Cursor is a SQL source's key cursor; opaque JSON.
-	Cursor []byte `json:"cursor,omitempty"`
+	// Cursor is a SQL source's key cursor; opaque JSON, kept in the state
+	// as the JSON it is (states written before hold it base64-encoded).
+	Cursor JSONBytes `json:"cursor,omitempty"`
+}
+
+// JSONBytes is JSON held as bytes. It is marshalled as the JSON it holds,
+// not base64-encoded as other bytes are (which would grow it by a third);
+// bytes that are not valid JSON are marshalled as base64, which it reads
+// back too.
+type JSONBytes []byte
+
+// MarshalJSON writes b as it is when it is JSON.
+func (b JSONBytes) MarshalJSON() ([]byte, error) {
+	if len(b) == 0 {
+		return []byte("null"), nil
+	}
+	if json.Valid(b) {
+		return b, nil
+	}
+	return json.Marshal([]byte(b))
+}
+
+// UnmarshalJSON reads JSON, or a base64 string of bytes.
+func (b *JSONBytes) UnmarshalJSON(data []byte) error {
+	switch {
+	case string(data) == "null":
+		*b = nil
+	case len(data) > 0 && data[0] == '"':
+		var raw []byte
+		if err := json.Unmarshal(data, &raw); err != nil {
+			return err
+		}
+		*b = raw
+	default:
+		*b = append(JSONBytes(nil), data...)
+	}
+	return nil
 }

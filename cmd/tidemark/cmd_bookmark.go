@@ -12,6 +12,7 @@ import (
 
 	"github.com/tidemark-etl/tidemark"
 	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/source/sqltable"
 )
 
 func newBookmarkCmd(g *globals) *cobra.Command {
@@ -81,7 +82,7 @@ func runBookmarkShow(ctx context.Context, g *globals, arg string) error {
 	for _, k := range sortedKeys(v.Sources) {
 		s := v.Sources[k]
 		if s.Kind == "table" {
-			fmt.Printf("  source %s (SQL table): %d rows read by %d runs; cursor %s\n", k, s.Bytes, s.Files, s.Cursor)
+			fmt.Printf("  source %s (SQL table): %d rows read by %d runs; cursor %s\n", k, s.Bytes, s.Files, sqltable.DescribeCursor(s.Cursor))
 			continue
 		}
 		fmt.Printf("  source %s (%s tracking): %d files, %s recorded", k, s.Tracking, s.Files, humanize.IBytes(uint64(s.Bytes)))

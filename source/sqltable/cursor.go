@@ -34,6 +34,22 @@ type cursor struct {
 	// not checked.
 	Behind *int64  `json:"behind,omitempty"`
 	Floor  *string `json:"floor,omitempty"`
+	// Region holds the identities of those rows (encodeRegion) when the
+	// check keeps them (a bounded region); nil when it only counts, and
+	// in cursors written before it kept them. RegionBy names the columns
+	// hashed (keys, then primary key columns not among them).
+	Region   []byte   `json:"region,omitempty"`
+	RegionBy []string `json:"region_by,omitempty"`
+	// RegionFloor is the floor of the rows Region holds (at or past
+	// Floor: the rows nearest the boundary, RegionDepth to twice as many;
+	// nil: from Floor) and RegionDepth the depth it was kept with.
+	RegionFloor *string `json:"region_floor,omitempty"`
+	RegionDepth int64   `json:"region_depth,omitempty"`
+	// PKMax is the highest value of primary key column PK in the run's
+	// snapshot, when it is one integer column (not the first key): the
+	// next run's rows above it in the region were inserted since.
+	PKMax *string `json:"pk_max,omitempty"`
+	PK    string  `json:"pk,omitempty"`
 }
 
 const cursorVersion = 1
@@ -77,7 +93,13 @@ const idSize = 16
 // rowID hashes the identity values (key texts, or numbers the driver
 // parsed; nil is NULL): each value's text, length first.
 func rowID(vals []any) id {
-	var buf []byte
+	h, _ := appendRowID(nil, vals)
+	return h
+}
+
+// appendRowID is rowID hashing through buf (for reuse), which it returns.
+func appendRowID(buf []byte, vals []any) (id, []byte) {
+	buf = buf[:0]
 	for _, v := range vals {
 		if v == nil {
 			buf = append(buf, 0xff, 0xff, 0xff, 0xff)
@@ -89,7 +111,7 @@ func rowID(vals []any) id {
 		binary.LittleEndian.PutUint32(buf[at:], uint32(len(buf)-at-4))
 	}
 	h := xxh3.Hash128(buf).Bytes()
-	return id(h)
+	return id(h), buf
 }
 
 // idSet is a set of row identities.
@@ -134,4 +156,26 @@ type readRange struct {
 	Late     []byte   `json:"late,omitempty"`
 	// Rows is how many rows the run delivered.
 	Rows int64 `json:"rows"`
+}
+
+// DescribeCursor renders a bookmark's cursor (bookmark.SourceState.Cursor)
+// for people: its JSON with the lookback window's delivered set and the
+// regression check's region given as their numbers of rows instead of
+// their bytes. A cursor it cannot read is returned as it is.
+func DescribeCursor(b []byte) string {
+	var c cursor
+	if err := json.Unmarshal(b, &c); err != nil {
+		return string(b)
+	}
+	v := struct {
+		cursor
+		Delivered int    `json:"delivered,omitempty"`
+		Region    uint64 `json:"region,omitempty"`
+	}{cursor: c, Delivered: len(c.Delivered) / idSize}
+	v.RegionBy = nil
+	if len(c.Region) > 0 {
+		v.Region, _ = binary.Uvarint(c.Region)
+	}
+	out, _ := json.Marshal(v)
+	return string(out)
 }

@@ -123,17 +123,46 @@
 //
 // # Regression check
 //
-// The cursor keeps the number of rows in a region behind the window (first
-// key < W; without lookback: key tuple ≤ M) whose first key is at or past
-// a floor, as the run saw them. The next Plan counts the same region again;
-// the increase is Plan.Regressions: rows that appeared where no run reads
-// (non-monotonic keys, commits later than the lookback). The region grows
-// with the boundary; once it holds more than twice Config.RegressionRows
-// rows, the floor moves up to the key of the RegressionRows-th row behind
-// the boundary, so each run's counts read a bounded stretch of the keys'
-// index whatever the table's size. A row appearing behind the floor is not
-// counted; RegressionRows < 0 keeps no floor (every row, each run). Deletes
-// in the region in the same interval hide as many insertions.
+// The cursor keeps the number of rows in a region behind the window
+// (first key < W; without lookback: key tuple ≤ M) whose first key is at
+// or past a floor, as the run saw them. The next Plan counts the same
+// region again; the rows that appeared are Plan.Regressions: rows that
+// appeared where no run reads (non-monotonic keys, commits later than the
+// lookback, an update moving a row's keys backwards behind the window).
+// The region grows with the boundary; once it holds more than twice
+// Config.RegressionRows rows, the floor moves up to the key of the
+// RegressionRows-th row behind the boundary, so each run reads a bounded
+// stretch of the keys' index whatever the table's size. A row appearing
+// behind the floor is not seen; RegressionRows < 0 keeps no floor (every
+// row, each run).
+//
+// A count alone lets a row that leaves the region in the same interval
+// (updated forward, deleted) hide one that appears. Where it can afford
+// to, the check tells them apart:
+//
+//   - primary key one integer column, not the first key: the cursor keeps
+//     the highest primary key of the run's snapshot (PKMax); the region's
+//     rows above it were inserted since and each is a regression, in the
+//     same count query. Rows that appear with a lower primary key, or are
+//     moved in by an update, are counted: regressions = above +
+//     max(0, now − above − before).
+//   - other keys, a bounded region: the cursor keeps the identities of the
+//     rows nearest the boundary (a second region inside the first, of
+//     regionDepth: identityRows, or the region's own depth up to twice
+//     that), 64-bit hashes of primary key and key values (key values alone
+//     without a primary key), with multiplicity, as a Golomb-coded set
+//     (region.go). A row there whose identity was not kept is a
+//     regression; the rest of the region is counted: regressions =
+//     appeared + max(0, increase of the rows outside it). Not seen: a row
+//     appearing outside it as one leaves; a row appearing with the
+//     identity of one that left in the same interval; with probability
+//     2^-16 per row, one whose fingerprint matches a kept one's.
+//   - RegressionRows < 0 without an integer primary key: counts only; Open
+//     notes it (Source.Notes).
+//
+// A cursor written before PKMax or identities were kept, or keeping them
+// of other columns (a primary key added or dropped) or at another depth,
+// is compared by count once.
 //
 // # Errors
 //

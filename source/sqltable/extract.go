@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -128,7 +129,8 @@ func (p *Plan) extract(ctx context.Context, ex *Extract, out rowSink) (*Extract,
 // advance fills the next cursor's window, delivered set and regression
 // baseline, inside the extract's snapshot.
 func (s *Source) advance(ctx context.Context, ses session, p *Plan, next *cursor, newRows int64) error {
-	next.Window, next.Delivered, next.Lookback, next.Behind, next.Floor = nil, nil, "", nil, nil
+	next.Window, next.Delivered, next.Lookback, next.Behind, next.Floor, next.Region, next.RegionBy = nil, nil, "", nil, nil, nil, nil
+	next.PKMax, next.PK, next.RegionFloor, next.RegionDepth = nil, "", nil, 0
 	if next.Mark == nil {
 		return nil
 	}
@@ -153,67 +155,207 @@ func (s *Source) advance(ctx context.Context, ses session, p *Plan, next *cursor
 	if s.cfg.NoRegressionCheck {
 		return nil // no baseline: a later run that checks starts one
 	}
-	n, floor, err := s.baseline(ctx, ses, p, next, newRows)
+	c := p.prev
+	outer := regionArgs{depth: s.cfg.regressionRows(), known: p.behindKnown, behind: p.behind}
+	if c != nil {
+		outer.floor = c.Floor
+	}
+	n, floor, _, err := s.baseline(ctx, ses, p, next, newRows, outer)
 	if err != nil {
 		return s.fail("counting the rows behind the mark (regression check)", "", err)
 	}
 	next.Behind, next.Floor = &n, floor
+	if s.keepsRegion() {
+		// The identities of the rows nearest the boundary, at or past
+		// the region's floor.
+		inner := regionArgs{depth: s.regionDepth(), keep: true, min: floor, known: p.region != nil,
+			behind: int64(len(p.region)), region: p.region}
+		if c != nil {
+			inner.floor = c.RegionFloor
+		}
+		_, rfloor, region, err := s.baseline(ctx, ses, p, next, newRows, inner)
+		if err != nil {
+			return s.fail("reading the rows behind the mark (regression check)", "", err)
+		}
+		next.Region, next.RegionBy, next.RegionFloor, next.RegionDepth = encodeRegion(region), s.regionBy(), rfloor, inner.depth
+		if sameText(rfloor, floor) {
+			n = int64(len(region)) // the same rows, as Plan found them
+			next.Behind = &n
+		}
+	}
+	if s.pkCol >= 0 {
+		pk := s.db.Kind.Quote(s.cols[s.pkCol].Name)
+		row, err := queryRow(ctx, ses, "SELECT max("+pk+") FROM "+s.from, nil)
+		if err != nil {
+			return s.fail("reading the highest primary key (regression check)", "", hint(err))
+		}
+		if row != nil && row[0] != nil {
+			m := text(row[0])
+			next.PKMax, next.PK = &m, s.cols[s.pkCol].Name
+		}
+	}
 	return nil
 }
 
+// regionArgs is what baseline carries one region with: the outer one,
+// counted, or the identities of the rows nearest the boundary.
+type regionArgs struct {
+	depth int64
+	keep  bool    // identities
+	min   *string // the floor a new region starts at, at the least (nil: none)
+	// floor is the previous region's floor; known says Plan read it under
+	// the same rules, finding behind rows (with identities region).
+	floor  *string
+	known  bool
+	behind int64
+	region regionSet
+}
+
 // baseline counts the regression check's region behind the new window (or
-// mark) for the next run to compare with. The region only moves forward:
-// when Plan counted the old region under the same rules, the rows between
-// the old and the new boundary are added to that count, so that a row
-// appearing in the old region during this run is still reported by the
-// next. Past twice the check's depth, the region's floor moves up to keep
-// the depth's rows nearest the boundary, and the rows it leaves behind are
-// subtracted. Without such a count (the first run, the check just turned
-// on, other rules) a new region starts at the depth's rows nearest the
-// boundary: it reads the index that far, not the whole table.
-func (s *Source) baseline(ctx context.Context, ses session, p *Plan, next *cursor, newRows int64) (int64, *string, error) {
+// mark) for the next run to compare with, and collects its rows'
+// identities when the check keeps them (region is then not nil). The
+// region only moves forward: when Plan read the old region under the same
+// rules, the rows between the old and the new boundary are added to what
+// it found, so that a row appearing in the old region during this run is
+// still reported by the next. Past twice the check's depth, the region's
+// floor moves up to keep the depth's rows nearest the boundary: the rows
+// it leaves behind are subtracted, or, with identities, the region is read
+// again from the new floor, keeping of the old region's rows only those
+// Plan found. Without such a count (the first run, the check just turned
+// on, a cursor that kept no identities, other rules) a new region starts
+// at the depth's rows nearest the boundary: it reads the index that far,
+// not the whole table.
+func (s *Source) baseline(ctx context.Context, ses session, p *Plan, next *cursor, newRows int64, r regionArgs) (int64, *string, regionSet, error) {
 	c := p.prev
-	depth := s.cfg.regressionRows()
-	carried := c != nil && c.Mark != nil && p.behindKnown && (c.Window != nil) == s.lb.set() && c.Lookback == next.Lookback &&
-		!(depth == 0 && c.Floor != nil) // every row now, a bounded region before
+	depth, keep := r.depth, r.keep
+	carried := c != nil && c.Mark != nil && r.known && (c.Window != nil) == s.lb.set() && c.Lookback == next.Lookback &&
+		!(depth == 0 && r.floor != nil) && // every row now, a bounded region before
+		(!keep || r.region != nil)
 	if !carried {
-		if (c == nil || c.Mark == nil) && !s.lb.set() && (depth == 0 || newRows <= 2*depth) {
-			return newRows, nil, nil // the first read took every row up to the mark
-		}
-		var floor *string
-		if depth > 0 {
-			f, err := s.floorFor(ctx, ses, nil, next, depth)
+		floor := r.min
+		first := (c == nil || c.Mark == nil) && !s.lb.set() && (depth == 0 || newRows <= 2*depth)
+		switch {
+		case first && !keep:
+			return newRows, nil, nil, nil // the first read took every row up to the mark
+		case !first && depth > 0:
+			f, err := s.floorFor(ctx, ses, r.min, next, depth)
 			if err != nil {
-				return 0, nil, err
+				return 0, nil, nil, err
 			}
-			floor = f // nil: fewer rows than the depth, all of them
+			if f != nil {
+				floor = f // nil: fewer rows than the depth, all of them
+			}
 		}
-		n, err := s.countIn(ctx, ses, s.regionQuery(floor, next.Window, next.Mark))
-		return n, floor, err
+		if keep {
+			region, err := s.regionRows(ctx, ses, s.regionQuery("SELECT "+s.regionTexts(), floor, next.Window, next.Mark), nil)
+			return int64(len(region)), floor, region, err
+		}
+		n, err := s.countIn(ctx, ses, s.regionQuery("SELECT count(*)", floor, next.Window, next.Mark))
+		return n, floor, nil, err
 	}
-	floor, n := c.Floor, p.behind+newRows
-	if s.lb.set() {
-		q := s.newQuery().w("SELECT count(*) FROM ", s.from, " WHERE ").inWindow(*c.Window).w(" AND ").behind(*next.Window)
-		between, err := s.countIn(ctx, ses, q)
-		if err != nil {
-			return 0, nil, err
+	floor, n := r.floor, r.behind+newRows
+	var region regionSet
+	if keep {
+		// The rows between the old boundary and the new one join those
+		// Plan found.
+		region = slices.Clone(r.region)
+		var q *query
+		if s.lb.set() {
+			q = s.betweenWindows("SELECT "+s.regionTexts(), c, next)
+		} else if newRows > 0 {
+			q = s.rangeQuery("SELECT "+s.regionTexts(), c.Mark, next.Mark)
 		}
-		n = p.behind + between
+		if q != nil {
+			more, err := s.regionRows(ctx, ses, q, nil)
+			if err != nil {
+				return 0, nil, nil, err
+			}
+			region = append(region, more...)
+		}
+		n = int64(len(region))
+	} else if s.lb.set() {
+		between, err := s.countIn(ctx, ses, s.betweenWindows("SELECT count(*)", c, next))
+		if err != nil {
+			return 0, nil, nil, err
+		}
+		n = r.behind + between
 	}
 	if depth == 0 || n <= 2*depth {
-		return n, floor, nil
+		return n, floor, region, nil
 	}
 	to, err := s.floorFor(ctx, ses, floor, next, depth)
 	if err != nil || to == nil {
-		return n, floor, err
+		return n, floor, region, err
+	}
+	if keep {
+		region, err = s.rereadRegion(ctx, ses, p, next, to, r.region)
+		return int64(len(region)), to, region, err
 	}
 	if floor == nil {
-		n, err = s.countIn(ctx, ses, s.regionQuery(to, next.Window, next.Mark))
-		return n, to, err
+		n, err = s.countIn(ctx, ses, s.regionQuery("SELECT count(*)", to, next.Window, next.Mark))
+		return n, to, nil, err
 	}
 	q := s.newQuery().w("SELECT count(*) FROM ", s.from, " WHERE ").inWindow(*floor).w(" AND ").behind(*to)
 	left, err := s.countIn(ctx, ses, q)
-	return n - left, to, err
+	return n - left, to, nil, err
+}
+
+// betweenWindows is "<head> FROM src WHERE" the rows between the old
+// window c's and the new one's.
+func (s *Source) betweenWindows(head string, c, next *cursor) *query {
+	return s.newQuery().w(head, " FROM ", s.from, " WHERE ").inWindow(*c.Window).w(" AND ").behind(*next.Window)
+}
+
+// rereadRegion reads the identities of the region behind next's boundary
+// from the new floor to; of the rows behind the old boundary it keeps
+// those Plan found there, so that one that appeared since is still to be
+// reported.
+func (s *Source) rereadRegion(ctx context.Context, ses session, p *Plan, next *cursor, to *string, planned regionSet) (regionSet, error) {
+	c := p.prev
+	found := map[uint64]int32{}
+	for _, h := range planned {
+		found[h]++
+	}
+	q := s.newQuery().w("SELECT ").texts(s.regionIdent).w(", CASE WHEN ")
+	if c.Window != nil {
+		q.behind(*c.Window)
+	} else {
+		q.tuple(false, c.Mark)
+	}
+	q.w(" THEN 1 ELSE 0 END FROM ", s.from, " WHERE ").inWindow(*to).w(" AND ")
+	if next.Window != nil {
+		q.behind(*next.Window)
+	} else {
+		q.tuple(false, next.Mark)
+	}
+	return s.regionRows(ctx, ses, q, func(h uint64, old string) bool {
+		if old != "1" {
+			return true // between the old boundary and the new one
+		}
+		if found[h] == 0 {
+			return false
+		}
+		found[h]--
+		return true
+	})
+}
+
+// regionRows reads the region identities q selects (the region's key
+// texts, then optionally one more column handed to keep as text, which
+// picks the rows to take), in session ses (nil: one of its own). The
+// result is never nil.
+func (s *Source) regionRows(ctx context.Context, ses session, q *query, keep func(h uint64, flag string) bool) (regionSet, error) {
+	out := regionSet{}
+	n := len(s.regionIdent)
+	var rh regionHasher
+	err := s.stream(ctx, ses, q, func(row []any) error {
+		h := rh.hash(row[:n])
+		if keep == nil || keep(h, text(row[n])) {
+			out = append(out, h)
+		}
+		return nil
+	})
+	return out, err
 }
 
 // floorFor finds the first key of the depth-th row behind next's boundary

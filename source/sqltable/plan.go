@@ -2,6 +2,7 @@ package sqltable
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"strconv"
@@ -38,6 +39,9 @@ type Plan struct {
 	hasNew      bool  // there are rows in (From, To]
 	behind      int64 // rows behind the previous boundary, now
 	behindKnown bool  // behind was counted (the regression check ran)
+	// region holds the identities of those rows when the check keeps
+	// them (nil otherwise).
+	region regionSet
 }
 
 // Pending reports whether the run has rows to read: new rows or late
@@ -101,12 +105,97 @@ func (s *Source) plan(ctx context.Context, prev []byte, count bool) (*Plan, erro
 	if s.cfg.NoRegressionCheck || c.Behind == nil {
 		return p, nil
 	}
-	if p.behind, err = s.count(ctx, s.regionQuery(c.Floor, c.Window, c.Mark)); err != nil {
+	if s.pkCol >= 0 && c.PKMax != nil && c.PK == s.cols[s.pkCol].Name {
+		// Rows above the highest primary key the last run saw were
+		// inserted since: each is a regression, whatever else left.
+		q := s.newQuery().w("SELECT count(*), count(CASE WHEN ", s.db.Kind.Quote(c.PK), " > ")
+		q.value(s.pkCol, *c.PKMax)
+		q.w(" THEN 1 END)")
+		var above int64
+		if p.behind, above, err = s.count2(ctx, s.regionWhere(q, c.Floor, c.Window, c.Mark)); err != nil {
+			return nil, s.fail("counting the rows behind the mark (regression check)", "", err)
+		}
+		p.behindKnown = true
+		p.Regressions = above + max(0, p.behind-above-*c.Behind)
+		return p, nil
+	}
+	if !s.keepsRegion() || c.Region == nil || c.RegionDepth != s.regionDepth() || !slices.Equal(c.RegionBy, s.regionBy()) {
+		// Counts only (no identities kept, a cursor written before they
+		// were, or they were of other columns or another depth: a primary
+		// key added or dropped): the next run's baseline keeps them.
+		if p.behind, err = s.count(ctx, s.regionQuery("SELECT count(*)", c.Floor, c.Window, c.Mark)); err != nil {
+			return nil, s.fail("counting the rows behind the mark (regression check)", "", err)
+		}
+		p.behindKnown = true
+		p.Regressions = max(0, p.behind-*c.Behind)
+		return p, nil
+	}
+	kept, err := decodeRegion(c.Region)
+	if err != nil {
+		return nil, fmt.Errorf("source %s: %w", s.cfg.Ctx, err)
+	}
+	// A row near the boundary whose identity the last run did not see
+	// there appeared; rows that left (updated forward, deleted) hide none
+	// of them. Further back, in the rest of the region, rows are counted.
+	rfloor := c.RegionFloor
+	if rfloor == nil {
+		rfloor = c.Floor
+	}
+	p.region, err = s.regionRows(ctx, nil, s.regionQuery("SELECT "+s.regionTexts(), rfloor, c.Window, c.Mark), nil)
+	if err != nil {
+		return nil, s.fail("reading the rows behind the mark (regression check)", "", err)
+	}
+	p.behind, p.behindKnown = int64(len(p.region)), true
+	p.Regressions = kept.appeared(p.region)
+	if sameText(rfloor, c.Floor) {
+		return p, nil // the identities are the whole region's
+	}
+	if p.behind, err = s.count(ctx, s.regionQuery("SELECT count(*)", c.Floor, c.Window, c.Mark)); err != nil {
 		return nil, s.fail("counting the rows behind the mark (regression check)", "", err)
 	}
-	p.behindKnown = true
-	p.Regressions = max(0, p.behind-*c.Behind)
+	further := (p.behind - int64(len(p.region))) - (*c.Behind - int64(len(kept.fps)))
+	p.Regressions += max(0, further)
 	return p, nil
+}
+
+// sameText reports whether a and b are both nil or equal.
+func sameText(a, b *string) bool {
+	return a == b || a != nil && b != nil && *a == *b
+}
+
+// identityRows is how many rows nearest the boundary the regression
+// check keeps the identities of, up to twice as many (about 2.2 bytes a
+// row in the cursor), when there is no integer primary key to count by; a
+// region of at most twice as many keeps all of its rows'.
+const identityRows = 500
+
+// keepsRegion reports whether the regression check keeps the identities
+// of rows of its region: when the region is bounded and there is no
+// integer primary key to count by.
+func (s *Source) keepsRegion() bool {
+	return !s.cfg.NoRegressionCheck && s.cfg.regressionRows() > 0 && s.pkCol < 0
+}
+
+// regionDepth is the depth of the rows whose identities the check keeps:
+// the region's, or identityRows of a deeper one.
+func (s *Source) regionDepth() int64 {
+	if d := s.cfg.regressionRows(); d <= 2*identityRows {
+		return d
+	}
+	return identityRows
+}
+
+// regionBy names the columns of a row's identity in the region.
+func (s *Source) regionBy() []string {
+	out := make([]string, len(s.regionIdent))
+	for i, c := range s.regionIdent {
+		out[i] = s.cols[c].Name
+	}
+	return out
+}
+
+func (s *Source) regionTexts() string {
+	return s.newQuery().texts(s.regionIdent).String()
 }
 
 // planNew finds what the run reads after the mark: whether there is
@@ -161,11 +250,16 @@ func (s *Source) anyNew(ctx context.Context, p *Plan) error {
 	return nil
 }
 
-// regionQuery counts the rows of the regression check's region: behind
-// the window starting at window or, without one, not past mark; with a
-// floor, only rows whose first key is at or past it.
-func (s *Source) regionQuery(floor, window *string, mark []string) *query {
-	q := s.newQuery().w("SELECT count(*) FROM ", s.from, " WHERE ")
+// regionQuery is "<head> FROM src WHERE" the rows of the regression
+// check's region: behind the window starting at window or, without one,
+// not past mark; with a floor, only rows whose first key is at or past it.
+func (s *Source) regionQuery(head string, floor, window *string, mark []string) *query {
+	return s.regionWhere(s.newQuery().w(head), floor, window, mark)
+}
+
+// regionWhere appends " FROM src WHERE" the region's rows to q.
+func (s *Source) regionWhere(q *query, floor, window *string, mark []string) *query {
+	q.w(" FROM ", s.from, " WHERE ")
 	if floor != nil {
 		q.inWindow(*floor).w(" AND ")
 	}
@@ -215,6 +309,16 @@ func (s *Source) count(ctx context.Context, q *query) (int64, error) {
 	var n int64
 	err := s.db.QueryRowContext(ctx, q.String(), q.a.list...).Scan(&n)
 	return n, hint(err)
+}
+
+// count2 runs a query of two counts outside any snapshot.
+func (s *Source) count2(ctx context.Context, q *query) (int64, int64, error) {
+	if q.err != nil {
+		return 0, 0, q.err
+	}
+	var n, m sql.NullInt64
+	err := s.db.QueryRowContext(ctx, q.String(), q.a.list...).Scan(&n, &m)
+	return n.Int64, m.Int64, hint(err)
 }
 
 // firstRow returns the first row of q as text, or nil without rows.

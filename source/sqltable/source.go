@@ -24,6 +24,15 @@ type Source struct {
 	// ident are the columns that identify a row in a lookback window:
 	// primary key and keys, or every column when there is no primary key.
 	ident []int
+	// regionIdent identify a row in the regression check's region: keys
+	// and primary key, or the keys alone without one (an update that
+	// keeps them is the same row).
+	regionIdent []int
+	// pkCol is the primary key's column when it is one integer column
+	// that is not the first key (updates can move rows past others): the
+	// regression check then counts rows by primary key range too. -1
+	// otherwise.
+	pkCol int
 	lb    lookback
 	notes []string
 }
@@ -141,6 +150,21 @@ func (s *Source) describe(ctx context.Context) error {
 			s.ident = append(s.ident, i)
 		}
 	}
+	s.regionIdent = slices.Clone(s.keys)
+	for _, k := range pk {
+		if i := findColumn(cols, k); i >= 0 && !slices.Contains(s.regionIdent, i) {
+			s.regionIdent = append(s.regionIdent, i)
+		}
+	}
+	s.pkCol = -1
+	if len(pk) == 1 {
+		if i := findColumn(cols, pk[0]); i >= 0 && i != s.keys[0] && cols[i].key == keyInteger {
+			s.pkCol = i
+		}
+	}
+	if n := s.regressionNote(); n != "" {
+		s.notes = append(s.notes, n)
+	}
 	for _, c := range cols {
 		if c.Type == "VARCHAR" && s.db.Kind != sqldb.SQLite && !textual(c.DBType) {
 			s.notes = append(s.notes, fmt.Sprintf("column %s (%s) is read as text (VARCHAR)", c.Name, c.DBType))
@@ -196,4 +220,16 @@ func columnNames(cols []column) string {
 		names[i] = c.Name
 	}
 	return strings.Join(names, ", ")
+}
+
+// regressionNote says, when the regression check counts every row (and
+// so keeps no identities) without an integer primary key to count by,
+// what it cannot see.
+func (s *Source) regressionNote() string {
+	if s.cfg.NoRegressionCheck || s.pkCol >= 0 || s.cfg.regressionRows() != 0 {
+		return ""
+	}
+	return "regression_check_rows: 0 counts every row behind the window but keeps no row identities: " +
+		"a row that appears there while another leaves (an update moving it forward, a delete) is not reported; " +
+		"a bounded regression_check_rows tells them apart"
 }

@@ -62,6 +62,16 @@ func (q *query) selectList(outputs, keys, ident bool) *query {
 	return q.w(strings.Join(parts, ", "))
 }
 
+// texts writes the key texts of columns cols, comma-separated.
+func (q *query) texts(cols []int) *query {
+	parts := make([]string, len(cols))
+	for i, c := range cols {
+		parts[i] = q.s.d.keyText(q.s.cols[c])
+	}
+	q.nCol = len(parts)
+	return q.w(strings.Join(parts, ", "))
+}
+
 // tuple writes a comparison of the key tuple with vals: after (strictly
 // past the mark in key order) or upto (not past it). Where the database
 // has no indexable row comparison it is expanded, with a leading range on
