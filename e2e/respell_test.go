@@ -1,0 +1,50 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestOverwriteSinkPathRespelled: the sink's path is spelled differently
+// from one run to the next but names the same place (on local disks a
+// symlink to the sink folder, on S3 the prefix without its trailing
+// slash). An overwrite still replaces the job's earlier output there: it
+// is not left in place as another tool's, which would leave old and new
+// rows side by side.
+func TestOverwriteSinkPathRespelled(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, testOverwriteSinkPathRespelled)
+}
+
+func testOverwriteSinkPathRespelled(t *testing.T, be backend) {
+	o := jobOpts{mode: "overwrite"}
+	f := newFixtureOn(t, be, o)
+	f.addCSVs("a", 2, 20)
+	f.mustRun()
+
+	respelled := strings.TrimSuffix(f.out.loc(), "/")
+	if be == local {
+		respelled = filepath.Join(f.dir, "out-link")
+		if err := os.Symlink(f.outDir(), respelled); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, f.jobPath, []byte(o.yaml(f.in.loc(), respelled)))
+	b := f.addCSVs("b", 1, 30)
+	s, r := f.run(nil)
+	if r.code != 0 {
+		t.Fatalf("overwrite run through %s: got exit %d, want 0\n%v", respelled, r.code, r)
+	}
+	mirror := f.outDir()
+	for _, file := range ownFiles(t, mirror) {
+		if run := runOfFile(t, file); run != s.RunID {
+			t.Errorf("after the overwrite through %s, file %s of run %s is left; want only files of %s", respelled, file, run, s.RunID)
+		}
+	}
+	assertRecords(t, "the sink after the overwrite through "+respelled, queryRecords(t, ownFiles(t, mirror), f.sink), b)
+	if strings.Contains(r.output(), "did not write") {
+		t.Errorf("the overwrite took the job's own earlier output for foreign files:\n%v", r)
+	}
+}
