@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -47,4 +48,27 @@ func testOverwriteSinkPathRespelled(t *testing.T, be backend) {
 	if strings.Contains(r.output(), "did not write") {
 		t.Errorf("the overwrite took the job's own earlier output for foreign files:\n%v", r)
 	}
+}
+
+// TestSpecialFilesInSource: a named pipe in the source folder and a symlink
+// to a device (/dev/zero would never end) are not read, and the run says
+// so, naming each, instead of leaving them out without a word; the run
+// ends and reads the regular files.
+func TestSpecialFilesInSource(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, jobOpts{})
+	a := f.addCSV("a.csv", 20)
+	dir := f.in.loc()
+	if err := syscall.Mkfifo(filepath.Join(dir, "pipe.csv"), 0o644); err != nil {
+		t.Skipf("no named pipes here: %v", err)
+	}
+	if err := os.Symlink("/dev/zero", filepath.Join(dir, "zero.csv")); err != nil {
+		t.Fatal(err)
+	}
+	s, r := f.runExpect(0)
+	assertFiles(t, "run over a pipe and a device", s, 1)
+	f.assertSink(a)
+	assertMentions(t, r, "pipe.csv", "a named pipe", "zero.csv", "/dev/zero", "not a regular file")
+	p := f.tidemark(nil, "plan", f.jobPath)
+	assertMentions(t, p, "pipe.csv", "zero.csv")
 }
