@@ -37,9 +37,11 @@ func StateLocation(flag string, spec *job.Spec) string {
 // OpenState opens the state store at location. A location with a
 // password or token inline (from --state or TIDEMARK_STATE; the job
 // file's state: is refused by its validation) is a usage error, and the
-// message shows it masked.
+// message shows it masked. A plain path is checked too: a key=value
+// connection string or a DSN would be taken as a SQLite file's path and
+// its password made a file name.
 func OpenState(ctx context.Context, location string) (store.Store, error) {
-	if found, masked := secret.Find(location); len(found) > 0 && strings.Contains(location, "://") {
+	if found, masked := secret.Find(location); len(found) > 0 {
 		return nil, fmt.Errorf("%w: state %q holds a secret inline (%s); %s", ErrUsage, masked, secret.Describe(found), job.StateHint(location))
 	}
 	return store.Open(ctx, location)

@@ -44,6 +44,9 @@ func stateHint(state string) string {
 		return "the state store's password comes from PGPASSWORD or ~/.pgpass"
 	case strings.HasPrefix(state, "s3://"):
 		return awsChain
+	case !strings.Contains(state, "://"):
+		return "a state location is a SQLite file's path, a postgres:// URL (the password from PGPASSWORD or ~/.pgpass) " +
+			"or an s3:// URL; a key=value connection string is none of them"
 	}
 	return "credentials come from the environment, never from the state URL"
 }
