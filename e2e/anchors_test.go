@@ -1,0 +1,52 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestJobFileMergeKeys: a second source written as a YAML merge of the
+// first (`<<: *orders`) that overrides its ctx and path is the job file it
+// says: both sources are read, each from its own folder. A merge key
+// written after keys of its mapping would let the merged values replace
+// those keys without a word: it is a job-file error naming the line, and
+// nothing runs.
+func TestJobFileMergeKeys(t *testing.T) {
+	t.Parallel()
+	transform := "SELECT order_id, customer_id, product, CAST(amount AS BIGINT) AS amount FROM orders_source " +
+		"UNION ALL SELECT order_id, customer_id, product, CAST(amount AS BIGINT) AS amount FROM late_source"
+	f := newFixture(t, jobOpts{transform: transform})
+	late := f.place("late")
+	a := f.addCSV("a.csv", 20)
+	b := f.gen.records(15)
+	late.put(t, "b.csv", csvBytes(b))
+
+	data, err := os.ReadFile(f.jobPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	valid := string(data)
+	anchored := strings.Replace(valid, "  - ctx: orders_source\n", "  - &orders\n    ctx: orders_source\n", 1)
+	merged := fmt.Sprintf("  - <<: *orders\n    ctx: late_source\n    path: %q\n", late.loc())
+	writeFile(t, f.jobPath, []byte(strings.Replace(anchored, "transforms:\n", merged+"transforms:\n", 1)))
+	s := f.mustRun()
+	if s.Sources["late_source"].Files != 1 || s.Sources["orders_source"].Files != 1 {
+		t.Errorf("run with a merged source: sources %+v, want one file each", s.Sources)
+	}
+	f.assertSink(concat(a, b))
+
+	after := fmt.Sprintf("  - ctx: later_source\n    path: %q\n    <<: *orders\n", late.loc())
+	writeFile(t, f.jobPath, []byte(strings.Replace(anchored, "transforms:\n", after+"transforms:\n", 1)))
+	line := lineOf(t, f.jobPath, "<<: *orders")
+	for _, cmd := range []string{"run", "plan"} {
+		r := f.tidemark(nil, cmd, f.jobPath)
+		if r.code != 2 {
+			t.Errorf("%s with a merge key after other keys: got exit %d, want 2\n%v", cmd, r.code, r)
+			continue
+		}
+		assertMentions(t, r, ":"+line+":", "merge key")
+	}
+	f.assertSink(concat(a, b))
+}
