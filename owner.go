@@ -57,6 +57,10 @@ type SinkOwnedError struct {
 	// LastRun is set for a SQL table sink: the newest run of the job whose
 	// marker the table's _tidemark_runs holds and this state does not know.
 	LastRun string
+	// Empty is set when the location holds no file outside _tidemark/ (a
+	// first run failed before it published, or the output was deleted):
+	// there is nothing a run could duplicate, and the message says so.
+	Empty bool
 }
 
 func (e *SinkOwnedError) Error() string {
@@ -72,6 +76,12 @@ func (e *SinkOwnedError) Error() string {
 		return fmt.Sprintf("sink %s: %s belongs to job %q of the state store %s (id %s); job %q may not write there: "+
 			"give this job another sink path, or hand the location over to it with `tidemark run JOBFILE --adopt-sink`",
 			e.Sink, e.Location, o.Job, o.StateStore, o.StateStoreID, e.Job)
+	case e.Empty:
+		return fmt.Sprintf("sink %s: %s is recorded for job %q of the state store %s (id %s) at bookmark version %d, and this "+
+			"state store, %s (id %s), is at version %d; but the location holds no output (no run published there, or its "+
+			"output was deleted), so nothing would be read into it twice. To go on: make it this state's with "+
+			"`tidemark run JOBFILE --adopt-sink`; or restore that state store; or write to a new sink path",
+			e.Sink, e.Location, o.Job, o.StateStore, o.StateStoreID, o.Version, e.State.Location, e.State.ID, e.Version)
 	case o.StateStoreID != e.State.ID:
 		which := fmt.Sprintf("recorded in the state store %s (id %s), not in this one, %s (id %s)",
 			o.StateStore, o.StateStoreID, e.State.Location, e.State.ID)
@@ -183,7 +193,13 @@ func claimSink(ctx context.Context, s objstore.Store, sinkCtx string, want sinkO
 			if cur.owns(want.Job, store.Identity{ID: want.StateStoreID}) && cur.Version <= want.Version {
 				return nil
 			}
-			return &SinkOwnedError{Sink: sinkCtx, Job: want.Job, Version: want.Version, Owner: cur}
+			empty := false
+			if cur.Job == want.Job {
+				if empty, err = holdsNothing(ctx, s); err != nil {
+					return err
+				}
+			}
+			return &SinkOwnedError{Sink: sinkCtx, Job: want.Job, Version: want.Version, Owner: cur, Empty: empty}
 		}
 		err = createOwner(ctx, s, want)
 		if errors.Is(err, objstore.ErrExists) {
@@ -195,6 +211,18 @@ func claimSink(ctx context.Context, s objstore.Store, sinkCtx string, want sinkO
 		return err
 	}
 	return fmt.Errorf("claiming %s: its ownership record keeps changing", joinLoc(s.Root(), ownerKey))
+}
+
+// holdsNothing reports whether a sink location lists no file (List leaves
+// out _tidemark/ and other _- and .-prefixed entries).
+func holdsNothing(ctx context.Context, s objstore.Store) (bool, error) {
+	for _, err := range s.List(ctx, "") {
+		if err != nil {
+			return false, fmt.Errorf("listing %s: %w", s.Root(), err)
+		}
+		return false, nil
+	}
+	return true, nil
 }
 
 // recordPublished raises the ownership records of the locations a run
