@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -49,4 +50,45 @@ func TestJobFileMergeKeys(t *testing.T) {
 		assertMentions(t, r, ":"+line+":", "merge key")
 	}
 	f.assertSink(concat(a, b))
+}
+
+// TestTildePathRefused: a local path written as ~/x (a sink, a source, the
+// state) is a job-file error naming the key and line: nothing expands ~,
+// so the sink would be a folder named "~" beside the job file.
+func TestTildePathRefused(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, key string }{
+		{"sink", "sinks[0].path"},
+		{"source", "sources[0].path"},
+		{"state", "state"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, jobOpts{})
+			f.addCSVs("a", 1, 10)
+			o := jobOpts{}
+			in, out := f.in.loc(), f.out.loc()
+			switch tc.name {
+			case "sink":
+				out = "~/tidemark-out"
+			case "source":
+				in = "~/landing"
+			case "state":
+				o.top = []string{`state: "~/tidemark/state.db"`}
+			}
+			writeFile(t, f.jobPath, []byte(o.yaml(in, out)))
+			line := lineOf(t, f.jobPath, "~/")
+			for _, cmd := range []string{"run", "plan"} {
+				r := f.tidemark(nil, cmd, f.jobPath)
+				if r.code != 2 {
+					t.Errorf("%s with a ~ path: got exit %d, want 2\n%v", cmd, r.code, r)
+					continue
+				}
+				assertMentions(t, r, ":"+line+": "+tc.key+":", "not expanded")
+			}
+			if _, err := os.Stat(filepath.Join(f.dir, "~")); err == nil {
+				t.Errorf("a folder named ~ was made beside the job file")
+			}
+		})
+	}
 }

@@ -24,7 +24,9 @@ func (s *Spec) Validate() error {
 	// Checked whatever its form: a key=value connection string or a DSN
 	// given as state: would otherwise be taken as a SQLite file's path,
 	// and the password would become a file name.
-	v.noSecret("$.state", s.State, stateHint(s.State))
+	if !v.noSecret("$.state", s.State, stateHint(s.State)) && isLocal(s.State) {
+		v.noTilde("$.state", s.State)
+	}
 	v.noSecret("$.engine.spark.remote", s.Engine.Remote, "a Spark Connect token or password does not belong in the job file")
 	if _, err := bookmark.ParseMode(s.Bookmark); err != nil {
 		v.fail("$.bookmark", "%v", err)
