@@ -156,36 +156,48 @@ func checkSinkPaths(spec *job.Spec, stateLoc string) error {
 	jobDir, _ := areaOf(spec, spec.Dir, "")
 	ownFolder := hasState && !jobDir.within(state)
 	home, _ := os.UserHomeDir()
+	var errs job.Errors // one per sink, every sink's
 	for i, k := range spec.Sinks {
-		if k.IsTable() || k.Path == "" {
-			continue
+		if err := checkSinkPath(spec, i, k, sources, state, hasState, ownFolder, home); err != nil {
+			errs = append(errs, err)
 		}
-		key := fmt.Sprintf("$.sinks[%d].path", i)
-		sink, ok := areaOf(spec, k.Path, k.S3["endpoint"])
-		if !ok {
-			continue
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// checkSinkPath is checkSinkPaths for sink i.
+func checkSinkPath(spec *job.Spec, i int, k job.Sink, sources []area, state area, hasState, ownFolder bool, home string) *job.Error {
+	if k.IsTable() || k.Path == "" {
+		return nil
+	}
+	key := fmt.Sprintf("$.sinks[%d].path", i)
+	sink, ok := areaOf(spec, k.Path, k.S3["endpoint"])
+	if !ok {
+		return nil
+	}
+	if sink.store == "file" {
+		dir := filepath.Clean(sink.dir)
+		if filepath.Dir(dir) == dir {
+			return spec.ErrorAt(key, "%s is the root of the file system; a sink needs a folder of its own", sink.describe())
 		}
-		if sink.store == "file" {
-			dir := filepath.Clean(sink.dir)
-			if filepath.Dir(dir) == dir {
-				return spec.ErrorAt(key, "%s is the root of the file system; a sink needs a folder of its own", sink.describe())
-			}
-			if home != "" && dir == filepath.Clean(realPath(home)) {
-				return spec.ErrorAt(key, "%s is your home folder; a sink needs a folder of its own", sink.describe())
-			}
+		if home != "" && dir == filepath.Clean(realPath(home)) {
+			return spec.ErrorAt(key, "%s is your home folder; a sink needs a folder of its own", sink.describe())
 		}
-		if hasState && (sink.dir == state.dir && sink.store == state.store || ownFolder && sink.within(state)) {
-			return spec.ErrorAt(key, "%s is in the state store's folder %s; write the sink elsewhere", sink.describe(), state.shown)
-		}
-		for _, src := range sources {
-			switch {
-			case sink.within(src):
-				return spec.ErrorAt(key, "%s lies inside the folder of source %s: the job would read its own output back; "+
-					"write the sink outside every source folder", sink.describe(), src.shown)
-			case src.within(sink):
-				return spec.ErrorAt(key, "%s holds the folder of source %s: the sink's output and the source's input would mix; "+
-					"write the sink outside every source folder", sink.describe(), src.shown)
-			}
+	}
+	if hasState && (sink.dir == state.dir && sink.store == state.store || ownFolder && sink.within(state)) {
+		return spec.ErrorAt(key, "%s is in the state store's folder %s; write the sink elsewhere", sink.describe(), state.shown)
+	}
+	for _, src := range sources {
+		switch {
+		case sink.within(src):
+			return spec.ErrorAt(key, "%s lies inside the folder of source %s: the job would read its own output back; "+
+				"write the sink outside every source folder", sink.describe(), src.shown)
+		case src.within(sink):
+			return spec.ErrorAt(key, "%s holds the folder of source %s: the sink's output and the source's input would mix; "+
+				"write the sink outside every source folder", sink.describe(), src.shown)
 		}
 	}
 	return nil

@@ -92,3 +92,32 @@ func TestTildePathRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestSinkPathErrorsAllReported: a job file with several sinks whose paths
+// break the rules (the file system root, inside the source folder) gets
+// one error for each, with its key and line, in one go.
+func TestSinkPathErrorsAllReported(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, jobOpts{})
+	f.addCSVs("a", 1, 10)
+	data, err := os.ReadFile(f.jobPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := fmt.Sprintf("  - ctx: root_sink\n    path: /\n    format: csv\n  - ctx: inner_sink\n    path: %q\n    format: csv\n",
+		filepath.Join(f.in.loc(), "out"))
+	writeFile(t, f.jobPath, append(data, extra...))
+	rootLine, innerLine := lineOf(t, f.jobPath, "path: /"), lineOf(t, f.jobPath, "out\"")
+	for _, cmd := range []string{"run", "plan"} {
+		r := f.tidemark(nil, cmd, f.jobPath)
+		if r.code != 2 {
+			t.Errorf("%s: got exit %d, want 2\n%v", cmd, r.code, r)
+			continue
+		}
+		assertMentions(t, r, ":"+rootLine+": sinks[1].path:", "root of the file system",
+			":"+innerLine+": sinks[2].path:", "lies inside the folder of source")
+	}
+	if files := f.sinkFiles(); len(files) > 0 {
+		t.Errorf("a job file error published %d files", len(files))
+	}
+}
