@@ -157,9 +157,14 @@ func checkSinkPaths(spec *job.Spec, stateLoc string) error {
 	ownFolder := hasState && !jobDir.within(state)
 	home, _ := os.UserHomeDir()
 	var errs job.Errors // one per sink, every sink's
+	var earlier []area  // the sinks before, shown as "sink CTX PATH"
 	for i, k := range spec.Sinks {
-		if err := checkSinkPath(spec, i, k, sources, state, hasState, ownFolder, home); err != nil {
+		if err := checkSinkPath(spec, i, k, sources, earlier, state, hasState, ownFolder, home); err != nil {
 			errs = append(errs, err)
+		}
+		if a, ok := areaOf(spec, k.Path, k.S3["endpoint"]); ok && !k.IsTable() && k.Path != "" {
+			a.shown = fmt.Sprintf("%s %q", k.Ctx, store.Redact(k.Path))
+			earlier = append(earlier, a)
 		}
 	}
 	if len(errs) > 0 {
@@ -169,7 +174,7 @@ func checkSinkPaths(spec *job.Spec, stateLoc string) error {
 }
 
 // checkSinkPath is checkSinkPaths for sink i.
-func checkSinkPath(spec *job.Spec, i int, k job.Sink, sources []area, state area, hasState, ownFolder bool, home string) *job.Error {
+func checkSinkPath(spec *job.Spec, i int, k job.Sink, sources, earlier []area, state area, hasState, ownFolder bool, home string) *job.Error {
 	if k.IsTable() || k.Path == "" {
 		return nil
 	}
@@ -189,6 +194,12 @@ func checkSinkPath(spec *job.Spec, i int, k job.Sink, sources []area, state area
 	}
 	if hasState && (sink.dir == state.dir && sink.store == state.store || ownFolder && sink.within(state)) {
 		return spec.ErrorAt(key, "%s is in the state store's folder %s; write the sink elsewhere", sink.describe(), state.shown)
+	}
+	for _, other := range earlier {
+		if sink.within(other) && other.within(sink) {
+			return spec.ErrorAt(key, "%s is the location of sink %s too: two sinks would stage and overwrite each other's "+
+				"files; give each sink a folder of its own", sink.describe(), other.shown)
+		}
 	}
 	for _, src := range sources {
 		switch {

@@ -94,8 +94,10 @@ func TestTildePathRefused(t *testing.T) {
 }
 
 // TestSinkPathErrorsAllReported: a job file with several sinks whose paths
-// break the rules (the file system root, inside the source folder) gets
-// one error for each, with its key and line, in one go.
+// break the rules (the file system root, inside the source folder, the
+// location of another sink spelled with a trailing slash, which failed the
+// run later with "staging folder is not empty") gets one error for each,
+// with its key and line, in one go.
 func TestSinkPathErrorsAllReported(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, jobOpts{})
@@ -104,10 +106,11 @@ func TestSinkPathErrorsAllReported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	extra := fmt.Sprintf("  - ctx: root_sink\n    path: /\n    format: csv\n  - ctx: inner_sink\n    path: %q\n    format: csv\n",
-		filepath.Join(f.in.loc(), "out"))
+	extra := fmt.Sprintf("  - ctx: root_sink\n    path: /\n    format: csv\n  - ctx: inner_sink\n    path: %q\n    format: csv\n"+
+		"  - ctx: twin_sink\n    path: %q\n    format: csv\n", filepath.Join(f.in.loc(), "out"), f.out.loc()+"/")
 	writeFile(t, f.jobPath, append(data, extra...))
 	rootLine, innerLine := lineOf(t, f.jobPath, "path: /"), lineOf(t, f.jobPath, "out\"")
+	twinLine := lineOf(t, f.jobPath, "/\"")
 	for _, cmd := range []string{"run", "plan"} {
 		r := f.tidemark(nil, cmd, f.jobPath)
 		if r.code != 2 {
@@ -115,7 +118,8 @@ func TestSinkPathErrorsAllReported(t *testing.T) {
 			continue
 		}
 		assertMentions(t, r, ":"+rootLine+": sinks[1].path:", "root of the file system",
-			":"+innerLine+": sinks[2].path:", "lies inside the folder of source")
+			":"+innerLine+": sinks[2].path:", "lies inside the folder of source",
+			":"+twinLine+": sinks[3].path:", "is the location of sink orders_sink")
 	}
 	if files := f.sinkFiles(); len(files) > 0 {
 		t.Errorf("a job file error published %d files", len(files))
