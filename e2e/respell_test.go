@@ -72,3 +72,36 @@ func TestSpecialFilesInSource(t *testing.T) {
 	p := f.tidemark(nil, "plan", f.jobPath)
 	assertMentions(t, p, "pipe.csv", "zero.csv")
 }
+
+// TestPurgeAfterSinkMoved: the sink folder was moved (and the job file's
+// path changed with it) after a run; a purge cannot find that run's files
+// where its manifest says they were published. It says so, naming them,
+// instead of listing them as deleted while they are still in the sink.
+func TestPurgeAfterSinkMoved(t *testing.T) {
+	t.Parallel()
+	o := jobOpts{partitionBy: "-"}
+	f := newFixture(t, o)
+	f.addCSVs("a", 1, 20)
+	first := f.mustRun()
+	moved := filepath.Join(f.dir, "moved-output")
+	if err := os.Rename(f.outDir(), moved); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, f.jobPath, []byte(o.yaml(f.in.loc(), moved)))
+	f.addCSVs("b", 1, 20)
+	second := f.mustRun()
+
+	r := f.reset("--purge-output")
+	old := filepath.Join(f.outDir(), partFile(first.RunID))
+	assertMentions(t, r, "1 files deleted", "not found "+old, "moved with the sink folder")
+	if strings.Contains(r.output(), "deleted "+old) {
+		t.Errorf("the purge lists %s as deleted; it was not there\n%v", old, r)
+	}
+	if _, err := os.Stat(filepath.Join(moved, partFile(second.RunID))); err == nil {
+		t.Errorf("the purge left the second run's file")
+	}
+}
+
+// partFile is the name of a run's first published file of an unpartitioned
+// parquet sink.
+func partFile(runID string) string { return "part-" + runID + "-00000.parquet" }
