@@ -126,17 +126,18 @@ func (k *Sink) published(ctx context.Context, q sqlQuerier, job, runID string) (
 	return err == nil, err
 }
 
-// LastRun returns the newest run of job (run ids sort by time) whose
-// marker for this sink and target is in the target's schema, "" when there
-// is none: what the job's state must know of for its history to be the
-// table's.
+// LastRun returns the newest run of job whose marker for this sink and
+// target is in the target's schema, "" when there is none: what the job's
+// state must know of for its history to be the table's. Newest is by the
+// marker's publish time (to the microsecond): run ids sort by start time
+// only to the second, then by a random part.
 func (k *Sink) LastRun(ctx context.Context, job string) (string, error) {
 	if err := k.ensureMeta(ctx); err != nil {
 		return "", k.fail("reading markers", err)
 	}
 	var id string
 	err := k.db.QueryRowContext(ctx, "SELECT run_id FROM "+k.qn(k.meta(runsTable))+" WHERE job = "+k.ph(1)+
-		" AND sink = "+k.ph(2)+" AND target_table = "+k.ph(3)+" ORDER BY run_id DESC LIMIT 1",
+		" AND sink = "+k.ph(2)+" AND target_table = "+k.ph(3)+" ORDER BY published_at DESC, run_id DESC LIMIT 1",
 		job, k.cfg.Ctx, k.target.String()).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
