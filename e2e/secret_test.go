@@ -72,6 +72,16 @@ func TestInlineSecretsRefused(t *testing.T) {
 			job: func(y, s string) string {
 				return addSink(y, fmt.Sprintf("    path: %q\n", "s3://AKIAIOSFODNN7EXAMPLE:"+s+"@bucket/out/"))
 			}},
+		{name: "credentials in an S3 sink URL, colon escaped", key: "sinks[1].path", lineHas: "AKIAIOSFODNN7EXAMPLE",
+			job: func(y, s string) string {
+				return addSink(y, fmt.Sprintf("    path: %q\n", "s3://AKIAIOSFODNN7EXAMPLE%3A"+s+"@bucket/out/"))
+			}},
+		{name: "a token as the user of an S3 URL", key: "sources[0].path", lineHas: "@bucket",
+			job: func(y, s string) string { return addSource(y, fmt.Sprintf("    path: %q\n", "s3://"+s+"@bucket/in/")) }},
+		{name: "a password in an S3 URL's fragment", key: "sinks[1].path", lineHas: "#password",
+			job: func(y, s string) string {
+				return addSink(y, fmt.Sprintf("    path: %q\n", "s3://bucket/out/#password="+s))
+			}},
 		{name: "credentials in an s3 endpoint", key: "sources[0].s3.endpoint", lineHas: "s3: {endpoint",
 			job: func(y, s string) string {
 				return strings.Replace(y, "    format: csv\n", fmt.Sprintf("    format: csv\n    s3: {endpoint: %q}\n", "https://AKIA:"+s+"@s3.example.com/"), 1)
