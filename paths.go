@@ -137,7 +137,8 @@ func (a area) describe() string {
 // state store's folder or a place inside it (only the folder itself when
 // the state file sits in the job file's folder or above), and a place that
 // holds one of the job's file sources or lies inside one (the job would
-// read its own output back). Errors are job-file errors naming the sink's
+// read its own output back), and the place of another of the job's file
+// sinks, inside it or holding it. Errors are job-file errors naming the sink's
 // path key.
 func checkSinkPaths(spec *job.Spec, stateLoc string) error {
 	var sources []area
@@ -156,52 +157,67 @@ func checkSinkPaths(spec *job.Spec, stateLoc string) error {
 	jobDir, _ := areaOf(spec, spec.Dir, "")
 	ownFolder := hasState && !jobDir.within(state)
 	home, _ := os.UserHomeDir()
-	var sinks []area
-	var sinkNames []string
+	var errs job.Errors // one per sink, every sink's
+	var earlier []area  // the sinks before, shown as "sink CTX PATH"
 	for i, k := range spec.Sinks {
-		if k.IsTable() || k.Path == "" {
-			continue
+		if err := checkSinkPath(spec, i, k, sources, earlier, state, hasState, ownFolder, home); err != nil {
+			errs = append(errs, err)
+			continue // a refused sink is no place for the others to be measured against
 		}
-		key := fmt.Sprintf("$.sinks[%d].path", i)
-		sink, ok := areaOf(spec, k.Path, k.S3["endpoint"])
-		if !ok {
-			continue
+		if a, ok := areaOf(spec, k.Path, k.S3["endpoint"]); ok && !k.IsTable() && k.Path != "" {
+			a.shown = fmt.Sprintf("%s %q", k.Ctx, store.Redact(k.Path))
+			earlier = append(earlier, a)
 		}
-		if sink.store == "file" {
-			dir := filepath.Clean(sink.dir)
-			if filepath.Dir(dir) == dir {
-				return spec.ErrorAt(key, "%s is the root of the file system; a sink needs a folder of its own", sink.describe())
-			}
-			if home != "" && dir == filepath.Clean(realPath(home)) {
-				return spec.ErrorAt(key, "%s is your home folder; a sink needs a folder of its own", sink.describe())
-			}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// checkSinkPath is checkSinkPaths for sink i.
+func checkSinkPath(spec *job.Spec, i int, k job.Sink, sources, earlier []area, state area, hasState, ownFolder bool, home string) *job.Error {
+	if k.IsTable() || k.Path == "" {
+		return nil
+	}
+	key := fmt.Sprintf("$.sinks[%d].path", i)
+	sink, ok := areaOf(spec, k.Path, k.S3["endpoint"])
+	if !ok {
+		return nil
+	}
+	if sink.store == "file" {
+		dir := filepath.Clean(sink.dir)
+		if filepath.Dir(dir) == dir {
+			return spec.ErrorAt(key, "%s is the root of the file system; a sink needs a folder of its own", sink.describe())
 		}
-		if hasState && (sink.dir == state.dir && sink.store == state.store || ownFolder && sink.within(state)) {
-			return spec.ErrorAt(key, "%s is in the state store's folder %s; write the sink elsewhere", sink.describe(), state.shown)
+		if home != "" && dir == filepath.Clean(realPath(home)) {
+			return spec.ErrorAt(key, "%s is your home folder; a sink needs a folder of its own", sink.describe())
 		}
-		for j, other := range sinks {
-			name := sinkNames[j]
-			switch {
-			case sink.within(other) && other.within(sink):
-				return spec.ErrorAt(key, "%s is also the location of sink %s: each file sink needs a folder of its own", sink.describe(), name)
-			case sink.within(other):
-				return spec.ErrorAt(key, "%s lies inside the folder of sink %s: readers of that sink would read this one's files too; "+
-					"give each file sink a folder of its own", sink.describe(), name)
-			case other.within(sink):
-				return spec.ErrorAt(key, "%s holds the folder of sink %s: readers of this sink would read that one's files too; "+
-					"give each file sink a folder of its own", sink.describe(), name)
-			}
+	}
+	if hasState && (sink.dir == state.dir && sink.store == state.store || ownFolder && sink.within(state)) {
+		return spec.ErrorAt(key, "%s is in the state store's folder %s; write the sink elsewhere", sink.describe(), state.shown)
+	}
+	for _, other := range earlier {
+		switch {
+		case sink.within(other) && other.within(sink):
+			return spec.ErrorAt(key, "%s is the location of sink %s too: two sinks would stage and overwrite each other's "+
+				"files; give each sink a folder of its own", sink.describe(), other.shown)
+		case sink.within(other):
+			return spec.ErrorAt(key, "%s lies inside the folder of sink %s: readers of that sink would read this one's files too; "+
+				"give each file sink a folder of its own", sink.describe(), other.shown)
+		case other.within(sink):
+			return spec.ErrorAt(key, "%s holds the folder of sink %s: readers of this sink would read that one's files too; "+
+				"give each file sink a folder of its own", sink.describe(), other.shown)
 		}
-		sinks, sinkNames = append(sinks, sink), append(sinkNames, fmt.Sprintf("%s %q", k.Ctx, store.Redact(k.Path)))
-		for _, src := range sources {
-			switch {
-			case sink.within(src):
-				return spec.ErrorAt(key, "%s lies inside the folder of source %s: the job would read its own output back; "+
-					"write the sink outside every source folder", sink.describe(), src.shown)
-			case src.within(sink):
-				return spec.ErrorAt(key, "%s holds the folder of source %s: the sink's output and the source's input would mix; "+
-					"write the sink outside every source folder", sink.describe(), src.shown)
-			}
+	}
+	for _, src := range sources {
+		switch {
+		case sink.within(src):
+			return spec.ErrorAt(key, "%s lies inside the folder of source %s: the job would read its own output back; "+
+				"write the sink outside every source folder", sink.describe(), src.shown)
+		case src.within(sink):
+			return spec.ErrorAt(key, "%s holds the folder of source %s: the sink's output and the source's input would mix; "+
+				"write the sink outside every source folder", sink.describe(), src.shown)
 		}
 	}
 	return nil

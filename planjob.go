@@ -56,9 +56,12 @@ func Plan(ctx context.Context, spec *job.Spec, opts RunOptions) (*PlanResult, er
 	if opts.JobName != "" {
 		jobName = opts.JobName
 	}
+	loc, origin := StateOrigin(opts.State, spec)
+	if err := checkSinkPaths(spec, loc); err != nil {
+		return nil, err
+	}
 	st, err := OpenExistingState(ctx, opts.State, spec, true)
 	if errors.Is(err, store.ErrNoState) {
-		loc, origin := StateOrigin(opts.State, spec)
 		opts.Logger.Warn("no state store yet: planning the job's first run", "state", store.Redact(loc), "chosen", origin)
 		st, err = noState{}, nil
 	}

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"net/url"
 	"path"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -244,6 +246,7 @@ func applyAction(ctx context.Context, st store.Store, rs roots, jobName string, 
 		}
 		ours[o.Final] = true
 	}
+	respelled := &respelledOutputs{st: st, job: jobName, sink: a.Sink, root: a.Root}
 	prefixes := []string{""}
 	if a.Mode == "overwrite_partitions" {
 		prefixes = prefixes[:0]
@@ -304,6 +307,8 @@ func applyAction(ctx context.Context, st store.Store, rs roots, jobName string, 
 			case keep[o.Key]:
 			case ours[o.Key], byName && runOfKey(o.Key) != "" && !strings.HasPrefix(o.Key, metaDir+"/"):
 				del = append(del, o.Key)
+			case respelled.owns(ctx, o.Key):
+				del = append(del, o.Key)
 			default:
 				leave(prefix, o.Key)
 			}
@@ -322,6 +327,88 @@ func applyAction(ctx context.Context, st store.Store, rs roots, jobName string, 
 			"sink", a.Sink, "files", nForeign, "examples", strings.Join(foreign, ", "))
 	}
 	return nil
+}
+
+// respelledOutputs recognises the job's own published files at a sink
+// whose manifests name its location spelled another way: through a
+// symlink or with `..`, or on S3 with or without a trailing slash
+// (sameLocation). A file is the job's when its name is one a run of the
+// job gave it (part-<run>-<n>), and that run succeeded, was not purged and
+// published exactly that key for this sink at the same location.
+type respelledOutputs struct {
+	st              store.Store
+	job, sink, root string
+	runs            map[string]map[string]bool // run id -> its keys here; nil: not the job's, or none
+	err             error
+}
+
+func (r *respelledOutputs) owns(ctx context.Context, key string) bool {
+	id := runOfKey(key)
+	if id == "" {
+		return false
+	}
+	if r.runs == nil {
+		r.runs = map[string]map[string]bool{}
+	}
+	keys, seen := r.runs[id]
+	if !seen {
+		keys = r.load(ctx, id)
+		r.runs[id] = keys
+	}
+	return keys[key]
+}
+
+func (r *respelledOutputs) load(ctx context.Context, id string) map[string]bool {
+	run, err := r.st.Run(ctx, r.job, id)
+	if err != nil || run.Status != store.StatusSucceeded || run.Purged {
+		return nil
+	}
+	outs, err := r.st.Outputs(ctx, r.job, id)
+	if err != nil {
+		return nil
+	}
+	keys := map[string]bool{}
+	for _, o := range outs {
+		if o.Published && o.Sink == r.sink && o.Root != r.root && sameLocation(o.Root, r.root) {
+			keys[o.Final] = true
+		}
+	}
+	return keys
+}
+
+// sameLocation reports whether two sink roots name the same place spelled
+// differently: local folders whose paths resolve to the same folder (symlinks
+// and `..` resolved as far as they exist), or S3 locations with the same
+// bucket, prefix (leading slashes dropped and a trailing one added, as the
+// S3 store does) and options.
+func sameLocation(a, b string) bool {
+	sa, sb := objstore.Scheme(a), objstore.Scheme(b)
+	if sa != sb {
+		return false
+	}
+	switch sa {
+	case "file":
+		return realPath(filepath.Clean(strings.TrimPrefix(a, "file://"))) == realPath(filepath.Clean(strings.TrimPrefix(b, "file://")))
+	case "s3":
+		return s3Canonical(a) == s3Canonical(b)
+	}
+	return false
+}
+
+// s3Canonical is an s3:// location with its prefix as the S3 store uses it
+// and its options in a fixed order.
+func s3Canonical(loc string) string {
+	loc, query, _ := strings.Cut(loc, "?")
+	bucket, prefix, _ := strings.Cut(strings.TrimPrefix(loc, "s3://"), "/")
+	prefix = strings.TrimLeft(prefix, "/")
+	if prefix != "" && !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return loc + "?" + query
+	}
+	return "s3://" + bucket + "/" + prefix + "?" + q.Encode()
 }
 
 // maxForeignNamed is how many foreign files an overwrite names in its

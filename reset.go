@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidemark-etl/tidemark/objstore"
 	"github.com/tidemark-etl/tidemark/store"
 )
 
@@ -29,6 +30,10 @@ type ResetResult struct {
 	Undone  []string `json:"undone"`
 	Purged  []string `json:"purged"`  // runs whose output was deleted
 	Deleted []string `json:"deleted"` // locations of deleted files
+	// Gone are the files of purged runs that were not where they were
+	// published: replaced by a later overwrite, deleted by hand, or moved
+	// with the sink folder (then they are still there, at the new place).
+	Gone []string `json:"gone,omitempty"`
 }
 
 // Reset clears or rewinds a job's bookmark under its lease, after rolling
@@ -115,10 +120,18 @@ func Reset(ctx context.Context, st store.Store, jobName string, opts ResetOption
 			if err != nil {
 				return res, err
 			}
+			_, statErr := s.Stat(ctx, o.Final)
+			if statErr != nil && !errors.Is(statErr, objstore.ErrNotExist) {
+				return res, fmt.Errorf("purging output of run %s: %w", r.RunID, statErr)
+			}
 			for _, k := range []string{o.Final, o.Staged} {
 				if err := s.Delete(ctx, k); err != nil {
 					return res, fmt.Errorf("purging output of run %s: %w", r.RunID, err)
 				}
+			}
+			if statErr != nil {
+				res.Gone = append(res.Gone, joinLoc(o.Root, o.Final))
+				continue
 			}
 			res.Deleted = append(res.Deleted, joinLoc(o.Root, o.Final))
 			log.Info("deleted", "run", r.RunID, "file", joinLoc(o.Root, o.Final))
@@ -127,6 +140,11 @@ func Reset(ctx context.Context, st store.Store, jobName string, opts ResetOption
 			return res, err
 		}
 		res.Purged = append(res.Purged, r.RunID)
+	}
+	if len(res.Gone) > 0 {
+		log.Warn("files of the purged runs were not where they were published: replaced by a later overwrite, deleted by "+
+			"hand, or moved with the sink folder (if you moved it, they are still there: delete them at the new place)",
+			"files", len(res.Gone), "examples", strings.Join(res.Gone[:min(len(res.Gone), maxForeignNamed)], ", "))
 	}
 	return res, nil
 }

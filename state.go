@@ -73,7 +73,9 @@ func (e *StateError) Unwrap() error { return e.Err }
 // OpenState opens the state store at location. A location with a
 // password or token inline (from --state or TIDEMARK_STATE; the job
 // file's state: is refused by its validation) is a usage error, and the
-// message shows it masked.
+// message shows it masked. A plain path is checked too: a key=value
+// connection string or a DSN would be taken as a SQLite file's path and
+// its password made a file name.
 func OpenState(ctx context.Context, location string) (store.Store, error) {
 	if err := inlineStateSecret(location); err != nil {
 		return nil, err
@@ -84,7 +86,7 @@ func OpenState(ctx context.Context, location string) (store.Store, error) {
 // inlineStateSecret refuses a state location with a password or token
 // inline, showing it masked.
 func inlineStateSecret(location string) error {
-	if found, masked := secret.Find(location); len(found) > 0 && strings.Contains(location, "://") {
+	if found, masked := secret.Find(location); len(found) > 0 {
 		return fmt.Errorf("%w: state %q holds a secret inline (%s); %s", ErrUsage, masked, secret.Describe(found), job.StateHint(location))
 	}
 	return nil

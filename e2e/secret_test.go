@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -71,6 +72,16 @@ func TestInlineSecretsRefused(t *testing.T) {
 			job: func(y, s string) string {
 				return addSink(y, fmt.Sprintf("    path: %q\n", "s3://AKIAIOSFODNN7EXAMPLE:"+s+"@bucket/out/"))
 			}},
+		{name: "credentials in an S3 sink URL, colon escaped", key: "sinks[1].path", lineHas: "AKIAIOSFODNN7EXAMPLE",
+			job: func(y, s string) string {
+				return addSink(y, fmt.Sprintf("    path: %q\n", "s3://AKIAIOSFODNN7EXAMPLE%3A"+s+"@bucket/out/"))
+			}},
+		{name: "a token as the user of an S3 URL", key: "sources[0].path", lineHas: "@bucket",
+			job: func(y, s string) string { return addSource(y, fmt.Sprintf("    path: %q\n", "s3://"+s+"@bucket/in/")) }},
+		{name: "a password in an S3 URL's fragment", key: "sinks[1].path", lineHas: "#password",
+			job: func(y, s string) string {
+				return addSink(y, fmt.Sprintf("    path: %q\n", "s3://bucket/out/#password="+s))
+			}},
 		{name: "credentials in an s3 endpoint", key: "sources[0].s3.endpoint", lineHas: "s3: {endpoint",
 			job: func(y, s string) string {
 				return strings.Replace(y, "    format: csv\n", fmt.Sprintf("    format: csv\n    s3: {endpoint: %q}\n", "https://AKIA:"+s+"@s3.example.com/"), 1)
@@ -91,6 +102,15 @@ func TestInlineSecretsRefused(t *testing.T) {
 			}},
 		{name: "--state with a password", flagState: "postgres://tidemark:S@127.0.0.1/state"},
 		{name: "TIDEMARK_STATE with a password", envState: "s3://AKIA:S/x@bucket/state/"},
+		// Not URLs: without the check they were taken as SQLite paths, and
+		// the password became the state file's name.
+		{name: "key-value state in the job file", key: "state", lineHas: "state:",
+			job: func(y, s string) string {
+				return addTop(y, fmt.Sprintf("state: %q", "host=127.0.0.1 port=5432 password="+s))
+			}},
+		{name: "--state key-value", flagState: "host=127.0.0.1 port=5432 password=S dbname=state"},
+		{name: "TIDEMARK_STATE key-value", envState: "host=127.0.0.1 port=5432 password=S"},
+		{name: "--state mysql DSN", flagState: "etl:S@tcp(127.0.0.1:3306)/state"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -147,7 +167,28 @@ func TestInlineSecretsRefused(t *testing.T) {
 				t.Errorf("bookmark moved: version %s -> %s", before.Version, after.Version)
 			}
 			assertNoSecretInState(t, filepath.Join(f.dir, ".tidemark"), s)
+			assertNoSecretInNames(t, s, f.dir) // the working folder is in it
 		})
+	}
+}
+
+// assertNoSecretInNames fails if a file or folder under dirs has secret in
+// its name (a state location taken as a path).
+func assertNoSecretInNames(t testing.TB, secret string, dirs ...string) {
+	t.Helper()
+	for _, dir := range dirs {
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if strings.Contains(d.Name(), secret) {
+				t.Errorf("%s was created: its name holds the secret", p)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -322,7 +322,7 @@ func TestTwoSinksOneFolder(t *testing.T) {
 		f.addCSVs("a", 1, 5)
 		first := f.out.loc()
 		for _, c := range []struct{ second, want string }{
-			{first, "is also the location of sink orders_sink"},
+			{first, "is the location of sink orders_sink"},
 			{subLoc(f.out, "more"), "lies inside the folder of sink orders_sink"},
 		} {
 			yaml := jobOpts{}.yaml(f.in.loc(), first) + fmt.Sprintf("  - ctx: second_sink\n    path: %q\n    format: csv\n", c.second)

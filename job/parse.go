@@ -62,7 +62,10 @@ func Parse(name string, data []byte) (*Spec, error) {
 	}
 	var s Spec
 	var decodeErrs Errors
-	if err := yaml.UnmarshalWithOptions(data, &s, yaml.DisallowUnknownField()); err != nil {
+	// A key written twice was refused by the parser above; what the decoder
+	// would take for one is a key that overrides a merge (`<<: *base`
+	// then `ctx: other`), which YAML allows.
+	if err := yaml.UnmarshalWithOptions(data, &s, yaml.DisallowUnknownField(), yaml.AllowDuplicateMapKey()); err != nil {
 		// Once more key by key, to report every such error at once.
 		s = Spec{}
 		// Aliases and merge keys need the whole document: then only the
@@ -74,6 +77,8 @@ func Parse(name string, data []byte) (*Spec, error) {
 		if len(decodeErrs) == 0 {
 			return nil, Errors{yamlError(name, err)}
 		}
+	} else if e := mergeAfterKeys(name, file); e != nil {
+		return nil, Errors{e}
 	}
 	s.File = name
 	abs, err := filepath.Abs(name)
@@ -98,6 +103,29 @@ func Parse(name string, data []byte) (*Spec, error) {
 		return nil, errs
 	}
 	return &s, nil
+}
+
+// mergeAfterKeys refuses a merge key (`<<: *base`) that follows other keys
+// of its mapping: YAML lets those keys override the merged ones, but the
+// decoder would let the merged values replace them without a word.
+func mergeAfterKeys(name string, file *ast.File) *Error {
+	for _, n := range ast.FilterFile(ast.MappingType, file) {
+		m, ok := n.(*ast.MappingNode)
+		if !ok {
+			continue
+		}
+		for i, v := range m.Values {
+			if i > 0 && v.Key != nil && v.Key.Type() == ast.MergeKeyType {
+				e := &Error{File: name, Msg: "a merge key (<<) must come first in its mapping: the keys above it " +
+					"would be replaced by the merged ones instead of overriding them"}
+				if tk := v.Key.GetToken(); tk != nil && tk.Position != nil {
+					e.Line = tk.Position.Line
+				}
+				return e
+			}
+		}
+	}
+	return nil
 }
 
 // dependsOn reports whether a validation error at key may come from the

@@ -30,6 +30,7 @@ func (v *validator) connection(p, conn string) {
 // paths are not checked: "a:b@c" is a valid folder name.
 func (v *validator) noSecretInPath(p, path string) {
 	if isLocal(path) {
+		v.noTilde(p, path)
 		return
 	}
 	v.noSecret(p, path, awsChain)
@@ -44,6 +45,9 @@ func stateHint(state string) string {
 		return "the state store's password comes from PGPASSWORD or ~/.pgpass"
 	case strings.HasPrefix(state, "s3://"):
 		return awsChain
+	case !strings.Contains(state, "://"):
+		return "a state location is a SQLite file's path, a postgres:// URL (the password from PGPASSWORD or ~/.pgpass) " +
+			"or an s3:// URL; a key=value connection string is none of them"
 	}
 	return "credentials come from the environment, never from the state URL"
 }
@@ -66,4 +70,14 @@ func (v *validator) noSecret(p, value, instead string) bool {
 // isLocal reports whether a source or sink path is on a local disk.
 func isLocal(path string) bool {
 	return !strings.Contains(path, "://") || strings.HasPrefix(path, "file://")
+}
+
+// noTilde refuses a local path that starts with ~ (~/x, ~user/x): no shell
+// expands it, so it would name a folder called "~" beside the job file, not
+// the home folder (a sink would be written there without a word).
+func (v *validator) noTilde(p, path string) {
+	path = strings.TrimPrefix(path, "file://")
+	if strings.HasPrefix(path, "~") {
+		v.fail(p, "%q: ~ is not expanded (no shell reads the job file): write the full path, or ./%s for a folder of that name", path, path)
+	}
 }

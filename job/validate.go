@@ -21,8 +21,11 @@ func (s *Spec) Validate() error {
 	} else if !regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`).MatchString(s.Job) {
 		v.fail("$.job", "%q: use letters, digits, '_', '-' and '.'", s.Job)
 	}
-	if !isLocal(s.State) {
-		v.noSecret("$.state", s.State, stateHint(s.State))
+	// Checked whatever its form: a key=value connection string or a DSN
+	// given as state: would otherwise be taken as a SQLite file's path,
+	// and the password would become a file name.
+	if !v.noSecret("$.state", s.State, stateHint(s.State)) && isLocal(s.State) {
+		v.noTilde("$.state", s.State)
 	}
 	v.noSecret("$.engine.spark.remote", s.Engine.Remote, "a Spark Connect token or password does not belong in the job file")
 	if _, err := bookmark.ParseMode(s.Bookmark); err != nil {

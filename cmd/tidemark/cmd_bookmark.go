@@ -122,6 +122,17 @@ func runBookmarkReset(ctx context.Context, g *globals, ro tidemark.ResetOptions,
 		for _, d := range res.Deleted {
 			fmt.Fprintf(os.Stderr, "  deleted %s\n", d)
 		}
+		if len(res.Gone) > 0 {
+			fmt.Fprintf(os.Stderr, "%d files of those runs were already gone from where they were published "+
+				"(replaced by a later overwrite, deleted by hand, or moved with the sink folder):\n", len(res.Gone))
+			for i, d := range res.Gone {
+				if i == 10 {
+					fmt.Fprintf(os.Stderr, "  and %d more\n", len(res.Gone)-i)
+					break
+				}
+				fmt.Fprintf(os.Stderr, "  not found %s\n", d)
+			}
+		}
 	}
 	return nil
 }

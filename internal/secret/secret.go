@@ -5,8 +5,10 @@
 //
 // The forms it knows: a password in a URL's user info
 // (postgres://etl:pw@host/db, s3://AKIA...:secret@bucket/, also when the
-// secret holds a '/'), a secret-named parameter in a URL's query string or
-// ;-parameters (?password=, ?sslpassword=, ?pass=, sc://host/;token=), a
+// secret holds a '/' or the ':' is written %3A; in an s3:// URL any user
+// info, which names no place), a secret-named parameter in a URL's query
+// string, fragment or ;-parameters (?password=, ?sslpassword=, ?pass=,
+// #password=, sc://host/;token=), a
 // secret-named key=value pair of a libpq connection string
 // (host=... password=...), and a MySQL DSN's user:password@ prefix.
 package secret
@@ -107,10 +109,19 @@ func findURL(prefix, rest string) ([]Finding, string) {
 	// The user info ends at the last '@' before the query: a secret may
 	// hold '/' (AWS secret keys do), a user name may not.
 	if at := strings.LastIndex(head, "@"); at >= 0 {
+		info := head[:at]
+		if u, err := url.PathUnescape(info); err == nil {
+			info = u // a ':' written as %3A separates a password all the same
+		}
 		// host:5432/db@x has an '@' in its path, not a password.
-		if user, pw, ok := strings.Cut(head[:at], ":"); ok && !strings.Contains(user, "/") && !portThenPath.MatchString(pw) {
+		if user, pw, ok := strings.Cut(info, ":"); ok && !strings.Contains(user, "/") && !portThenPath.MatchString(pw) {
 			found = append(found, Finding{Key: "password", UserInfo: true})
 			head = user + ":" + Mask + head[at:]
+		} else if strings.EqualFold(prefix, "s3://") && !strings.Contains(info, "/") {
+			// An S3 location has no user: what is written there is a key
+			// or a token.
+			found = append(found, Finding{Key: "password", UserInfo: true})
+			head = Mask + head[at:]
 		}
 	}
 	// ;key=value parameters in the path (Spark Connect: sc://host/;token=...).
@@ -122,7 +133,7 @@ func findURL(prefix, rest string) ([]Finding, string) {
 
 var (
 	// queryPair is one parameter of a query string.
-	queryPair = regexp.MustCompile(`([?&;])([^=&;#]+)=([^&;#]*)`)
+	queryPair = regexp.MustCompile(`([?&;#])([^=&;#]+)=([^&;#]*)`)
 	// semiPair is one ;key=value parameter.
 	semiPair = regexp.MustCompile(`(;)([^=;/?#]+)=([^;/?#]*)`)
 	// kvPair is one key=value pair of a libpq connection string; a value

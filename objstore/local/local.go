@@ -124,6 +124,7 @@ func (s *Store) list(ctx context.Context, prefix, marker string, skipped func(st
 				return err
 			}
 			if !info.Mode().IsRegular() {
+				objstore.ReportSkipped(ctx, key, fmt.Sprintf("%s, not a regular file: not read", fileKind(info.Mode())))
 				return nil
 			}
 			objs = append(objs, objstore.Object{Key: key, Size: info.Size(), ModTime: info.ModTime()})

@@ -179,12 +179,30 @@ func (w *walker) resolve(path, parent string) error {
 		return w.fn(path, nil, err)
 	}
 	l := link{path: path, real: real, parent: parent, info: info}
-	if info.IsDir() {
+	switch {
+	case info.IsDir():
 		w.links = append(w.links, l)
-	} else if info.Mode().IsRegular() {
+	case info.Mode().IsRegular():
 		w.flink = append(w.flink, l)
+	default:
+		w.skip(path, fmt.Sprintf("symlink to %s, %s, not a regular file: not read", real, fileKind(info.Mode())))
 	}
 	return nil
+}
+
+// fileKind names what a file that is neither a folder nor a regular file is.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
 }
 
 // walked says why l's target is already walked ("" if it is not).
