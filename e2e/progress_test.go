@@ -13,7 +13,7 @@ import (
 // slowRows makes every row cost some CPU, so that the engine phase of a
 // small input lasts long enough to be seen in progress.
 const slowRows = `SELECT order_id, customer_id, product, CAST(amount AS BIGINT) AS amount FROM orders_source ` +
-	`WHERE (SELECT sum(hash(order_id + i)) FROM range(10) r(i)) IS NOT NULL`
+	`WHERE (SELECT sum(hash(order_id + i)) FROM range(40) r(i)) IS NOT NULL`
 
 // shellQuote quotes s for sh.
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

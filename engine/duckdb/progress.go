@@ -48,7 +48,7 @@ func (e *Engine) track(ctx context.Context, c *sql.Conn) func() {
 		return func() {}
 	}
 	// Tracked, never printed.
-	if _, err := c.ExecContext(ctx, "SET enable_progress_bar = true; SET enable_progress_bar_print = false"); err != nil {
+	if _, err := c.ExecContext(ctx, "SET enable_progress_bar = true; SET enable_progress_bar_print = false; SET progress_bar_time = 0"); err != nil {
 		return func() {}
 	}
 	h, ok := connHandle(c)
