@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
@@ -126,4 +127,21 @@ func wrap(ctx context.Context, err error, readers []*reader, format string, args
 		return ie
 	}
 	return fmt.Errorf("%s: %w", doing, &dbError{message(err), err})
+}
+
+// maxEcho bounds how much of the input (a line, a value, a name) an error
+// message repeats.
+const maxEcho = 200
+
+// clip shortens s to at most maxEcho bytes (on a rune boundary), saying how
+// much was left out.
+func clip(s string) string {
+	if len(s) <= maxEcho {
+		return s
+	}
+	cut := maxEcho
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d more bytes)", s[:cut], len(s)-cut)
 }

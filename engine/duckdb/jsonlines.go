@@ -48,11 +48,11 @@ func (r *reader) linesSQL() string {
 		cols = append(cols, ident(h.Name))
 	}
 	var parts []string
-	for i, chunk := range r.in.chunks() {
+	for i, chunk := range r.chunkList {
 		parts = append(parts, fmt.Sprintf(`SELECT %s FROM read_csv(%s, columns={'line': 'VARCHAR'}, header=false,
 			auto_detect=false, quote='', escape='', delim=E'\x1f', max_line_size=%d, filename=%s%s,
 			ignore_errors=true, store_rejects=true, rejects_table=%s, rejects_scan=%s%s)`,
-			strings.Join(cols, ", "), pathList(chunk), maxLine, literal(jsonFileColumn), comp,
+			strings.Join(cols, ", "), pathList(chunk.paths), maxLine, literal(jsonFileColumn), comp,
 			literal(r.rejectsTable(i)), literal(r.rejectsScan(i)), r.hiveArgs(false)))
 	}
 	return strings.Join(parts, "\nUNION ALL\n")

@@ -25,6 +25,9 @@ type reader struct {
 	// rejects makes bad rows skipped instead of failing the run: CSV reads
 	// keep them in per-chunk rejects tables; JSON is read as lines.
 	rejects bool
+	// chunkList is the source's read calls (byname.go): groups of files
+	// that share a column order, at most chunkFiles each.
+	chunkList []readChunk
 }
 
 // schema is the full schema the view exposes: file columns, then hive ones.
@@ -65,14 +68,14 @@ func (r *reader) rejectsScan(i int) string {
 }
 
 // readCall renders the table function call that reads paths with the
-// settled schema. chunk numbers the call for its rejects tables; hiveAuto
-// leaves partition column types to DuckDB's detection (used once, to infer
-// them over all files).
-func (r *reader) readCall(paths []string, chunk int, hiveAuto bool) string {
+// settled schema, cols being the file columns in the files' order. chunk
+// numbers the call for its rejects tables; hiveAuto leaves partition column
+// types to DuckDB's detection (used once, to infer them over all files).
+func (r *reader) readCall(paths []string, cols []bookmark.Column, chunk int, hiveAuto bool) string {
 	var b strings.Builder
 	switch r.src.Format {
 	case "csv":
-		fmt.Fprintf(&b, "read_csv(%s, columns=%s, auto_detect=false", pathList(paths), columnsArg(r.data))
+		fmt.Fprintf(&b, "read_csv(%s, columns=%s, auto_detect=false", pathList(paths), columnsArg(cols))
 		b.WriteString(namedArgs(r.dialect, nil))
 		b.WriteString(namedArgs(r.opts, func(o option) bool { return o.spec.inferOnly || r.dialect.has(o.name) }))
 		if r.rejects {
@@ -116,7 +119,7 @@ func projection(cols []bookmark.Column) string {
 // recorded schema only ever travel inside string literals.
 func (r *reader) selectSQL(l *linker) (string, error) {
 	cols := r.schema()
-	chunks := r.in.chunks()
+	chunks := r.chunkList
 	if len(chunks) == 0 {
 		if len(cols) == 0 {
 			return "SELECT NULL::VARCHAR AS " + ident(internalPrefix+"_empty") + " WHERE false", nil
@@ -130,7 +133,7 @@ func (r *reader) selectSQL(l *linker) (string, error) {
 	}
 	parts := make([]string, len(chunks))
 	for i, c := range chunks {
-		parts[i] = fmt.Sprintf("SELECT %s FROM %s", projection(cols), r.readCall(c, i, false))
+		parts[i] = fmt.Sprintf("SELECT %s FROM %s", projection(cols), r.readCall(c.paths, c.cols, i, false))
 	}
 	return strings.Join(parts, "\nUNION ALL\n"), nil
 }

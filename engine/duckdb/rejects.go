@@ -29,7 +29,7 @@ var rejectsHeader = []string{"file", "line", "column", "error", "raw"}
 // collectRejects reads the rejects tables of a CSV source read with
 // ignore_errors and store_rejects, one table pair per chunk.
 func (x *execution) collectRejects(ctx context.Context, r *reader) ([]reject, error) {
-	n := len(r.in.chunks())
+	n := len(r.chunkList)
 	if n == 0 || !r.rejects {
 		return nil, nil
 	}
