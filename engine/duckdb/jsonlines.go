@@ -73,6 +73,11 @@ func (r *reader) lineOK() string {
 		if strings.ContainsAny(c.Type, "([") {
 			conv = fmt.Sprintf("json_transform(%s, %s) IS NOT NULL", v, literal(string(typ)))
 		}
+		if vc := r.checked[c.Name]; vc != nil {
+			// The value must also fit without loss (strict.go).
+			t := jsonTextSQL(v)
+			conv = fmt.Sprintf("(%s AND %s IS NOT NULL AND (%s))", conv, t, vc.okSQL(t))
+		}
 		checks = append(checks, fmt.Sprintf("(%s IS NULL OR json_type(%s) = 'NULL' OR %s)", v, v, conv))
 	}
 	return fmt.Sprintf("CASE WHEN json_valid(line) THEN %s ELSE false END", strings.Join(checks, " AND "))

@@ -41,6 +41,7 @@ func (r *reader) settleSchema(ctx context.Context, c *sql.Conn) error {
 	if err := r.groupByHeader(ctx, c); err != nil {
 		return err
 	}
+	r.settleChecks()
 	return r.checkHiveValues(ctx, c)
 }
 
