@@ -144,9 +144,12 @@ func (x *execution) collectBadValues(ctx context.Context, r *reader, order map[s
 	var out []reject
 	for _, path := range files {
 		want := byFile[path]
-		found, err := r.findValues(path, want, skip[path])
-		if err != nil {
-			return nil, fmt.Errorf("source %s: %s: %w", r.src.Ctx, r.in.keyOf(path), err)
+		var found []foundValue
+		if !r.src.Stream { // a named pipe cannot be read again
+			var err error
+			if found, err = r.findValues(path, want, skip[path]); err != nil {
+				return nil, fmt.Errorf("source %s: %s: %w", r.src.Ctx, r.in.keyOf(path), err)
+			}
 		}
 		left := map[badValue]int{}
 		for _, w := range want {
