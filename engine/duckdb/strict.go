@@ -120,33 +120,49 @@ func (c *valueCheck) number(v string) string {
 	return v
 }
 
-// okSQL is a SQL condition, on a non-NULL text expression v, that the value
-// converts to the column's type without loss.
-func (c *valueCheck) okSQL(v string) string {
-	t := c.typ
+// lossySQL is a SQL condition, on a non-NULL text expression v, that the
+// value would lose something if converted (it may also not convert at all:
+// see okSQL).
+func (c *valueCheck) lossySQL(v string) string {
 	switch c.kind {
 	case ckInt:
-		n := c.number(v)
 		// A regular expression only for the rare values with a '.' or 'e'.
-		return fmt.Sprintf(`(NOT (contains(%[1]s, '.') OR contains(%[1]s, 'e') OR contains(%[1]s, 'E')) OR regexp_full_match(%[1]s, '\s*[+-]?[0-9]+\.0*\s*')) AND TRY_CAST(%[1]s AS %[2]s) IS NOT NULL`, n, t)
+		return fmt.Sprintf(`((contains(%[1]s, '.') OR contains(%[1]s, 'e') OR contains(%[1]s, 'E')) AND NOT regexp_full_match(%[1]s, '\s*[+-]?[0-9]+\.0*\s*'))`, c.number(v))
 	case ckDecimal:
-		n := c.number(v)
-		return fmt.Sprintf(`TRY_CAST(%[1]s AS %[2]s) IS NOT NULL AND CASE WHEN contains(%[1]s, 'e') OR contains(%[1]s, 'E') `+
-			`THEN TRY_CAST(%[1]s AS DOUBLE) = TRY_CAST(%[1]s AS %[2]s)::DOUBLE `+
-			`ELSE NOT contains(%[1]s, '.') OR length(rtrim(split_part(trim(%[1]s), '.', 2), '0')) <= %[3]d END`, n, t, c.scale)
+		return fmt.Sprintf(`CASE WHEN contains(%[1]s, 'e') OR contains(%[1]s, 'E') `+
+			`THEN TRY_CAST(%[1]s AS DOUBLE) IS DISTINCT FROM TRY_CAST(%[1]s AS %[2]s)::DOUBLE `+
+			`ELSE contains(%[1]s, '.') AND length(rtrim(split_part(trim(%[1]s), '.', 2), '0')) > %[3]d END`, c.number(v), c.typ, c.scale)
 	case ckTimestamp:
 		// Anything longer than "2024-01-01 10:00:00" may carry a fraction
 		// or an offset; a time of day followed by a non-zero offset, or a
 		// non-zero digit past what the type keeps, does not fit.
 		frac := fmt.Sprintf(`:\d\d[.,]\d{%d}\d*[1-9]`, c.scale)
-		return fmt.Sprintf(`TRY_CAST(%[1]s AS %[2]s) IS NOT NULL AND (length(%[1]s) <= 19 OR NOT (`+
-			`regexp_matches(%[1]s, '%[3]s') OR (regexp_matches(%[1]s, '\d:\d\d(:\d\d([.,]\d*)?)?\s*[+-]\d\d(:?\d\d)?\s*$') `+
-			`AND NOT regexp_matches(%[1]s, '[+-]00(:?00)?\s*$'))))`, v, t, frac)
+		return fmt.Sprintf(`(length(%[1]s) > 19 AND (regexp_matches(%[1]s, '%[2]s') OR `+
+			`(regexp_matches(%[1]s, '\d:\d\d(:\d\d([.,]\d*)?)?\s*[+-]\d\d(:?\d\d)?\s*$') AND NOT regexp_matches(%[1]s, '[+-]00(:?00)?\s*$'))))`, v, frac)
 	case ckDate:
-		return fmt.Sprintf(`TRY_CAST(%[1]s AS DATE) IS NOT NULL AND (length(trim(%[1]s)) <= 10 OR `+
-			`TRY_CAST(%[1]s AS TIMESTAMP) IS NOT DISTINCT FROM TRY_CAST(%[1]s AS DATE)::TIMESTAMP)`, v)
+		return fmt.Sprintf(`(length(trim(%[1]s)) > 10 AND TRY_CAST(%[1]s AS TIMESTAMP) IS DISTINCT FROM TRY_CAST(%[1]s AS DATE)::TIMESTAMP)`, v)
 	}
-	return "true"
+	return "false"
+}
+
+// okSQL is a SQL condition, on a non-NULL text expression v, that the value
+// converts to the column's type without loss.
+func (c *valueCheck) okSQL(v string) string {
+	return fmt.Sprintf("NOT %s AND %s IS NOT NULL", c.lossySQL(v), c.tryCastSQL(v))
+}
+
+// tryCastSQL converts the text expression v, NULL when it does not convert.
+func (c *valueCheck) tryCastSQL(v string) string {
+	if c.kind == ckInt || c.kind == ckDecimal {
+		v = c.number(v)
+	}
+	return fmt.Sprintf("TRY_CAST(%s AS %s)", v, c.typ)
+}
+
+// convSQL converts the text expression v, NULL when it does not convert
+// without loss: one conversion, for reads that fail on a bad value.
+func (c *valueCheck) convSQL(v string) string {
+	return fmt.Sprintf("CASE WHEN %s THEN NULL ELSE %s END", c.lossySQL(v), c.tryCastSQL(v))
 }
 
 // castSQL converts the text expression v (checked) to the column's type.
@@ -259,8 +275,10 @@ func (r *reader) selectList(keep bool) string {
 			t := r.textSQL(col.Name)
 			raise := fmt.Sprintf("error(%s || chr(31) || %s || chr(31) || %s || chr(31) || left(coalesce(%s, %s::VARCHAR), %d))",
 				literal(badMarker), ident(fileColumn), literal(col.Name), t, ident(col.Name), maxValueText)
-			parts = append(parts, fmt.Sprintf("CASE WHEN %s THEN %s ELSE %s END AS %s",
-				r.fitsSQL(col.Name, c), c.castSQL(t), raise, ident(col.Name)))
+			// One conversion per value; the check of a value that did
+			// not convert runs only then (coalesce is lazy).
+			parts = append(parts, fmt.Sprintf("coalesce(%s, CASE WHEN %s IS NULL THEN NULL ELSE %s END) AS %s",
+				c.convSQL(t), ident(col.Name), raise, ident(col.Name)))
 		}
 	}
 	if keep {
