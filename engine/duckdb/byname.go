@@ -75,6 +75,7 @@ func (r *reader) groupByHeader(ctx context.Context, c *sql.Conn) error {
 		g, ok := groups[h.raw]
 		if !ok {
 			names := h.names
+			asked := false
 			if names == nil || r.opts.boolean("normalize_names", false) || slices.Contains(names, "") {
 				// DuckDB's rules decide; a file it cannot sniff keeps
 				// the names read here, if any.
@@ -82,10 +83,18 @@ func (r *reader) groupByHeader(ctx context.Context, c *sql.Conn) error {
 					if err != nil {
 						return err
 					}
-					names = dn
+					names, asked = dn, true
 				}
 			}
 			cols, err := r.mapHeader(names, r.in.keys[i])
+			if err != nil && !asked {
+				// Before failing, DuckDB's own reading of the header.
+				if dn, derr := r.duckNames(ctx, c, p); derr == nil {
+					if dcols, derr := r.mapHeader(dn, r.in.keys[i]); derr == nil {
+						cols, err = dcols, nil
+					}
+				}
+			}
 			if err != nil {
 				return err
 			}
@@ -234,6 +243,10 @@ func readHeader(path string, d, opts options) (header, error) {
 				if len(fields) > 0 {
 					last := len(fields) - 1
 					fields[last] = strings.TrimSuffix(fields[last], "\r")
+					fields[0] = strings.TrimPrefix(fields[0], "\uFEFF")
+				}
+				for i, f := range fields { // DuckDB trims names
+					fields[i] = strings.Trim(f, " \t")
 				}
 				h.names = fields
 			}

@@ -44,8 +44,9 @@ func TestCSVColumnsByName(t *testing.T) {
 		input(t, root, "c.csv", []byte(`"name","id","amount"`+"\r\n"+`c,3,30`+"\r\n")),
 		input(t, root, "d.csv.gz", gz(t, "amount,id,name\n40,4,d\n")),
 		input(t, root, "e.csv", []byte("ID,Name,AMOUNT\n5,e,50\n")),
+		input(t, root, "f.csv", []byte("\uFEFFamount , id,name\n60,6,f\n")),
 	}
-	want := "[1|a|10 2|b|20 3|c|30 4|d|40 5|e|50]"
+	want := "[1|a|10 2|b|20 3|c|30 4|d|40 5|e|50 6|f|60]"
 	for _, schema := range [][]bookmark.Column{salesSchema, nil} {
 		got, err := readSorted(t, e, engine.Source{Ctx: "src", Format: "csv", Files: files, Schema: schema,
 			Options: map[string]any{"header": true}})
