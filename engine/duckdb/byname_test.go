@@ -114,3 +114,16 @@ func TestSplitRecord(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkReadHeader is the cost per file of reading its header.
+func BenchmarkReadHeader(b *testing.B) {
+	root := b.TempDir()
+	in := input(b, root, "a.csv", []byte("order_id,customer_id,product,amount,ts\n"+strings.Repeat("1,2,widget,3,2024-01-01 00:00:00\n", 10000)))
+	d := options{"delim": {name: "delim", value: ","}, "quote": {name: "quote", value: `"`},
+		"escape": {name: "escape", value: `"`}, "skip": {name: "skip", value: int64(0)}}
+	for b.Loop() {
+		if _, err := readHeader(in.Path, d, options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
