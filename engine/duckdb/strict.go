@@ -22,8 +22,7 @@ import (
 // value that fails it is a bad record like any other (on_bad_record). What
 // the check accepts:
 //
-//   - integers: an integer, or one whose fraction is zeros (1.0); no
-//     exponent; in range.
+//   - integers: a whole number (1, 1.0, 1e3) in range; never 1.5 or 15e-1.
 //   - DECIMAL(p,s): at most s decimal places that are not trailing zeros;
 //     exponent forms only when they convert exactly; in range.
 //   - TIMESTAMP (and _S, _MS, _NS): no UTC offset other than zero (Z, +00,
@@ -126,8 +125,13 @@ func (c *valueCheck) number(v string) string {
 func (c *valueCheck) lossySQL(v string) string {
 	switch c.kind {
 	case ckInt:
-		// A regular expression only for the rare values with a '.' or 'e'.
-		return fmt.Sprintf(`((contains(%[1]s, '.') OR contains(%[1]s, 'e') OR contains(%[1]s, 'E')) AND NOT regexp_full_match(%[1]s, '\s*[+-]?[0-9]+\.0*\s*'))`, c.number(v))
+		// Text of at most 15 bytes has at most 15 significant digits, which
+		// a DOUBLE holds exactly: it is whole exactly when its DOUBLE equals
+		// the integer it converts to (the cheapest test measured). Longer
+		// text must also be digits with at most a fraction of zeros (the
+		// regular expression only for those with a '.' or 'e').
+		return fmt.Sprintf(`(TRY_CAST(%[1]s AS DOUBLE) IS DISTINCT FROM TRY_CAST(%[1]s AS %[2]s) OR (length(%[1]s) > 15 AND `+
+			`(contains(%[1]s, '.') OR contains(%[1]s, 'e') OR contains(%[1]s, 'E')) AND NOT regexp_full_match(%[1]s, '\s*[+-]?[0-9]+\.0*\s*')))`, c.number(v), c.typ)
 	case ckDecimal:
 		return fmt.Sprintf(`CASE WHEN contains(%[1]s, 'e') OR contains(%[1]s, 'E') `+
 			`THEN TRY_CAST(%[1]s AS DOUBLE) IS DISTINCT FROM TRY_CAST(%[1]s AS %[2]s)::DOUBLE `+
@@ -157,12 +161,6 @@ func (c *valueCheck) tryCastSQL(v string) string {
 		v = c.number(v)
 	}
 	return fmt.Sprintf("TRY_CAST(%s AS %s)", v, c.typ)
-}
-
-// convSQL converts the text expression v, NULL when it does not convert
-// without loss: one conversion, for reads that fail on a bad value.
-func (c *valueCheck) convSQL(v string) string {
-	return fmt.Sprintf("CASE WHEN %s THEN NULL ELSE %s END", c.lossySQL(v), c.tryCastSQL(v))
 }
 
 // castSQL converts the text expression v (checked) to the column's type.
@@ -277,8 +275,9 @@ func (r *reader) selectList(keep bool) string {
 				literal(badMarker), ident(fileColumn), literal(col.Name), t, ident(col.Name), maxValueText)
 			// One conversion per value; the check of a value that did
 			// not convert runs only then (coalesce is lazy).
+			conv := fmt.Sprintf("CASE WHEN %s THEN NULL ELSE %s END", c.lossySQL(t), c.tryCastSQL(t))
 			parts = append(parts, fmt.Sprintf("coalesce(%s, CASE WHEN %s IS NULL THEN NULL ELSE %s END) AS %s",
-				c.convSQL(t), ident(col.Name), raise, ident(col.Name)))
+				conv, ident(col.Name), raise, ident(col.Name)))
 		}
 	}
 	if keep {

@@ -24,7 +24,12 @@ func TestLosslessValues(t *testing.T) {
 		{"BIGINT", " -7 ", "-7", nil},
 		{"BIGINT", "7.0", "7", nil},
 		{"BIGINT", "1.5", "", nil},
-		{"BIGINT", "1e3", "", nil},
+		{"BIGINT", "1e3", "1000", nil},
+		{"BIGINT", "15e-1", "", nil},
+		{"BIGINT", "0.5", "", nil},
+		{"BIGINT", "12345678901234567.5", "", nil},
+		{"BIGINT", "12345678901234567.0", "12345678901234567", nil},
+		{"BIGINT", "9007199254740993", "9007199254740993", nil},
 		{"BIGINT", "9223372036854775808", "", nil},
 		{"INTEGER", "2147483648", "", nil},
 		{"UBIGINT", "-1", "", nil},
@@ -50,7 +55,9 @@ func TestLosslessValues(t *testing.T) {
 		{"DOUBLE", "1.5", "1.5", nil},
 	} {
 		for _, format := range []string{"csv", "json"} {
-			if format == "json" && tc.opts != nil {
+			if format == "json" && (tc.opts != nil || len(tc.value) > 17) {
+				// DuckDB parses a JSON number with more digits than a
+				// DOUBLE holds into a DOUBLE before anything sees it.
 				continue
 			}
 			t.Run(format+" "+tc.typ+" "+tc.value, func(t *testing.T) {
@@ -78,9 +85,6 @@ func TestLosslessValues(t *testing.T) {
 					Sinks:   []engine.Sink{{Ctx: "snk", Format: "parquet", Dir: out}},
 				})
 				want := tc.want
-				if format == "json" && tc.value == "1e3" {
-					want = "1000" // a JSON number, exactly 1000
-				}
 				if want == "" {
 					ie := inputError(t, err)
 					equal(t, "file", ie.File, "x."+format)
