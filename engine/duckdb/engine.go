@@ -10,8 +10,12 @@
 // columns={...} and auto_detect=false, Parquet with an explicit projection
 // after every file's footer was checked against the schema. On a first run
 // (no recorded schema) the schema is first inferred from a sample of files
-// (schema.go), so that the first run reads exactly as later runs will. A
-// source of more than chunkFiles files is a UNION ALL of reads over chunks.
+// (schema.go), so that the first run reads exactly as later runs will. CSV
+// files are matched to the schema by header name, read in groups that share
+// a header (byname.go); integer, DECIMAL, TIMESTAMP and DATE columns of CSV
+// and JSON are read as text and converted only when nothing is lost
+// (strict.go). A source of more than chunkFiles files is a UNION ALL of
+// reads over chunks.
 //
 // Counting rows without reading twice. A sink whose FROM is the source
 // itself counts it (Parquet RETURN_STATS, or the COPY's row count);

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
@@ -40,22 +41,22 @@ func message(err error) string {
 		}
 		switch {
 		case t == "" && len(keep)+len(original) > 0:
-			return strings.Join(append(keep, original...), "; ")
+			return clipN(strings.Join(append(keep, original...), "; "), 4*maxEcho)
 		case t == "", strings.HasPrefix(t, "CSV Error on Line"):
 			// The line number travels in InputError.Line.
 		case strings.HasPrefix(t, "Possible fixes"), strings.HasPrefix(t, "Possible solutions"),
 			strings.HasPrefix(t, "LINE "), strings.HasPrefix(t, "Try setting"):
-			return strings.Join(append(keep, original...), "; ")
+			return clipN(strings.Join(append(keep, original...), "; "), 4*maxEcho)
 		case strings.HasPrefix(t, "Original Line:"):
-			original = append(original, t)
+			original = append(original, clip(t))
 		default:
-			keep = append(keep, t)
+			keep = append(keep, clip(t))
 		}
 	}
 	if out := strings.Join(append(keep, original...), "; "); out != "" {
-		return out
+		return clipN(out, 4*maxEcho)
 	}
-	return strings.TrimSpace(msg)
+	return clipN(strings.TrimSpace(msg), 4*maxEcho)
 }
 
 // dbError is a DuckDB error reduced to its message; it still unwraps to
@@ -87,6 +88,9 @@ func locate(msg string, readers []*reader) (*reader, string) {
 // *engine.InputError with file, line and column; ok is false otherwise.
 func asInputError(err error, readers []*reader) (*engine.InputError, bool) {
 	raw := err.Error()
+	if ie, ok := badValueError(raw, readers); ok {
+		return ie, true
+	}
 	r, p := locate(raw, readers)
 	if r == nil {
 		return nil, false
@@ -105,6 +109,12 @@ func asInputError(err error, readers []*reader) (*engine.InputError, bool) {
 	}
 	if m := reColumn.FindStringSubmatch(raw); m != nil {
 		ie.Column = strings.ReplaceAll(m[1], `""`, `"`)
+	}
+	if strings.Contains(raw, "unterminated quote") {
+		// DuckDB echoes every line up to the end of the file, and says
+		// what is wrong after them.
+		first, _, _ := strings.Cut(raw[strings.Index(raw, "\n")+1:], "\n")
+		msg = "a quote opened on this line is not closed; " + clip(strings.TrimSpace(first))
 	}
 	ie.Msg = strings.ReplaceAll(msg, p, ie.File)
 	return ie, true
@@ -126,4 +136,24 @@ func wrap(ctx context.Context, err error, readers []*reader, format string, args
 		return ie
 	}
 	return fmt.Errorf("%s: %w", doing, &dbError{message(err), err})
+}
+
+// maxEcho bounds how much of the input (a line, a value, a name) an error
+// message repeats.
+const maxEcho = 200
+
+// clip shortens s to at most maxEcho bytes (on a rune boundary), saying how
+// much was left out.
+func clip(s string) string { return clipN(s, maxEcho) }
+
+// clipN shortens s to at most n bytes likewise.
+func clipN(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d more bytes)", s[:cut], len(s)-cut)
 }

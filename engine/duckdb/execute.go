@@ -114,7 +114,10 @@ func (x *execution) openSource(ctx context.Context, src *engine.Source, n int) (
 		st.counted = true
 	}
 	r.rejects = x.policy != engine.BadFail && src.Format != "parquet" && len(in.paths) > 0
-	body, err := r.selectSQL(x.links)
+	// A CSV source read with rejects keeps values that do not fit their
+	// type in its table, marked, for collectRejects.
+	keep := r.rejects && src.Format == "csv" && r.checked != nil
+	body, err := r.selectSQL(x.links, keep)
 	if err != nil {
 		return st, err
 	}
@@ -129,11 +132,15 @@ func (x *execution) openSource(ctx context.Context, src *engine.Source, n int) (
 		if err != nil {
 			return st, err
 		}
-		if err := x.c.QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(&st.rows); err != nil {
+		body = "SELECT * FROM " + table
+		if keep {
+			r.table = table
+			body = r.keptView(table)
+		}
+		if err := x.c.QueryRowContext(ctx, "SELECT count(*) FROM ("+body+")").Scan(&st.rows); err != nil {
 			return st, wrap(ctx, err, x.readers, "counting source %s", src.Ctx)
 		}
 		st.counted = true
-		body = "SELECT * FROM " + table
 	}
 	if _, err := x.c.ExecContext(ctx, "CREATE TEMP VIEW "+ident(src.Ctx)+" AS "+body); err != nil {
 		return st, wrap(ctx, err, x.readers, "source %s: creating view", src.Ctx)

@@ -48,11 +48,11 @@ func (r *reader) linesSQL() string {
 		cols = append(cols, ident(h.Name))
 	}
 	var parts []string
-	for i, chunk := range r.in.chunks() {
+	for i, chunk := range r.chunkList {
 		parts = append(parts, fmt.Sprintf(`SELECT %s FROM read_csv(%s, columns={'line': 'VARCHAR'}, header=false,
 			auto_detect=false, quote='', escape='', delim=E'\x1f', max_line_size=%d, filename=%s%s,
 			ignore_errors=true, store_rejects=true, rejects_table=%s, rejects_scan=%s%s)`,
-			strings.Join(cols, ", "), pathList(chunk), maxLine, literal(jsonFileColumn), comp,
+			strings.Join(cols, ", "), pathList(chunk.paths), maxLine, literal(jsonFileColumn), comp,
 			literal(r.rejectsTable(i)), literal(r.rejectsScan(i)), r.hiveArgs(false)))
 	}
 	return strings.Join(parts, "\nUNION ALL\n")
@@ -72,6 +72,11 @@ func (r *reader) lineOK() string {
 		conv := fmt.Sprintf("TRY(json_transform_strict(%s, %s)) IS NOT NULL", v, literal(string(typ)))
 		if strings.ContainsAny(c.Type, "([") {
 			conv = fmt.Sprintf("json_transform(%s, %s) IS NOT NULL", v, literal(string(typ)))
+		}
+		if vc := r.checked[c.Name]; vc != nil {
+			// The value must also fit without loss (strict.go).
+			t := jsonTextSQL(v)
+			conv = fmt.Sprintf("(%s AND %s IS NOT NULL AND (%s))", conv, t, vc.okSQL(t))
 		}
 		checks = append(checks, fmt.Sprintf("(%s IS NULL OR json_type(%s) = 'NULL' OR %s)", v, v, conv))
 	}

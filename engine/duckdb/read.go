@@ -25,6 +25,14 @@ type reader struct {
 	// rejects makes bad rows skipped instead of failing the run: CSV reads
 	// keep them in per-chunk rejects tables; JSON is read as lines.
 	rejects bool
+	// chunkList is the source's read calls (byname.go): groups of files
+	// that share a column order, at most chunkFiles each.
+	chunkList []readChunk
+	// checked are the file columns read as text and checked before they
+	// are converted (strict.go), by name; nil when none are.
+	checked map[string]*valueCheck
+	// table is the table a kept read filled (see selectSQL).
+	table string
 }
 
 // schema is the full schema the view exposes: file columns, then hive ones.
@@ -65,14 +73,14 @@ func (r *reader) rejectsScan(i int) string {
 }
 
 // readCall renders the table function call that reads paths with the
-// settled schema. chunk numbers the call for its rejects tables; hiveAuto
-// leaves partition column types to DuckDB's detection (used once, to infer
-// them over all files).
-func (r *reader) readCall(paths []string, chunk int, hiveAuto bool) string {
+// settled schema, cols being the file columns in the files' order. chunk
+// numbers the call for its rejects tables; hiveAuto leaves partition column
+// types to DuckDB's detection (used once, to infer them over all files).
+func (r *reader) readCall(paths []string, cols []bookmark.Column, chunk int, hiveAuto bool) string {
 	var b strings.Builder
 	switch r.src.Format {
 	case "csv":
-		fmt.Fprintf(&b, "read_csv(%s, columns=%s, auto_detect=false", pathList(paths), columnsArg(r.data))
+		fmt.Fprintf(&b, "read_csv(%s, columns=%s, auto_detect=false", pathList(paths), columnsArg(r.readTypes(cols, hiveAuto)))
 		b.WriteString(namedArgs(r.dialect, nil))
 		b.WriteString(namedArgs(r.opts, func(o option) bool { return o.spec.inferOnly || r.dialect.has(o.name) }))
 		if r.rejects {
@@ -80,15 +88,36 @@ func (r *reader) readCall(paths []string, chunk int, hiveAuto bool) string {
 				literal(r.rejectsTable(chunk)), literal(r.rejectsScan(chunk)))
 		}
 	case "json":
-		fmt.Fprintf(&b, "read_json(%s, format='newline_delimited', columns=%s, auto_detect=false", pathList(paths), columnsArg(r.data))
+		fmt.Fprintf(&b, "read_json(%s, format='newline_delimited', columns=%s, auto_detect=false", pathList(paths), columnsArg(r.readTypes(cols, hiveAuto)))
 		b.WriteString(namedArgs(r.opts, func(o option) bool { return o.spec.inferOnly }))
 	case "parquet":
 		fmt.Fprintf(&b, "read_parquet(%s", pathList(paths))
 		b.WriteString(namedArgs(r.opts, nil))
 	}
+	if r.checked != nil && !hiveAuto {
+		fmt.Fprintf(&b, ", filename=%s", literal(fileColumn))
+	}
 	b.WriteString(r.hiveArgs(hiveAuto))
 	b.WriteByte(')')
 	return b.String()
+}
+
+// readTypes are the types cols are read with: checked columns as text.
+func (r *reader) readTypes(cols []bookmark.Column, hiveAuto bool) []bookmark.Column {
+	if r.checked == nil || hiveAuto {
+		return cols
+	}
+	out := make([]bookmark.Column, len(cols))
+	for i, c := range cols {
+		out[i] = c
+		if r.checked[c.Name] != nil {
+			out[i].Type = "VARCHAR"
+			if r.src.Format == "json" {
+				out[i].Type = "JSON"
+			}
+		}
+	}
+	return out
 }
 
 func (r *reader) hiveArgs(auto bool) string {
@@ -113,10 +142,12 @@ func projection(cols []bookmark.Column) string {
 // selectSQL is the source's full read: a UNION ALL of reads over chunks of
 // at most chunkFiles files. With no readable files it is an empty relation
 // of the schema's types, read from an empty file so that type names from a
-// recorded schema only ever travel inside string literals.
-func (r *reader) selectSQL(l *linker) (string, error) {
+// recorded schema only ever travel inside string literals. keep selects,
+// instead of converting checked columns (and failing on a value that does
+// not fit), their text and which column failed (see keptSQL).
+func (r *reader) selectSQL(l *linker, keep bool) (string, error) {
 	cols := r.schema()
-	chunks := r.in.chunks()
+	chunks := r.chunkList
 	if len(chunks) == 0 {
 		if len(cols) == 0 {
 			return "SELECT NULL::VARCHAR AS " + ident(internalPrefix+"_empty") + " WHERE false", nil
@@ -130,7 +161,7 @@ func (r *reader) selectSQL(l *linker) (string, error) {
 	}
 	parts := make([]string, len(chunks))
 	for i, c := range chunks {
-		parts[i] = fmt.Sprintf("SELECT %s FROM %s", projection(cols), r.readCall(c, i, false))
+		parts[i] = fmt.Sprintf("SELECT %s FROM %s", r.selectList(keep), r.readCall(c.paths, c.cols, i, false))
 	}
 	return strings.Join(parts, "\nUNION ALL\n"), nil
 }

@@ -38,6 +38,10 @@ func (r *reader) settleSchema(ctx context.Context, c *sql.Conn) error {
 	} else if err := r.inferSchema(ctx, c); err != nil {
 		return err
 	}
+	if err := r.groupByHeader(ctx, c); err != nil {
+		return err
+	}
+	r.settleChecks()
 	return r.checkHiveValues(ctx, c)
 }
 
@@ -75,7 +79,7 @@ func (r *reader) inferSchema(ctx context.Context, c *sql.Conn) error {
 		return nil
 	}
 	// DuckDB's hive type detection looks at every path; binding is enough.
-	full, err := describe(ctx, c, "SELECT * FROM "+r.readCall(r.in.paths, 0, true))
+	full, err := describe(ctx, c, "SELECT * FROM "+r.readCall(r.in.paths, r.data, 0, true))
 	if err != nil {
 		return wrap(ctx, err, []*reader{r}, "source %s: inferring partition columns", r.src.Ctx)
 	}

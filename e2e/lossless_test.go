@@ -1,0 +1,202 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// rowsWith renders records as CSV (or JSON Lines) with one more row, at
+// line 1+len(recs)/2+1, whose amount is written as amount; it returns the
+// rendered file and the line of that row.
+func rowsWith(format string, recs []record, odd record, amount string) ([]byte, int) {
+	var b bytes.Buffer
+	line := 0
+	if format == "csv" {
+		b.WriteString("order_id,customer_id,product,amount\n")
+		line = 1
+	}
+	for i, r := range recs {
+		if i == len(recs)/2 {
+			if format == "csv" {
+				fmt.Fprintf(&b, "%d,%s,%s,%s\n", odd.OrderID, odd.CustomerID, odd.Product, amount)
+			} else {
+				fmt.Fprintf(&b, `{"order_id":%d,"customer_id":%q,"product":%q,"amount":%s}`+"\n", odd.OrderID, odd.CustomerID, odd.Product, amount)
+			}
+			line += i + 1
+		}
+		if format == "csv" {
+			fmt.Fprintf(&b, "%d,%s,%s,%d\n", r.OrderID, r.CustomerID, r.Product, r.Amount)
+		} else {
+			fmt.Fprintf(&b, `{"order_id":%d,"customer_id":%q,"product":%q,"amount":%d}`+"\n", r.OrderID, r.CustomerID, r.Product, r.Amount)
+		}
+	}
+	return b.Bytes(), line
+}
+
+// TestValuesNotRounded: once amount is recorded as BIGINT, a later CSV
+// 1.5 or JSON 6.6 in it (or a value out of range) is a bad record, never
+// rounded: fail names file, line and column and publishes nothing; skip
+// drops and counts the row; quarantine also keeps its raw line.
+func TestValuesNotRounded(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		format, amount string
+	}{
+		{"csv", "1.5"},
+		{"csv", "9223372036854775808"},
+		{"json", "6.6"},
+		{"json", `"7.5"`},
+	} {
+		for _, policy := range []string{"fail", "skip", "quarantine"} {
+			t.Run(tc.format+" "+tc.amount+" "+policy, func(t *testing.T) {
+				t.Parallel()
+				f := newFixture(t, jobOpts{format: tc.format, top: []string{"on_bad_record: " + policy}})
+				add := func(name string, n int) []record {
+					recs := f.gen.records(n)
+					if tc.format == "csv" {
+						f.putCSV(name+".csv", recs)
+					} else {
+						f.put(name+".json", jsonlBytes(recs))
+					}
+					return recs
+				}
+				first := add("first", 20)
+				f.mustRun()
+				before := f.bookmark()
+				filesBefore := relFiles(t, f.outDir())
+
+				good := f.gen.records(10)
+				odd := f.gen.records(1)[0]
+				name := "odd." + map[string]string{"csv": "csv", "json": "json"}[tc.format]
+				data, line := rowsWith(tc.format, good, odd, tc.amount)
+				f.put(name, data)
+				if policy == "fail" {
+					_, r := f.runExpect(1)
+					assertMentions(t, r, name, "column amount", tc.amount[len(tc.amount)-3:])
+					if !regexp.MustCompile(fmt.Sprintf(`\bline %d\b`, line)).MatchString(r.output()) {
+						t.Errorf("the error does not name line %d\n%v", line, r)
+					}
+					if after := f.bookmark(); string(after.Version) != string(before.Version) {
+						t.Errorf("bookmark moved by a failed run: version %s -> %s", before.Version, after.Version)
+					}
+					if got := relFiles(t, f.outDir()); strings.Join(got, "\n") != strings.Join(filesBefore, "\n") {
+						t.Errorf("a failed run published files: before %d, after %d", len(filesBefore), len(got))
+					}
+					f.assertSink(first)
+					return
+				}
+				s := f.mustRun()
+				if got := rejected(s); got != 1 {
+					t.Errorf("run summary: rejected = %d, want 1", got)
+				}
+				f.assertSink(concat(first, good))
+				rejects := f.rejectFiles()
+				if policy == "skip" {
+					if len(rejects) > 0 {
+						t.Errorf("skip: rejects written, want none: %v", rejects)
+					}
+					return
+				}
+				rows := readRejects(t, rejects)
+				if len(rows) != 1 || rows[0]["file"] != name || rows[0]["line"] != fmt.Sprint(line) ||
+					!strings.Contains(rows[0]["raw"], tc.amount) {
+					t.Errorf("quarantined rows = %v, want one: %s line %d holding %s", rows, name, line, tc.amount)
+				}
+			})
+		}
+	}
+}
+
+// readRejects reads quarantine files: one map per row, by header.
+func readRejects(t testing.TB, files []string) []map[string]string {
+	t.Helper()
+	var out []map[string]string
+	for _, p := range files {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+		if err != nil {
+			t.Fatalf("reading %s: %v", p, err)
+		}
+		for _, r := range recs[1:] {
+			m := map[string]string{}
+			for i, h := range recs[0] {
+				m[h] = r[i]
+			}
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// TestQuarantineKeepsRawBytes: a row rejected for invalid UTF-8 is
+// quarantined with its bytes as they were, not with '?' in their place.
+func TestQuarantineKeepsRawBytes(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, jobOpts{top: []string{"on_bad_record: quarantine"}})
+	first := f.addCSVs("first", 1, 10)
+	f.mustRun()
+	good := f.gen.records(4)
+	bad := "9999,C\xe9\xe8,widget,10"
+	var b bytes.Buffer
+	b.Write(csvBytes(good[:2]))
+	b.WriteString(bad + "\n")
+	b.Write(csvBytes(good[2:])[len("order_id,customer_id,product,amount\n"):])
+	f.put("latin.csv", b.Bytes())
+	s := f.mustRun()
+	if got := rejected(s); got != 1 {
+		t.Errorf("rejected = %d, want 1", got)
+	}
+	f.assertSink(concat(first, good))
+	rows := readRejects(t, f.rejectFiles())
+	if len(rows) != 1 || rows[0]["raw"] != bad || rows[0]["line"] != "4" {
+		t.Errorf("quarantined = %q, want line 4 with raw %q", rows, bad)
+	}
+}
+
+// TestUnterminatedQuote: under skip, a quote that is never closed does not
+// take the rest of the file into one rejected row: the run fails naming
+// the line where the quote opened, and publishes nothing.
+func TestUnterminatedQuote(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, jobOpts{top: []string{"on_bad_record: skip"}})
+	first := f.addCSVs("first", 1, 10)
+	f.mustRun()
+	recs := f.gen.records(30)
+	var b bytes.Buffer
+	b.Write(csvBytes(recs[:5]))
+	b.WriteString("7777,\"C0001,widget,10\n") // line 7
+	b.Write(csvBytes(recs[5:])[len("order_id,customer_id,product,amount\n"):])
+	f.put("quote.csv", b.Bytes())
+	_, r := f.runExpect(1)
+	assertMentions(t, r, "quote.csv", "line 7", "quote")
+	f.assertSink(first)
+}
+
+// TestLongLineEcho: the error about a 5 MB line repeats at most a few
+// hundred bytes of it.
+func TestLongLineEcho(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, jobOpts{})
+	f.addCSVs("first", 1, 10)
+	f.mustRun()
+	var b bytes.Buffer
+	b.Write(csvBytes(f.gen.records(3)))
+	b.WriteString("1,C0001,widget," + strings.Repeat("9", 5<<20) + "\n")
+	f.put("long.csv", b.Bytes())
+	_, r := f.runExpect(1)
+	assertMentions(t, r, "long.csv")
+	if n := strings.Count(r.stderr, "9999999999"); n*10 > 2000 {
+		t.Errorf("stderr repeats about %d bytes of the long line, want at most a few hundred", n*10)
+	}
+	if len(r.stdout) > 4000 {
+		t.Errorf("stdout is %d bytes, want the error clipped", len(r.stdout))
+	}
+}
