@@ -69,7 +69,7 @@ func startStream(ctx context.Context, p *SourcePlan, dir string) (*tableStream, 
 // input is the engine's view of the stream.
 func (st *tableStream) input() engine.Source {
 	s := st.p.table.src
-	return engine.Source{Ctx: st.p.Ctx, Format: "csv", Options: sqltable.CSVOptions(), Schema: s.Schema(), Stream: true,
+	return engine.Source{Ctx: st.p.Ctx, Format: "csv", Options: sqltable.CSVOptions(), Schema: s.Schema(), Stream: true, Exact: true,
 		Files: []engine.Input{{Path: st.path, Key: filepath.Base(st.path)}}}
 }
 

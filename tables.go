@@ -140,7 +140,7 @@ func (p *SourcePlan) extractTable(ctx context.Context, dir string) (*sqltable.Ex
 
 // tableInput is the engine's view of an extract.
 func tableInput(ctx string, ex *sqltable.Extract) engine.Source {
-	es := engine.Source{Ctx: ctx, Format: ex.Format, Options: ex.Options, Schema: ex.Schema}
+	es := engine.Source{Ctx: ctx, Format: ex.Format, Options: ex.Options, Schema: ex.Schema, Exact: true}
 	for _, f := range ex.Files {
 		var size int64
 		if info, err := os.Stat(f); err == nil {

@@ -34,6 +34,10 @@ type Source struct {
 	// the engine runs: the engine opens each once and reads it in one
 	// pass, whoever reads the source. Only for engines that are Streamers.
 	Stream bool
+	// Exact says Files hold values that tidemark itself wrote in Schema's
+	// types (a SQL table's extract, mapped from the database's types): they
+	// convert without loss, so the engine need not check each value.
+	Exact bool
 }
 
 // Streamer is an Engine that can read a Source with Stream set.

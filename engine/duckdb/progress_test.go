@@ -30,7 +30,7 @@ func TestProgress(t *testing.T) {
 		return engine.Plan{
 			Sources: []engine.Source{{Ctx: "src", Format: "csv", Options: map[string]any{"header": true}, Files: files}},
 			// Slow enough per row that the scan is seen in progress.
-			Transforms: []engine.Transform{{Name: "t", SQL: "SELECT order_id, amount, (SELECT sum(hash(order_id + i)) FROM range(10) r(i)) AS h FROM src"}},
+			Transforms: []engine.Transform{{Name: "t", SQL: "SELECT order_id, amount, (SELECT sum(hash(order_id + i)) FROM range(50) r(i)) AS h FROM src"}},
 			Sinks:      []engine.Sink{{Ctx: "out", From: "t", Format: "parquet", Dir: filepath.Join(dir, out)}},
 		}
 	}

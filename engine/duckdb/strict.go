@@ -125,13 +125,17 @@ func (c *valueCheck) number(v string) string {
 func (c *valueCheck) lossySQL(v string) string {
 	switch c.kind {
 	case ckInt:
-		// Text of at most 15 bytes has at most 15 significant digits, which
-		// a DOUBLE holds exactly: it is whole exactly when its DOUBLE equals
-		// the integer it converts to (the cheapest test measured). Longer
-		// text must also be digits with at most a fraction of zeros (the
-		// regular expression only for those with a '.' or 'e').
-		return fmt.Sprintf(`(TRY_CAST(%[1]s AS DOUBLE) IS DISTINCT FROM TRY_CAST(%[1]s AS %[2]s) OR (length(%[1]s) > 15 AND `+
-			`(contains(%[1]s, '.') OR contains(%[1]s, 'e') OR contains(%[1]s, 'E')) AND NOT regexp_full_match(%[1]s, '\s*[+-]?[0-9]+\.0*\s*')))`, c.number(v), c.typ)
+		// Text without '.', 'e' or 'E' is whole: it converts exactly or
+		// not at all (TRY_CAST is NULL: the error path), so only the rest
+		// is tested, most values never (AND evaluates its right side only
+		// where its left is true). Of the rest, text of at most 15 bytes
+		// has at most 15 significant digits, which a DOUBLE holds exactly:
+		// it is whole exactly when its DOUBLE equals the integer it
+		// converts to. Longer text must also be digits with at most a
+		// fraction of zeros.
+		return fmt.Sprintf(`((contains(%[1]s, '.') OR contains(%[1]s, 'e') OR contains(%[1]s, 'E')) AND `+
+			`(TRY_CAST(%[1]s AS DOUBLE) IS DISTINCT FROM TRY_CAST(%[1]s AS %[2]s) OR (length(%[1]s) > 15 AND `+
+			`NOT regexp_full_match(%[1]s, '\s*[+-]?[0-9]+\.0*\s*'))))`, c.number(v), c.typ)
 	case ckDecimal:
 		return fmt.Sprintf(`CASE WHEN contains(%[1]s, 'e') OR contains(%[1]s, 'E') `+
 			`THEN TRY_CAST(%[1]s AS DOUBLE) IS DISTINCT FROM TRY_CAST(%[1]s AS %[2]s)::DOUBLE `+
@@ -219,7 +223,7 @@ const (
 // settleChecks decides which of the source's columns are checked.
 func (r *reader) settleChecks() {
 	r.checked = nil
-	if r.src.Format == "csv" || r.src.Format == "json" {
+	if (r.src.Format == "csv" || r.src.Format == "json") && !r.src.Exact {
 		r.checked = checks(r.data, r.src.Format, r.opts, r.dialect)
 	}
 }
