@@ -49,6 +49,11 @@ func TestValuesNotRounded(t *testing.T) {
 	}{
 		{"csv", "1.5"},
 		{"csv", "9223372036854775808"},
+		// DuckDB converts hex, binary and '_'-grouped digits (0x1F
+		// became 31 while 0x1E failed as "not a number"); a first run
+		// infers such a column as text.
+		{"csv", "0x1F"},
+		{"csv", "1_000"},
 		{"json", "6.6"},
 		{"json", `"7.5"`},
 	} {
@@ -198,5 +203,68 @@ func TestLongLineEcho(t *testing.T) {
 	}
 	if len(r.stdout) > 4000 {
 		t.Errorf("stdout is %d bytes, want the error clipped", len(r.stdout))
+	}
+}
+
+// TestJSONBooleanNotRounded: a JSON 2 or 0.5 in a column recorded as
+// BOOLEAN is a bad record (DuckDB's JSON reader made both true); 0, 1,
+// true and false are kept.
+func TestJSONBooleanNotRounded(t *testing.T) {
+	t.Parallel()
+	line := func(r record, paid string) string {
+		return fmt.Sprintf(`{"order_id":%d,"customer_id":%q,"product":%q,"amount":%d,"paid":%s}`+"\n",
+			r.OrderID, r.CustomerID, r.Product, r.Amount, paid)
+	}
+	for _, odd := range []string{"2", "0.5"} {
+		for _, policy := range []string{"fail", "skip"} {
+			t.Run(odd+" "+policy, func(t *testing.T) {
+				t.Parallel()
+				// The transform reads paid (a column no query reads is not
+				// converted, nor checked).
+				f := newFixture(t, jobOpts{format: "json", top: []string{"on_bad_record: " + policy},
+					transform: cleanOrders + " WHERE paid IS NOT NULL"})
+				first := f.gen.records(4)
+				var b strings.Builder
+				for _, r := range first {
+					b.WriteString(line(r, "true"))
+				}
+				f.put("first.json", []byte(b.String()))
+				f.mustRun()
+				good := f.gen.records(4)
+				bad := f.gen.records(1)[0]
+				b.Reset()
+				for i, r := range good {
+					b.WriteString(line(r, []string{"0", "1", "true", "false"}[i]))
+				}
+				b.WriteString(line(bad, odd)) // line 5
+				f.put("odd.json", []byte(b.String()))
+				if policy == "fail" {
+					_, r := f.runExpect(1)
+					assertMentions(t, r, "odd.json", "line 5", "column paid", odd)
+					f.assertSink(first)
+					return
+				}
+				s := f.mustRun()
+				if got := rejected(s); got != 1 {
+					t.Errorf("rejected = %d, want 1", got)
+				}
+				f.assertSink(concat(first, good))
+			})
+		}
+	}
+}
+
+// TestDecimalSeparatorMessage: with decimal_separator ',', "2,5" in an
+// integer column is named as a fraction, not as out of range.
+func TestDecimalSeparatorMessage(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, jobOpts{options: "{header: true, delim: ';', decimal_separator: ','}"})
+	f.put("first.csv", []byte("order_id;customer_id;product;amount\n1;C1;widget;10\n"))
+	f.mustRun()
+	f.put("odd.csv", []byte("order_id;customer_id;product;amount\n2;C2;widget;3,0\n3;C3;widget;2,5\n"))
+	_, r := f.runExpect(1)
+	assertMentions(t, r, "odd.csv", "line 3", "column amount", "fraction")
+	if strings.Contains(r.output(), "out of the type's range") {
+		t.Errorf("2,5 reported as out of range:\n%v", r)
 	}
 }
