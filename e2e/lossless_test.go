@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // rowsWith renders records as CSV (or JSON Lines) with one more row, at
@@ -266,5 +267,32 @@ func TestDecimalSeparatorMessage(t *testing.T) {
 	assertMentions(t, r, "odd.csv", "line 3", "column amount", "fraction")
 	if strings.Contains(r.output(), "out of the type's range") {
 		t.Errorf("2,5 reported as out of range:\n%v", r)
+	}
+}
+
+// TestNaiveTimeInZonedColumn: a time without an offset in a column
+// recorded as TIMESTAMP WITH TIME ZONE is the same instant whatever the
+// machine's time zone (it was taken in TZ: 10:00 was 04:30Z in Kolkata
+// and 15:00Z in New York).
+func TestNaiveTimeInZonedColumn(t *testing.T) {
+	t.Parallel()
+	for _, tz := range []string{"Asia/Kolkata", "America/New_York"} {
+		t.Run(tz, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, jobOpts{transform: "SELECT order_id, customer_id, product, " +
+				"CAST(epoch(t) AS BIGINT) AS amount FROM orders_source"})
+			env := []string{"TZ=" + tz}
+			hdr := "order_id,customer_id,product,t\n"
+			f.put("first.csv", []byte(hdr+"1,C1,widget,2026-01-01 10:00:00+00:00\n"))
+			if _, r := f.run(env); r.code != 0 {
+				t.Fatalf("first run: %v", r)
+			}
+			f.put("naive.csv", []byte(hdr+"2,C2,widget,2026-01-01 10:00:00\n"))
+			if _, r := f.run(env); r.code != 0 {
+				t.Fatalf("second run: %v", r)
+			}
+			at := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC).Unix()
+			f.assertSink([]record{{1, "C1", "widget", at}, {2, "C2", "widget", at}})
+		})
 	}
 }
