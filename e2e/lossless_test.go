@@ -296,3 +296,29 @@ func TestNaiveTimeInZonedColumn(t *testing.T) {
 		})
 	}
 }
+
+// TestUnterminatedQuoteFirstRun: on a first run, where DuckDB's sniffer
+// gives up on such a file ("Error when sniffing file ... not possible to
+// automatically detect the CSV parsing dialect"), an unclosed quote is
+// named with the line where it opened too.
+func TestUnterminatedQuoteFirstRun(t *testing.T) {
+	t.Parallel()
+	for _, policy := range []string{"fail", "skip"} {
+		t.Run(policy, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, jobOpts{top: []string{"on_bad_record: " + policy}})
+			recs := f.gen.records(30)
+			var b bytes.Buffer
+			b.Write(csvBytes(recs[:5]))
+			b.WriteString("7777,\"C0001,widget,10\n") // line 7
+			b.Write(csvBytes(recs[5:])[len("order_id,customer_id,product,amount\n"):])
+			f.put("quote.csv", b.Bytes())
+			_, r := f.runExpect(1)
+			assertMentions(t, r, "quote.csv", "line 7", "quote")
+			if strings.Contains(r.output(), "sniffing") {
+				t.Errorf("the error is DuckDB's sniffer's:\n%v", r)
+			}
+			f.assertSink(nil)
+		})
+	}
+}
