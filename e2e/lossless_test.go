@@ -255,6 +255,21 @@ func TestJSONBooleanNotRounded(t *testing.T) {
 	}
 }
 
+// TestDecimalNotANumberMessage: a value in a DECIMAL column that is not a
+// number is named so, not as having too many decimal places.
+func TestDecimalNotANumberMessage(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, jobOpts{options: "{header: true, types: {amount: 'DECIMAL(10,2)'}}"})
+	f.put("first.csv", []byte("order_id,customer_id,product,amount\n1,C1,widget,10.50\n"))
+	f.mustRun()
+	f.put("odd.csv", []byte("order_id,customer_id,product,amount\n2,C2,widget,3.10\n3,C3,widget,ten\n"))
+	_, r := f.runExpect(1)
+	assertMentions(t, r, "odd.csv", "line 3", "column amount", "not a decimal number")
+	if strings.Contains(r.output(), "decimal places") {
+		t.Errorf("ten reported as having too many decimal places:\n%v", r)
+	}
+}
+
 // TestDecimalSeparatorMessage: with decimal_separator ',', "2,5" in an
 // integer column is named as a fraction, not as out of range.
 func TestDecimalSeparatorMessage(t *testing.T) {

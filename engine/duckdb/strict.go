@@ -218,6 +218,9 @@ func (c *valueCheck) why(value string) string {
 		}
 		return "it is out of the type's range"
 	case ckDecimal:
+		if !reDecimalText.MatchString(c.plain(v)) {
+			return "it is not a decimal number"
+		}
 		return fmt.Sprintf("it does not fit (more than %d decimal places would be rounded, or out of range)", c.scale)
 	case ckTimestamp:
 		return fmt.Sprintf("it does not fit (a UTC offset would be dropped, or fractional seconds past %d digits cut)", c.scale)
