@@ -337,3 +337,28 @@ func TestUnterminatedQuoteFirstRun(t *testing.T) {
 		})
 	}
 }
+
+// TestTimestampOffsetNotDropped: in a column recorded as TIMESTAMP (no
+// zone), a non-zero UTC offset is a bad record, also one with seconds
+// (+01:00:00, as PostgreSQL writes +00:53:28), which was dropped (10:00
+// stored); a zero offset in any spelling is accepted.
+func TestTimestampOffsetNotDropped(t *testing.T) {
+	t.Parallel()
+	for _, odd := range []string{"+05:30", "+01:00:00", "+00:53:28"} {
+		t.Run(odd, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, jobOpts{transform: "SELECT order_id, customer_id, product, " +
+				"CAST(epoch(t) AS BIGINT) AS amount FROM orders_source"})
+			hdr := "order_id,customer_id,product,t\n"
+			f.put("first.csv", []byte(hdr+"1,C1,widget,2026-01-01 10:00:00\n"))
+			f.mustRun()
+			f.put("zero.csv", []byte(hdr+"2,C2,widget,2026-01-01 10:00:00+00:00:00\n3,C3,widget,2026-01-01 10:00:00Z\n"))
+			f.mustRun()
+			f.put("odd.csv", []byte(hdr+"4,C4,widget,2026-01-01 10:00:00\n5,C5,widget,2026-01-01 10:00:00"+odd+"\n"))
+			_, r := f.runExpect(1)
+			assertMentions(t, r, "odd.csv", "line 3", "column t", odd)
+			at := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC).Unix()
+			f.assertSink([]record{{1, "C1", "widget", at}, {2, "C2", "widget", at}, {3, "C3", "widget", at}})
+		})
+	}
+}

@@ -161,11 +161,13 @@ func (c *valueCheck) lossySQL(v string) string {
 			`ELSE contains(%[1]s, '.') AND length(rtrim(split_part(trim(%[1]s), '.', 2), '0')) > %[3]d END`, c.number(v), c.typ, c.scale)
 	case ckTimestamp:
 		// Anything longer than "2024-01-01 10:00:00" may carry a fraction
-		// or an offset; a time of day followed by a non-zero offset, or a
-		// non-zero digit past what the type keeps, does not fit.
+		// or an offset; a time of day followed by a non-zero offset (of
+		// hours, minutes and maybe seconds, as PostgreSQL writes
+		// +00:53:28), or a non-zero digit past what the type keeps, does
+		// not fit.
 		frac := fmt.Sprintf(`:\d\d[.,]\d{%d}\d*[1-9]`, c.scale)
 		return fmt.Sprintf(`(length(%[1]s) > 19 AND (regexp_matches(%[1]s, '%[2]s') OR `+
-			`(regexp_matches(%[1]s, '\d:\d\d(:\d\d([.,]\d*)?)?\s*[+-]\d\d(:?\d\d)?\s*$') AND NOT regexp_matches(%[1]s, '[+-]00(:?00)?\s*$'))))`, v, frac)
+			`(regexp_matches(%[1]s, '\d:\d\d(:\d\d([.,]\d*)?)?\s*[+-]\d\d(:?\d\d(:?\d\d)?)?\s*$') AND NOT regexp_matches(%[1]s, '[+-]00(:?00(:?00)?)?\s*$'))))`, v, frac)
 	case ckDate:
 		return fmt.Sprintf(`(length(trim(%[1]s)) > 10 AND TRY_CAST(%[1]s AS TIMESTAMP) IS DISTINCT FROM TRY_CAST(%[1]s AS DATE)::TIMESTAMP)`, v)
 	}
