@@ -362,3 +362,25 @@ func TestTimestampOffsetNotDropped(t *testing.T) {
 		})
 	}
 }
+
+// TestNotADateMessage: a JSON number in a DATE or TIMESTAMP column is
+// named as not a date or timestamp, not as a time of day the date would
+// drop or an offset.
+func TestNotADateMessage(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, jobOpts{format: "json", transform: "SELECT order_id, customer_id, product, " +
+		"CAST(epoch(t) AS BIGINT) + CAST(epoch(d) AS BIGINT) AS amount FROM orders_source"})
+	f.put("first.json", []byte(`{"order_id":1,"customer_id":"C1","product":"widget","t":"2026-01-01 10:00:00","d":"2026-01-01"}`+"\n"))
+	f.mustRun()
+	for _, tc := range []struct{ line, want string }{
+		{`"t":"2026-01-01 10:00:00","d":20260101`, "is not a date"},
+		{`"t":1767261600,"d":"2026-01-01"`, "is not a timestamp"},
+	} {
+		f.put("odd.json", []byte(`{"order_id":2,"customer_id":"C2","product":"widget",`+tc.line+"}\n"))
+		_, r := f.runExpect(1)
+		assertMentions(t, r, "odd.json", "line 1", tc.want)
+		if strings.Contains(r.output(), "time of day") || strings.Contains(r.output(), "UTC offset") {
+			t.Errorf("%s: misnamed:\n%v", tc.line, r)
+		}
+	}
+}

@@ -66,6 +66,9 @@ var (
 	reDecimal = regexp.MustCompile(`^DECIMAL\((\d+),\s*(\d+)\)$`)
 	// reDecimalText is a number written in decimal (what the integer check
 	// accepts before range and fraction).
+	// reDateText is how a date (and a timestamp) written as the check
+	// expects it starts.
+	reDateText    = regexp.MustCompile(`^-?[0-9]{1,6}-[0-9]{1,2}-[0-9]{1,2}`)
 	reDecimalText = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
 )
 
@@ -225,8 +228,14 @@ func (c *valueCheck) why(value string) string {
 		}
 		return fmt.Sprintf("it does not fit (more than %d decimal places would be rounded, or out of range)", c.scale)
 	case ckTimestamp:
+		if !reDateText.MatchString(v) {
+			return "it is not a timestamp (YYYY-MM-DD hh:mm:ss; a timestampformat option reads other forms)"
+		}
 		return fmt.Sprintf("it does not fit (a UTC offset would be dropped, or fractional seconds past %d digits cut)", c.scale)
 	case ckDate:
+		if !reDateText.MatchString(v) {
+			return "it is not a date (YYYY-MM-DD; a dateformat option reads other forms)"
+		}
 		return "it has a time of day, which the date would drop"
 	case ckBool:
 		return "it is not true, false, 0 or 1"
