@@ -73,6 +73,11 @@ func verifyCompressed(ctx context.Context, path, kind string) error {
 // verifyGzip reads every member of a gzip file (a multi-member file is
 // gzip files concatenated) and what follows the last one.
 func verifyGzip(in *bufio.Reader) error {
+	// A file shorter than a gzip header (a small plain file named .gz)
+	// is not gzip data, rather than gzip data cut short.
+	if magic, _ := in.Peek(2); len(magic) == 2 && (magic[0] != 0x1f || magic[1] != 0x8b) {
+		return gzipError(gzip.ErrHeader, true)
+	}
 	zr, err := gzip.NewReader(in)
 	if err != nil {
 		return gzipError(err, true)

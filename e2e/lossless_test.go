@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // rowsWith renders records as CSV (or JSON Lines) with one more row, at
@@ -49,6 +50,11 @@ func TestValuesNotRounded(t *testing.T) {
 	}{
 		{"csv", "1.5"},
 		{"csv", "9223372036854775808"},
+		// DuckDB converts hex, binary and '_'-grouped digits (0x1F
+		// became 31 while 0x1E failed as "not a number"); a first run
+		// infers such a column as text.
+		{"csv", "0x1F"},
+		{"csv", "1_000"},
 		{"json", "6.6"},
 		{"json", `"7.5"`},
 	} {
@@ -198,5 +204,183 @@ func TestLongLineEcho(t *testing.T) {
 	}
 	if len(r.stdout) > 4000 {
 		t.Errorf("stdout is %d bytes, want the error clipped", len(r.stdout))
+	}
+}
+
+// TestJSONBooleanNotRounded: a JSON 2 or 0.5 in a column recorded as
+// BOOLEAN is a bad record (DuckDB's JSON reader made both true); 0, 1,
+// true and false are kept.
+func TestJSONBooleanNotRounded(t *testing.T) {
+	t.Parallel()
+	line := func(r record, paid string) string {
+		return fmt.Sprintf(`{"order_id":%d,"customer_id":%q,"product":%q,"amount":%d,"paid":%s}`+"\n",
+			r.OrderID, r.CustomerID, r.Product, r.Amount, paid)
+	}
+	for _, odd := range []string{"2", "0.5"} {
+		for _, policy := range []string{"fail", "skip"} {
+			t.Run(odd+" "+policy, func(t *testing.T) {
+				t.Parallel()
+				// The transform reads paid (a column no query reads is not
+				// converted, nor checked).
+				f := newFixture(t, jobOpts{format: "json", top: []string{"on_bad_record: " + policy},
+					transform: cleanOrders + " WHERE paid IS NOT NULL"})
+				first := f.gen.records(4)
+				var b strings.Builder
+				for _, r := range first {
+					b.WriteString(line(r, "true"))
+				}
+				f.put("first.json", []byte(b.String()))
+				f.mustRun()
+				good := f.gen.records(4)
+				bad := f.gen.records(1)[0]
+				b.Reset()
+				for i, r := range good {
+					b.WriteString(line(r, []string{"0", "1", "true", "false"}[i]))
+				}
+				b.WriteString(line(bad, odd)) // line 5
+				f.put("odd.json", []byte(b.String()))
+				if policy == "fail" {
+					_, r := f.runExpect(1)
+					assertMentions(t, r, "odd.json", "line 5", "column paid", odd)
+					f.assertSink(first)
+					return
+				}
+				s := f.mustRun()
+				if got := rejected(s); got != 1 {
+					t.Errorf("rejected = %d, want 1", got)
+				}
+				f.assertSink(concat(first, good))
+			})
+		}
+	}
+}
+
+// TestDecimalNotANumberMessage: a value in a DECIMAL column that is not a
+// number is named so, not as having too many decimal places.
+func TestDecimalNotANumberMessage(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, jobOpts{options: "{header: true, types: {amount: 'DECIMAL(10,2)'}}"})
+	f.put("first.csv", []byte("order_id,customer_id,product,amount\n1,C1,widget,10.50\n"))
+	f.mustRun()
+	f.put("odd.csv", []byte("order_id,customer_id,product,amount\n2,C2,widget,3.10\n3,C3,widget,ten\n"))
+	_, r := f.runExpect(1)
+	assertMentions(t, r, "odd.csv", "line 3", "column amount", "not a decimal number")
+	if strings.Contains(r.output(), "decimal places") {
+		t.Errorf("ten reported as having too many decimal places:\n%v", r)
+	}
+}
+
+// TestDecimalSeparatorMessage: with decimal_separator ',', "2,5" in an
+// integer column is named as a fraction, not as out of range.
+func TestDecimalSeparatorMessage(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, jobOpts{options: "{header: true, delim: ';', decimal_separator: ','}"})
+	f.put("first.csv", []byte("order_id;customer_id;product;amount\n1;C1;widget;10\n"))
+	f.mustRun()
+	f.put("odd.csv", []byte("order_id;customer_id;product;amount\n2;C2;widget;3,0\n3;C3;widget;2,5\n"))
+	_, r := f.runExpect(1)
+	assertMentions(t, r, "odd.csv", "line 3", "column amount", "fraction")
+	if strings.Contains(r.output(), "out of the type's range") {
+		t.Errorf("2,5 reported as out of range:\n%v", r)
+	}
+}
+
+// TestNaiveTimeInZonedColumn: a time without an offset in a column
+// recorded as TIMESTAMP WITH TIME ZONE is the same instant whatever the
+// machine's time zone (it was taken in TZ: 10:00 was 04:30Z in Kolkata
+// and 15:00Z in New York).
+func TestNaiveTimeInZonedColumn(t *testing.T) {
+	t.Parallel()
+	for _, tz := range []string{"Asia/Kolkata", "America/New_York"} {
+		t.Run(tz, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, jobOpts{transform: "SELECT order_id, customer_id, product, " +
+				"CAST(epoch(t) AS BIGINT) AS amount FROM orders_source"})
+			env := []string{"TZ=" + tz}
+			hdr := "order_id,customer_id,product,t\n"
+			f.put("first.csv", []byte(hdr+"1,C1,widget,2026-01-01 10:00:00+00:00\n"))
+			if _, r := f.run(env); r.code != 0 {
+				t.Fatalf("first run: %v", r)
+			}
+			f.put("naive.csv", []byte(hdr+"2,C2,widget,2026-01-01 10:00:00\n"))
+			if _, r := f.run(env); r.code != 0 {
+				t.Fatalf("second run: %v", r)
+			}
+			at := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC).Unix()
+			f.assertSink([]record{{1, "C1", "widget", at}, {2, "C2", "widget", at}})
+		})
+	}
+}
+
+// TestUnterminatedQuoteFirstRun: on a first run, where DuckDB's sniffer
+// gives up on such a file ("Error when sniffing file ... not possible to
+// automatically detect the CSV parsing dialect"), an unclosed quote is
+// named with the line where it opened too.
+func TestUnterminatedQuoteFirstRun(t *testing.T) {
+	t.Parallel()
+	for _, policy := range []string{"fail", "skip"} {
+		t.Run(policy, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, jobOpts{top: []string{"on_bad_record: " + policy}})
+			recs := f.gen.records(30)
+			var b bytes.Buffer
+			b.Write(csvBytes(recs[:5]))
+			b.WriteString("7777,\"C0001,widget,10\n") // line 7
+			b.Write(csvBytes(recs[5:])[len("order_id,customer_id,product,amount\n"):])
+			f.put("quote.csv", b.Bytes())
+			_, r := f.runExpect(1)
+			assertMentions(t, r, "quote.csv", "line 7", "quote")
+			if strings.Contains(r.output(), "sniffing") {
+				t.Errorf("the error is DuckDB's sniffer's:\n%v", r)
+			}
+			f.assertSink(nil)
+		})
+	}
+}
+
+// TestTimestampOffsetNotDropped: in a column recorded as TIMESTAMP (no
+// zone), a non-zero UTC offset is a bad record, also one with seconds
+// (+01:00:00, as PostgreSQL writes +00:53:28), which was dropped (10:00
+// stored); a zero offset in any spelling is accepted.
+func TestTimestampOffsetNotDropped(t *testing.T) {
+	t.Parallel()
+	for _, odd := range []string{"+05:30", "+01:00:00", "+00:53:28"} {
+		t.Run(odd, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, jobOpts{transform: "SELECT order_id, customer_id, product, " +
+				"CAST(epoch(t) AS BIGINT) AS amount FROM orders_source"})
+			hdr := "order_id,customer_id,product,t\n"
+			f.put("first.csv", []byte(hdr+"1,C1,widget,2026-01-01 10:00:00\n"))
+			f.mustRun()
+			f.put("zero.csv", []byte(hdr+"2,C2,widget,2026-01-01 10:00:00+00:00:00\n3,C3,widget,2026-01-01 10:00:00Z\n"))
+			f.mustRun()
+			f.put("odd.csv", []byte(hdr+"4,C4,widget,2026-01-01 10:00:00\n5,C5,widget,2026-01-01 10:00:00"+odd+"\n"))
+			_, r := f.runExpect(1)
+			assertMentions(t, r, "odd.csv", "line 3", "column t", odd)
+			at := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC).Unix()
+			f.assertSink([]record{{1, "C1", "widget", at}, {2, "C2", "widget", at}, {3, "C3", "widget", at}})
+		})
+	}
+}
+
+// TestNotADateMessage: a JSON number in a DATE or TIMESTAMP column is
+// named as not a date or timestamp, not as a time of day the date would
+// drop or an offset.
+func TestNotADateMessage(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, jobOpts{format: "json", transform: "SELECT order_id, customer_id, product, " +
+		"CAST(epoch(t) AS BIGINT) + CAST(epoch(d) AS BIGINT) AS amount FROM orders_source"})
+	f.put("first.json", []byte(`{"order_id":1,"customer_id":"C1","product":"widget","t":"2026-01-01 10:00:00","d":"2026-01-01"}`+"\n"))
+	f.mustRun()
+	for _, tc := range []struct{ line, want string }{
+		{`"t":"2026-01-01 10:00:00","d":20260101`, "is not a date"},
+		{`"t":1767261600,"d":"2026-01-01"`, "is not a timestamp"},
+	} {
+		f.put("odd.json", []byte(`{"order_id":2,"customer_id":"C2","product":"widget",`+tc.line+"}\n"))
+		_, r := f.runExpect(1)
+		assertMentions(t, r, "odd.json", "line 1", tc.want)
+		if strings.Contains(r.output(), "time of day") || strings.Contains(r.output(), "UTC offset") {
+			t.Errorf("%s: misnamed:\n%v", tc.line, r)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -287,5 +288,18 @@ func TestTruncatedPlainInput(t *testing.T) {
 			assertMentions(t, r, c.file+" "+c.line)
 			f.assertSink(nil)
 		})
+	}
+}
+
+// TestSmallPlainFileNamedGz: a plain CSV named .gz that is shorter than a
+// gzip header is reported as not gzip data, not as a truncated download.
+func TestSmallPlainFileNamedGz(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, jobOpts{})
+	f.put("tiny.csv.gz", []byte("order_id\n"))
+	_, r := f.runExpect(1)
+	assertMentions(t, r, "tiny.csv.gz", "not gzip data")
+	if strings.Contains(r.output(), "truncated") {
+		t.Errorf("a plain file named .gz reported as truncated:\n%v", r)
 	}
 }

@@ -94,6 +94,11 @@ func New(opts engine.Options) (*Engine, error) {
 		{"temp_directory", e.spill},
 		{"preserve_insertion_order", "false"},
 		{"autoinstall_known_extensions", "false"},
+		// Times without an offset read into a TIMESTAMP WITH TIME ZONE
+		// column (and casts between the two) are taken as UTC, not in
+		// the machine's zone: the same input gives the same instants on
+		// every host.
+		{"timezone", "UTC"},
 	}
 	if opts.MemoryLimit != "" {
 		settings = append(settings, [2]string{"memory_limit", opts.MemoryLimit})

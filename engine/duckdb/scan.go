@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/engine"
 )
 
 // Reading input again in Go, on paths that report bad records only: to
@@ -245,4 +246,39 @@ func rawBytes(path string, opts options, offset, n int64) (string, error) {
 		return "", err
 	}
 	return string(buf), nil
+}
+
+// unclosedQuote finds, in the first of paths that has one, a quote that is
+// opened and never closed (by the end of the file, or within
+// maxRecordBytes): an error naming the line where it opened, or nil.
+func (r *reader) unclosedQuote(paths []string) *engine.InputError {
+	delim, _ := r.dialect.str("delim")
+	quote, _ := r.dialect.str("quote")
+	escape, _ := r.dialect.str("escape")
+	for _, path := range paths {
+		var pending strings.Builder
+		var start, lines int64
+		open := false
+		err := scanLines(path, r.opts, func(line int64, raw string) bool {
+			if pending.Len() == 0 {
+				start = line
+			} else {
+				pending.WriteByte('\n')
+			}
+			pending.WriteString(raw)
+			if _, complete := splitRecord(pending.String(), delim, quote, escape); complete {
+				pending.Reset()
+				return true
+			}
+			lines = line - start
+			open = pending.Len() >= maxRecordBytes
+			return !open
+		})
+		if err == nil && (open || pending.Len() > 0) {
+			return &engine.InputError{Source: r.src.Ctx, File: r.in.keyOf(path), Line: start,
+				Msg: fmt.Sprintf("a quote opened on this line is not closed: the %d lines after it would be "+
+					"one record; fix the quote (or set quote: '' if the file does not quote)", lines)}
+		}
+	}
+	return nil
 }

@@ -72,6 +72,12 @@ func (r *reader) inferSchema(ctx context.Context, c *sql.Conn) error {
 	}
 	data, err := describe(ctx, c, q)
 	if err != nil {
+		if r.src.Format == "csv" && ctx.Err() == nil {
+			// DuckDB's sniffer only says it found no dialect.
+			if ie := r.unclosedQuote(sample); ie != nil {
+				return ie
+			}
+		}
 		return wrap(ctx, err, []*reader{r}, "source %s: inferring schema", r.src.Ctx)
 	}
 	r.data = data

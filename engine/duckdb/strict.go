@@ -29,11 +29,14 @@ import (
 //     +00:00, UTC) and no more fractional second digits that are not zeros
 //     than the type keeps.
 //   - DATE: no time of day other than midnight.
+//   - BOOLEAN, in JSON only: true, false, a word the cast knows ("yes",
+//     "t") or the numbers 0 and 1; never 2 or 0.5, which DuckDB's JSON
+//     reader turns into true. (CSV's reader already refuses those.)
 //
 // Columns whose type comes with a format (dateformat, timestampformat) are
 // left to the reader, whose format parsing is strict. DOUBLE and FLOAT
 // columns are not checked (their rounding of long decimals is what the
-// type means); nor are TIME, BOOLEAN, VARCHAR and nested types.
+// type means); nor are TIME, CSV BOOLEAN, VARCHAR and nested types.
 
 // checkKind is how a column's values are checked.
 type checkKind int
@@ -44,6 +47,7 @@ const (
 	ckDecimal
 	ckTimestamp
 	ckDate
+	ckBool
 )
 
 // valueCheck is the check of one column.
@@ -60,6 +64,12 @@ var (
 		"UTINYINT": true, "USMALLINT": true, "UINTEGER": true, "UBIGINT": true, "UHUGEINT": true}
 	tsScale   = map[string]int{"TIMESTAMP": 6, "TIMESTAMP_S": 0, "TIMESTAMP_MS": 3, "TIMESTAMP_NS": 9}
 	reDecimal = regexp.MustCompile(`^DECIMAL\((\d+),\s*(\d+)\)$`)
+	// reDecimalText is a number written in decimal (what the integer check
+	// accepts before range and fraction).
+	// reDateText is how a date (and a timestamp) written as the check
+	// expects it starts.
+	reDateText    = regexp.MustCompile(`^-?[0-9]{1,6}-[0-9]{1,2}-[0-9]{1,2}`)
+	reDecimalText = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
 )
 
 // checkFor returns the check of a column of type typ in a source of the
@@ -81,6 +91,11 @@ func checkFor(typ, format string, opts, d options) *valueCheck {
 	case reDecimal.MatchString(t):
 		c.kind = ckDecimal
 		c.scale, _ = strconv.Atoi(reDecimal.FindStringSubmatch(t)[2])
+	case t == "BOOLEAN":
+		if format != "json" {
+			return nil
+		}
+		c.kind = ckBool
 	case t == "DATE" && !has("dateformat"):
 		c.kind = ckDate
 	default:
@@ -133,20 +148,29 @@ func (c *valueCheck) lossySQL(v string) string {
 		// it is whole exactly when its DOUBLE equals the integer it
 		// converts to. Longer text must also be digits with at most a
 		// fraction of zeros.
-		return fmt.Sprintf(`((contains(%[1]s, '.') OR contains(%[1]s, 'e') OR contains(%[1]s, 'E')) AND `+
+		// DuckDB also converts hex, binary and '_'-grouped digits
+		// (0x1F, 0b101, 1_000), which a first run's inference reads as
+		// text and a user rarely means as a number ("0x1E" does not even
+		// convert, its E taken for an exponent): text with 'x', 'b' or
+		// '_' that is not a plain decimal number does not fit.
+		return fmt.Sprintf(`(((contains(%[1]s, '.') OR contains(%[1]s, 'e') OR contains(%[1]s, 'E')) AND `+
 			`(TRY_CAST(%[1]s AS DOUBLE) IS DISTINCT FROM TRY_CAST(%[1]s AS %[2]s) OR (length(%[1]s) > 15 AND `+
-			`NOT regexp_full_match(%[1]s, '\s*[+-]?[0-9]+\.0*\s*'))))`, c.number(v), c.typ)
+			`NOT regexp_full_match(%[1]s, '\s*[+-]?[0-9]+\.0*\s*')))) OR `+
+			`((contains(%[1]s, 'x') OR contains(%[1]s, 'X') OR contains(%[1]s, 'b') OR contains(%[1]s, 'B') OR contains(%[1]s, '_')) AND `+
+			`NOT regexp_full_match(%[1]s, '\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*')))`, c.number(v), c.typ)
 	case ckDecimal:
 		return fmt.Sprintf(`CASE WHEN contains(%[1]s, 'e') OR contains(%[1]s, 'E') `+
 			`THEN TRY_CAST(%[1]s AS DOUBLE) IS DISTINCT FROM TRY_CAST(%[1]s AS %[2]s)::DOUBLE `+
 			`ELSE contains(%[1]s, '.') AND length(rtrim(split_part(trim(%[1]s), '.', 2), '0')) > %[3]d END`, c.number(v), c.typ, c.scale)
 	case ckTimestamp:
 		// Anything longer than "2024-01-01 10:00:00" may carry a fraction
-		// or an offset; a time of day followed by a non-zero offset, or a
-		// non-zero digit past what the type keeps, does not fit.
+		// or an offset; a time of day followed by a non-zero offset (of
+		// hours, minutes and maybe seconds, as PostgreSQL writes
+		// +00:53:28), or a non-zero digit past what the type keeps, does
+		// not fit.
 		frac := fmt.Sprintf(`:\d\d[.,]\d{%d}\d*[1-9]`, c.scale)
 		return fmt.Sprintf(`(length(%[1]s) > 19 AND (regexp_matches(%[1]s, '%[2]s') OR `+
-			`(regexp_matches(%[1]s, '\d:\d\d(:\d\d([.,]\d*)?)?\s*[+-]\d\d(:?\d\d)?\s*$') AND NOT regexp_matches(%[1]s, '[+-]00(:?00)?\s*$'))))`, v, frac)
+			`(regexp_matches(%[1]s, '\d:\d\d(:\d\d([.,]\d*)?)?\s*[+-]\d\d(:?\d\d(:?\d\d)?)?\s*$') AND NOT regexp_matches(%[1]s, '[+-]00(:?00(:?00)?)?\s*$'))))`, v, frac)
 	case ckDate:
 		return fmt.Sprintf(`(length(trim(%[1]s)) > 10 AND TRY_CAST(%[1]s AS TIMESTAMP) IS DISTINCT FROM TRY_CAST(%[1]s AS DATE)::TIMESTAMP)`, v)
 	}
@@ -191,19 +215,30 @@ func (c *valueCheck) why(value string) string {
 	v := strings.TrimSpace(value)
 	switch c.kind {
 	case ckInt:
-		if _, err := strconv.ParseFloat(c.plain(v), 64); err != nil {
-			return "it is not a number"
+		if !reDecimalText.MatchString(c.plain(v)) {
+			return "it is not a decimal number"
 		}
-		if strings.ContainsAny(v, ".eE") {
+		if strings.ContainsAny(c.plain(v), ".eE") {
 			return "it has a fraction or an exponent, and would be rounded to an integer"
 		}
 		return "it is out of the type's range"
 	case ckDecimal:
+		if !reDecimalText.MatchString(c.plain(v)) {
+			return "it is not a decimal number"
+		}
 		return fmt.Sprintf("it does not fit (more than %d decimal places would be rounded, or out of range)", c.scale)
 	case ckTimestamp:
+		if !reDateText.MatchString(v) {
+			return "it is not a timestamp (YYYY-MM-DD hh:mm:ss; a timestampformat option reads other forms)"
+		}
 		return fmt.Sprintf("it does not fit (a UTC offset would be dropped, or fractional seconds past %d digits cut)", c.scale)
 	case ckDate:
+		if !reDateText.MatchString(v) {
+			return "it is not a date (YYYY-MM-DD; a dateformat option reads other forms)"
+		}
 		return "it has a time of day, which the date would drop"
+	case ckBool:
+		return "it is not true, false, 0 or 1"
 	}
 	return "it does not convert"
 }
@@ -229,7 +264,7 @@ func (r *reader) settleChecks() {
 }
 
 // textSQL is the text of a checked column's value as read: CSV's VARCHAR
-// itself; for JSON a string's contents or a number's text (NULL for other
+// itself; for JSON a string's contents or a number's or boolean's text (NULL for other
 // JSON values, which never fit a checked type).
 func (r *reader) textSQL(name string) string {
 	if r.src.Format != "json" {
@@ -242,7 +277,7 @@ func (r *reader) textSQL(name string) string {
 // number's text, else NULL.
 func jsonTextSQL(v string) string {
 	return fmt.Sprintf("CASE json_type(%[1]s) WHEN 'VARCHAR' THEN %[1]s->>'$' WHEN 'BIGINT' THEN %[1]s::VARCHAR "+
-		"WHEN 'UBIGINT' THEN %[1]s::VARCHAR WHEN 'DOUBLE' THEN %[1]s::VARCHAR END", v)
+		"WHEN 'UBIGINT' THEN %[1]s::VARCHAR WHEN 'DOUBLE' THEN %[1]s::VARCHAR WHEN 'BOOLEAN' THEN %[1]s::VARCHAR END", v)
 }
 
 // fitsSQL is the condition that column name's value fits its type.
