@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -37,6 +38,8 @@ type globals struct {
 	logFormat string
 	state     string
 	json      bool
+	// jsonDone: run --json printed its object (runRun did).
+	jsonDone bool
 }
 
 func main() {
@@ -90,8 +93,16 @@ func run(args []string) int {
 	}
 	if !started {
 		err = usageError{err}
+		// A flag error stops parsing: flags after the bad one are unset.
+		parsedLate(g, args)
 	}
 	code := exitCode(err)
+	if g.json && !g.jsonDone && cmd != nil && cmd.Name() == "run" && cmd.Parent() == root {
+		// run --json prints one object on every exit, a command-line error too.
+		out := runOutputOf(nil, &runOptions{}, nil, err)
+		out.Error = secret.Redact(out.Error)
+		_ = json.NewEncoder(os.Stdout).Encode(out)
+	}
 	msg := secret.Redact(err.Error())
 	hint := ""
 	if code == exitUsage && cmd != nil && isCobraUsage(err) {
@@ -111,6 +122,21 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, hint)
 	}
 	return code
+}
+
+// parsedLate sets --json and --log-format json from args when a flag
+// error stopped cobra before it reached them.
+func parsedLate(g *globals, args []string) {
+	for i, a := range args {
+		switch {
+		case a == "--":
+			return
+		case a == "--json":
+			g.json = true
+		case a == "--log-format=json", a == "--log-format" && i+1 < len(args) && args[i+1] == "json":
+			g.logFormat = "json"
+		}
+	}
 }
 
 // usageError marks a command-line mistake.

@@ -1,0 +1,34 @@
+package e2e
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestRunJSONOnCommandLineErrors: run --json prints its one failure object
+// on a command-line error too (an unknown flag, a missing job file
+// argument), and --log-format json makes that error a JSON line, even when
+// the flags come after the bad one.
+func TestRunJSONOnCommandLineErrors(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, jobOpts{})
+	for _, args := range [][]string{
+		{"run", f.jobPath, "--bogus", "--json"},
+		{"run", "--json"},
+		{"run", "--bogus", f.jobPath, "--log-format", "json", "--json"},
+	} {
+		r := f.tidemark(nil, args...)
+		if r.code != 2 {
+			t.Errorf("tidemark %s: got exit %d, want 2\n%v", strings.Join(args, " "), r.code, r)
+		}
+		assertFailureJSON(t, r, 2, "usage")
+	}
+	r := f.tidemark(nil, "run", f.jobPath, "--bogus", "--log-format=json")
+	for _, line := range strings.Split(strings.TrimRight(r.stderr, "\n"), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Errorf("--log-format json after an unknown flag: stderr line is not JSON: %q\n%v", line, r)
+		}
+	}
+}
