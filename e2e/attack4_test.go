@@ -32,3 +32,24 @@ func TestRunJSONOnCommandLineErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanWarnsOfAJobWithoutState: plan of a job that never ran warns that
+// there is no state yet also when the state store exists and holds other
+// jobs only (a typo in the job name looks like a first run otherwise).
+func TestPlanWarnsOfAJobWithoutState(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, jobOpts{})
+	f.addCSVs("a", 2, 10)
+	f.mustRun()
+	r := f.tidemark(nil, "plan", f.jobPath, "--JOB_NAME", "salez")
+	if r.code != 0 {
+		t.Fatalf("plan of a job that never ran: got exit %d, want 0\n%v", r.code, r)
+	}
+	if !strings.Contains(r.stderr, "no state yet") || !strings.Contains(r.stderr, "salez") {
+		t.Errorf("plan of a job the state store holds nothing of: no warning naming it\n%v", r)
+	}
+	r = f.tidemark(nil, "plan", f.jobPath)
+	if strings.Contains(r.stderr, "no state yet") {
+		t.Errorf("plan of a job that ran warns of no state\n%v", r)
+	}
+}
