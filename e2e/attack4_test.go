@@ -53,3 +53,17 @@ func TestPlanWarnsOfAJobWithoutState(t *testing.T) {
 		t.Errorf("plan of a job that ran warns of no state\n%v", r)
 	}
 }
+
+// TestStateIsAFolder: run --state naming a folder says it is a folder, not
+// that the state is read-only.
+func TestStateIsAFolder(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, jobOpts{})
+	f.addCSVs("a", 1, 10)
+	dir := t.TempDir()
+	_, r := f.runExpect(1, "--state", dir)
+	v := assertFailureJSON(t, r, 1, "state")
+	if !strings.Contains(v.Error, "it is a folder") || strings.Contains(v.Error, "read-only") {
+		t.Errorf("run --state FOLDER: error %q, want one saying it is a folder (and not read-only)\n%v", v.Error, r)
+	}
+}
