@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
 )
 
 // TestRunJSONOnCommandLineErrors: run --json prints its one failure object
@@ -66,4 +68,44 @@ func TestStateIsAFolder(t *testing.T) {
 	if !strings.Contains(v.Error, "it is a folder") || strings.Contains(v.Error, "read-only") {
 		t.Errorf("run --state FOLDER: error %q, want one saying it is a folder (and not read-only)\n%v", v.Error, r)
 	}
+}
+
+// TestUnsetPasswordEnvIsNoRun: a password_env naming a variable that is
+// not set is a usage error found before the run is recorded: exit 2 naming
+// the variable, no run in runs, attempt unchanged.
+func TestUnsetPasswordEnvIsNoRun(t *testing.T) {
+	t.Parallel()
+	eachSQL(t, []sqldb.Kind{sqldb.Postgres}, func(t *testing.T, f *sqlFixture) {
+		f.createOrders()
+		f.insertOrders(idRange(1, 5)...)
+		f.writeJob(sqlJob{table: "orders_out"})
+		f.mustRun()
+		var env []string
+		for _, kv := range f.env {
+			if !strings.HasPrefix(kv, sqlPasswordEnv+"=") {
+				env = append(env, kv)
+			}
+		}
+		r := tidemark(t, f.cwd, env, "run", f.jobPath, "--json")
+		f.check(r)
+		if r.code != 2 {
+			t.Errorf("run with %s unset: got exit %d, want 2\n%v", sqlPasswordEnv, r.code, r)
+		}
+		if v := assertFailureJSON(t, r, 2, "usage"); !strings.Contains(v.Error, sqlPasswordEnv) {
+			t.Errorf("run with %s unset: error %q does not name it", sqlPasswordEnv, v.Error)
+		}
+		runs := f.tidemark(nil, "runs", f.jobPath, "--json")
+		var list []map[string]any
+		if err := json.Unmarshal([]byte(runs.stdout), &list); err != nil || len(list) != 1 {
+			t.Errorf("runs after a run with the password variable unset: want the one run before it, got %d (%v)\n%v", len(list), err, runs)
+		}
+		f.insertOrders(idRange(6, 8)...)
+		s, r := f.run(nil)
+		if r.code != 0 || s.src().Rows != 3 {
+			t.Errorf("the next run: exit %d, %d rows, want 0 and 3\n%v", r.code, s.src().Rows, r)
+		}
+		if !strings.Contains(r.stdout, `"attempt":1`) {
+			t.Errorf("the next run is not attempt 1\n%v", r)
+		}
+	})
 }
