@@ -109,3 +109,26 @@ func TestUnsetPasswordEnvIsNoRun(t *testing.T) {
 		}
 	})
 }
+
+// TestPlanSaysRegressionCheckOff: with regression_check: false plan does
+// not claim "0 regressions": it says the check is off.
+func TestPlanSaysRegressionCheckOff(t *testing.T) {
+	t.Parallel()
+	eachSQL(t, []sqldb.Kind{sqldb.Postgres}, func(t *testing.T, f *sqlFixture) {
+		f.createOrders()
+		f.insertOrders(idRange(1, 5)...)
+		f.writeJob(sqlJob{src: sqlSrc{extra: []string{"regression_check: false"}}})
+		f.mustRun()
+		f.insertOrders(idRange(6, 8)...)
+		r := f.tidemark(nil, "plan", f.jobPath)
+		if r.code != 0 {
+			t.Fatalf("plan: got exit %d, want 0\n%v", r.code, r)
+		}
+		if strings.Contains(r.stdout, "0 regressions") || !strings.Contains(r.stdout, "regression check off") {
+			t.Errorf("plan with regression_check: false: want it to say the check is off, not 0 regressions\n%v", r)
+		}
+		if !strings.Contains(r.stdout, "3 rows to read") {
+			t.Errorf("plan: want 3 rows to read\n%v", r)
+		}
+	})
+}
