@@ -132,3 +132,32 @@ func TestPlanSaysRegressionCheckOff(t *testing.T) {
 		}
 	})
 }
+
+// TestBookmarkShowSQLRows: bookmark show --json of a SQL table source says
+// the rows read and the runs that read them under those names (its
+// "files" and "bytes" hold runs and rows).
+func TestBookmarkShowSQLRows(t *testing.T) {
+	t.Parallel()
+	eachSQL(t, []sqldb.Kind{sqldb.Postgres}, func(t *testing.T, f *sqlFixture) {
+		f.createOrders()
+		f.insertOrders(idRange(1, 5)...)
+		f.writeJob(sqlJob{})
+		f.mustRun()
+		f.insertOrders(idRange(6, 8)...)
+		f.mustRun()
+		r := f.tidemark(nil, "bookmark", "show", f.jobPath, "--json")
+		var v struct {
+			Sources map[string]struct {
+				Rows *int64 `json:"rows"`
+				Runs *int64 `json:"runs"`
+			} `json:"sources"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &v); err != nil {
+			t.Fatalf("bookmark show --json: %v\n%v", err, r)
+		}
+		s := v.Sources["orders_db"]
+		if s.Rows == nil || *s.Rows != 8 || s.Runs == nil || *s.Runs != 2 {
+			t.Errorf("bookmark show --json of a SQL source: rows %v, runs %v, want 8 and 2\n%v", s.Rows, s.Runs, r)
+		}
+	})
+}
