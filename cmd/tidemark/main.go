@@ -131,7 +131,7 @@ func parsedLate(g *globals, args []string) {
 		switch {
 		case a == "--":
 			return
-		case a == "--json":
+		case a == "--json", a == "--json=true":
 			g.json = true
 		case a == "--log-format=json", a == "--log-format" && i+1 < len(args) && args[i+1] == "json":
 			g.logFormat = "json"
