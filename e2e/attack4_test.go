@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -160,4 +161,32 @@ func TestBookmarkShowSQLRows(t *testing.T) {
 			t.Errorf("bookmark show --json of a SQL source: rows %v, runs %v, want 8 and 2\n%v", s.Rows, s.Runs, r)
 		}
 	})
+}
+
+// TestJobNameShadowedByAFile: runs, bookmark show and bookmark reset of a
+// job name work when a file of that name (not a job file) lies in the
+// working folder; a broken job file of a name no job has is still its
+// error.
+func TestJobNameShadowedByAFile(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, jobOpts{})
+	f.addCSVs("a", 2, 10)
+	f.mustRun()
+	state := filepath.Join(f.dir, ".tidemark", "state.db")
+	writeFile(t, filepath.Join(f.cwd, "sales"), []byte("a log line\n"))
+	for _, args := range [][]string{
+		{"runs", "sales", "--state", state, "--json"},
+		{"bookmark", "show", "sales", "--state", state, "--json"},
+	} {
+		r := f.tidemark(nil, args...)
+		if r.code != 0 || !strings.HasPrefix(strings.TrimSpace(r.stdout), "[") && !strings.Contains(r.stdout, `"sales"`) {
+			t.Errorf("%s with a file named sales in the working folder: got exit %d, want 0 and the job's state\n%v",
+				strings.Join(args, " "), r.code, r)
+		}
+	}
+	writeFile(t, filepath.Join(f.cwd, "other"), []byte("job: [\n"))
+	r := f.tidemark(nil, "runs", "other", "--state", state)
+	if r.code != 2 || !strings.Contains(r.stderr, "other:1") {
+		t.Errorf("runs of a broken job file: got exit %d, want 2 naming the file and line\n%v", r.code, r)
+	}
 }
