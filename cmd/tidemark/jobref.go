@@ -27,7 +27,7 @@ func openJob(ctx context.Context, g *globals, arg string, readOnly bool) (string
 			// name is tried, and the file's error is kept for when the
 			// name is no job either.
 			if name, st, nerr := openJobName(ctx, g, arg, readOnly); nerr == nil {
-				g.logger().Warn("a file of that name in the working folder is not a job file: showing the job of that name", "file", arg)
+				g.logger().Warn("a file of that name in the working folder is not a job file: taking the argument as a job name", "file", arg)
 				return name, st, nil
 			}
 		}
