@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
 )
@@ -189,4 +191,31 @@ func TestJobNameShadowedByAFile(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, "other:1") {
 		t.Errorf("runs of a broken job file: got exit %d, want 2 naming the file and line\n%v", r.code, r)
 	}
+}
+
+// TestInterruptedRunSaysSo: a run stopped by SIGINT or SIGTERM prints its
+// one run --json object, exit 1, error_kind interrupted, and its error
+// names the signal (not only "context canceled"), in runs too.
+func TestInterruptedRunSaysSo(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, jobOpts{})
+	f.addCSVs("a", 2, 10)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		p := f.start([]string{"TIDEMARK_FAULT=after-plan:sleep=1s"}, "run", f.jobPath, "--json")
+		p.waitFor(t, "fault: paused at after-plan", 30*time.Second)
+		if err := p.cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+		r := p.wait(t)
+		v := assertFailureJSON(t, r, 1, "interrupted")
+		if !strings.Contains(v.Error, "interrupted by "+map[syscall.Signal]string{syscall.SIGINT: "SIGINT", syscall.SIGTERM: "SIGTERM"}[sig]) {
+			t.Errorf("run stopped by %v: error %q does not say so\n%v", sig, v.Error, r)
+		}
+	}
+	runs := f.tidemark(nil, "runs", f.jobPath)
+	if !strings.Contains(runs.stdout, "interrupted by SIGINT") {
+		t.Errorf("runs does not say the run was interrupted\n%v", runs)
+	}
+	s := f.mustRun()
+	assertFiles(t, "the run after two interrupted ones", s, 2)
 }

@@ -64,7 +64,7 @@ func tuneGC() {
 }
 
 func run(args []string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptContext()
 	defer stop()
 	g := &globals{}
 	root := &cobra.Command{
@@ -136,6 +136,33 @@ func parsedLate(g *globals, args []string) {
 		case a == "--log-format=json", a == "--log-format" && i+1 < len(args) && args[i+1] == "json":
 			g.logFormat = "json"
 		}
+	}
+}
+
+// interruptContext is canceled by SIGINT or SIGTERM with a cause that
+// names the signal: a failed run's error says "interrupted by SIGINT", not
+// only "context canceled". Like signal.NotifyContext, it keeps catching
+// the signals until stopped.
+func interruptContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-sigs:
+			name := "SIGINT"
+			if sig == syscall.SIGTERM {
+				name = "SIGTERM"
+			}
+			cancel(fmt.Errorf("interrupted by %s", name))
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel(nil)
 	}
 }
 
