@@ -69,6 +69,17 @@ func Plan(ctx context.Context, spec *job.Spec, opts RunOptions) (*PlanResult, er
 		return nil, err
 	}
 	defer st.Close()
+	if _, none := st.(noState); !none {
+		// A store that holds other jobs only: this job never ran either.
+		runs, err := st.Runs(ctx, jobName)
+		if err != nil {
+			return nil, err
+		}
+		if len(runs) == 0 {
+			opts.Logger.Warn("the job has no state yet: planning its first run", "job", jobName,
+				"state", store.Redact(loc), "chosen", origin)
+		}
+	}
 	head, err := st.Head(ctx, jobName)
 	if err != nil {
 		return nil, err

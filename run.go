@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
@@ -203,6 +204,10 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 	if err := checkSourceDefinitions(ctx, st, jobName, spec, opts); err != nil {
 		return nil, err
 	}
+	// And a password_env naming a variable that is not set.
+	if err := checkPasswordEnv(spec); err != nil {
+		return nil, err
+	}
 	if r.rec, err = st.BeginRun(ctx, r.rec); err != nil {
 		return nil, fmt.Errorf("recording run start: %w", err)
 	}
@@ -317,6 +322,32 @@ func checkSourceDefinitions(ctx context.Context, st store.Store, jobName string,
 		}
 		if fp, doc := fs.fingerprint(); !sameSource(prev, fp) {
 			return &SourceChangedError{Ctx: src.Ctx, Was: prev.Describe, Now: doc}
+		}
+	}
+	return nil
+}
+
+// checkPasswordEnv is a usage error when a SQL source or sink's
+// password_env names a variable that is not set: found before the run is
+// recorded, like the other usage errors.
+func checkPasswordEnv(spec *job.Spec) error {
+	check := func(what, ctxName, env string) error {
+		if env == "" {
+			return nil
+		}
+		if _, ok := os.LookupEnv(env); !ok {
+			return fmt.Errorf("%w: %s %s: password_env: environment variable %s is not set", ErrUsage, what, ctxName, env)
+		}
+		return nil
+	}
+	for _, src := range spec.Sources {
+		if err := check("source", src.Ctx, src.PasswordEnv); err != nil {
+			return err
+		}
+	}
+	for _, k := range spec.Sinks {
+		if err := check("sink", k.Ctx, k.PasswordEnv); err != nil {
+			return err
 		}
 	}
 	return nil

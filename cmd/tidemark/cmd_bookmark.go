@@ -46,11 +46,20 @@ func newBookmarkCmd(g *globals) *cobra.Command {
 
 // bookmarkView is `bookmark show --json`.
 type bookmarkView struct {
-	Job       string                          `json:"job"`
-	Version   int64                           `json:"version"`
-	RunID     string                          `json:"run_id"`
-	UpdatedAt *time.Time                      `json:"updated_at,omitempty"`
-	Sources   map[string]bookmark.SourceState `json:"sources"`
+	Job       string                `json:"job"`
+	Version   int64                 `json:"version"`
+	RunID     string                `json:"run_id"`
+	UpdatedAt *time.Time            `json:"updated_at,omitempty"`
+	Sources   map[string]sourceView `json:"sources"`
+}
+
+// sourceView is a source's state in bookmark show --json. A SQL table's
+// state keeps the rows read in bytes and the runs that read them in
+// files: rows and runs say so under their names.
+type sourceView struct {
+	bookmark.SourceState
+	Rows *int64 `json:"rows,omitempty"`
+	Runs *int64 `json:"runs,omitempty"`
 }
 
 // runBookmarkShow is `tidemark bookmark show`.
@@ -68,9 +77,14 @@ func runBookmarkShow(ctx context.Context, g *globals, arg string) error {
 	if err != nil {
 		return err
 	}
-	v := bookmarkView{Job: name, Version: head.Version, RunID: head.RunID, Sources: states}
-	if v.Sources == nil {
-		v.Sources = map[string]bookmark.SourceState{}
+	v := bookmarkView{Job: name, Version: head.Version, RunID: head.RunID, Sources: map[string]sourceView{}}
+	for k, s := range states {
+		sv := sourceView{SourceState: s}
+		if s.Kind == "table" {
+			rows, runs := s.Bytes, s.Files
+			sv.Rows, sv.Runs = &rows, &runs
+		}
+		v.Sources[k] = sv
 	}
 	if !head.UpdatedAt.IsZero() {
 		v.UpdatedAt = &head.UpdatedAt

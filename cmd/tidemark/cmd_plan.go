@@ -64,7 +64,11 @@ func runPlan(ctx context.Context, g *globals, o *runOptions, path string) error 
 				fmt.Printf("source %s (SQL table): %d rows to read, keys after (%s) up to (%s)",
 					k, s.Rows, strings.Join(s.After, ", "), strings.Join(s.UpTo, ", "))
 			}
-			fmt.Printf(", %d regressions\n", s.Regressions)
+			if regressionCheckOff(spec, k) {
+				fmt.Printf(", regression check off (regression_check: false)\n")
+			} else {
+				fmt.Printf(", %d regressions\n", s.Regressions)
+			}
 			continue
 		}
 		fmt.Printf("source %s: %d files to read (%s), %d unchanged, %d modified, %d left for later runs\n",
@@ -83,4 +87,15 @@ func runPlan(ctx context.Context, g *globals, o *runOptions, path string) error 
 		}
 	}
 	return nil
+}
+
+// regressionCheckOff says the job turns the regression check of source
+// ctx off: plan then counts none, which is not "0 regressions".
+func regressionCheckOff(spec *job.Spec, ctx string) bool {
+	for _, src := range spec.Sources {
+		if src.Ctx == ctx {
+			return src.RegressionCheck != nil && !*src.RegressionCheck
+		}
+	}
+	return false
 }

@@ -75,6 +75,7 @@ func runRun(ctx context.Context, g *globals, o *runOptions, path string) error {
 	spec, res, err := runJob(ctx, g, o, path, log)
 	out := runOutputOf(spec, o, res, err)
 	if g.json {
+		g.jsonDone = true
 		if jerr := json.NewEncoder(os.Stdout).Encode(out); jerr != nil && err == nil {
 			return jerr
 		}

@@ -18,17 +18,38 @@ import (
 // commands never create state.
 func openJob(ctx context.Context, g *globals, arg string, readOnly bool) (string, store.Store, error) {
 	var spec *job.Spec
-	if info, err := os.Stat(arg); err == nil && !info.IsDir() || strings.HasSuffix(arg, ".yaml") || strings.HasSuffix(arg, ".yml") {
+	yamlName := strings.HasSuffix(arg, ".yaml") || strings.HasSuffix(arg, ".yml")
+	if info, err := os.Stat(arg); err == nil && !info.IsDir() || yamlName {
 		s, err := job.Load(arg)
+		if err != nil && !yamlName {
+			// A file in the working folder that happens to have the
+			// job's name (a log, a script) does not hide the job: the
+			// name is tried, and the file's error is kept for when the
+			// name is no job either.
+			if name, st, nerr := openJobName(ctx, g, arg, readOnly); nerr == nil {
+				g.logger().Warn("a file of that name in the working folder is not a job file: taking the argument as a job name", "file", arg)
+				return name, st, nil
+			}
+		}
 		if err != nil {
 			return "", nil, err
 		}
 		spec = s
 	}
-	name := arg
-	if spec != nil {
-		name = spec.Job
+	if spec == nil {
+		return openJobName(ctx, g, arg, readOnly)
 	}
+	return openJobSpec(ctx, g, spec.Job, spec, readOnly)
+}
+
+// openJobName opens the state of the job named name.
+func openJobName(ctx context.Context, g *globals, name string, readOnly bool) (string, store.Store, error) {
+	return openJobSpec(ctx, g, name, nil, readOnly)
+}
+
+// openJobSpec opens the existing state of job name (of job file spec, or
+// nil for a bare name).
+func openJobSpec(ctx context.Context, g *globals, name string, spec *job.Spec, readOnly bool) (string, store.Store, error) {
 	st, err := tidemark.OpenExistingState(ctx, g.state, spec, readOnly)
 	if err != nil {
 		return "", nil, err

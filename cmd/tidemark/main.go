@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -37,6 +38,8 @@ type globals struct {
 	logFormat string
 	state     string
 	json      bool
+	// jsonDone: run --json printed its object (runRun did).
+	jsonDone bool
 }
 
 func main() {
@@ -61,7 +64,7 @@ func tuneGC() {
 }
 
 func run(args []string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptContext()
 	defer stop()
 	g := &globals{}
 	root := &cobra.Command{
@@ -90,8 +93,16 @@ func run(args []string) int {
 	}
 	if !started {
 		err = usageError{err}
+		// A flag error stops parsing: flags after the bad one are unset.
+		parsedLate(g, args)
 	}
 	code := exitCode(err)
+	if g.json && !g.jsonDone && cmd != nil && cmd.Name() == "run" && cmd.Parent() == root {
+		// run --json prints one object on every exit, a command-line error too.
+		out := runOutputOf(nil, &runOptions{}, nil, err)
+		out.Error = secret.Redact(out.Error)
+		_ = json.NewEncoder(os.Stdout).Encode(out)
+	}
 	msg := secret.Redact(err.Error())
 	hint := ""
 	if code == exitUsage && cmd != nil && isCobraUsage(err) {
@@ -111,6 +122,48 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, hint)
 	}
 	return code
+}
+
+// parsedLate sets --json and --log-format json from args when a flag
+// error stopped cobra before it reached them.
+func parsedLate(g *globals, args []string) {
+	for i, a := range args {
+		switch {
+		case a == "--":
+			return
+		case a == "--json", a == "--json=true":
+			g.json = true
+		case a == "--log-format=json", a == "--log-format" && i+1 < len(args) && args[i+1] == "json":
+			g.logFormat = "json"
+		}
+	}
+}
+
+// interruptContext is canceled by SIGINT or SIGTERM with a cause that
+// names the signal: a failed run's error says "interrupted by SIGINT", not
+// only "context canceled". Like signal.NotifyContext, it keeps catching
+// the signals until stopped.
+func interruptContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-sigs:
+			name := "SIGINT"
+			if sig == syscall.SIGTERM {
+				name = "SIGTERM"
+			}
+			cancel(fmt.Errorf("interrupted by %s", name))
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel(nil)
+	}
 }
 
 // usageError marks a command-line mistake.

@@ -83,6 +83,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		}
 		return nil, fmt.Errorf("opening sqlite state store %s: %w", path, err)
 	}
+	if info, err := os.Stat(abs); err == nil && info.IsDir() {
+		return nil, fmt.Errorf("opening sqlite state store %s: it is a folder, not a state file", abs)
+	}
 	if why := filesNotWritable(abs); why != "" {
 		return nil, fmt.Errorf("opening sqlite state store %s: the state is read-only (%s); commands that change state need to write it (runs, bookmark show and plan only read it)",
 			abs, why)
