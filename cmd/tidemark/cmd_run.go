@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/dustin/go-humanize"
@@ -184,27 +185,38 @@ func printSummary(r *tidemark.Result) {
 			continue
 		}
 		line := fmt.Sprintf("  source %s: %d files, %s, %d rows", k, c.Files, humanize.IBytes(uint64(c.Bytes)), c.Rows)
-		if c.Rejected > 0 {
-			line += fmt.Sprintf(", %d bad rows set aside", c.Rejected)
-		}
-		if c.Empty > 0 {
-			line += fmt.Sprintf(", %d empty files", c.Empty)
-		}
-		if c.Deferred > 0 {
-			line += fmt.Sprintf(", %d files left for later runs", c.Deferred)
-		}
-		if c.Missing > 0 {
-			line += fmt.Sprintf(", %d files vanished before reading", c.Missing)
-		}
-		if c.ChangedDuringRead > 0 {
-			line += fmt.Sprintf(", %d files changed while read (left for the next run)", c.ChangedDuringRead)
-		}
+		line += counted([]countedPart{
+			{c.Rejected, "bad rows set aside"},
+			{c.Empty, "empty files"},
+			{c.Deferred, "files left for later runs"},
+			{c.Missing, "files vanished before reading"},
+			{c.ChangedDuringRead, "files changed while read (left for the next run)"},
+			{c.InSinks, "files in other sinks' folders not read"},
+			{c.Future, "files dated in the future"},
+		})
 		fmt.Fprintln(os.Stderr, line)
 	}
 	for _, k := range sortedKeys(r.Sinks) {
 		c := r.Sinks[k]
 		fmt.Fprintf(os.Stderr, "  sink %s: %d files, %d rows\n", k, c.Files, c.Rows)
 	}
+}
+
+// countedPart is one count of a summary line and what it counts.
+type countedPart struct {
+	n    int64
+	what string
+}
+
+// counted is ", N what" for each part with a count, in order.
+func counted(parts []countedPart) string {
+	var b strings.Builder
+	for _, p := range parts {
+		if p.n > 0 {
+			fmt.Fprintf(&b, ", %d %s", p.n, p.what)
+		}
+	}
+	return b.String()
 }
 
 // tableLine describes what a run read of a SQL table source: rows and
@@ -219,15 +231,11 @@ func tableLine(c store.Count) string {
 	case c.KeysAfter != "":
 		line += fmt.Sprintf(", nothing after keys (%s)", c.KeysAfter)
 	}
-	if c.Late > 0 {
-		line += fmt.Sprintf(", %d late rows from the lookback window", c.Late)
-	}
-	if c.Regressions > 0 {
-		line += fmt.Sprintf(", %d rows behind the bookmark not read", c.Regressions)
-	}
-	if c.NullKeys > 0 {
-		line += fmt.Sprintf(", %d rows with a NULL key left out", c.NullKeys)
-	}
+	line += counted([]countedPart{
+		{c.Late, "late rows from the lookback window"},
+		{c.Regressions, "rows behind the bookmark not read"},
+		{c.NullKeys, "rows with a NULL key left out"},
+	})
 	return line
 }
 
