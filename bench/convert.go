@@ -77,12 +77,9 @@ func benchConvert(ctx context.Context, c *config) section {
 	target := fmt.Sprintf("≥ %.2f× DuckDB alone", c.ConvertTarget)
 	name := fmt.Sprintf("convert-%dx%d", c.ConvertFiles, c.ConvertRows)
 	ds, err := cachedOrders(filepath.Join(c.DataDir, "cache"), name, c.ConvertFiles, c.ConvertRows, 0)
-	if err == nil {
-		err = warm(ds.Files)
-	}
 	list := filepath.Join(c.work, name+".list")
 	if err == nil {
-		err = writeList(list, ds.Files)
+		err = warmAndList(ds, list)
 	}
 	if err != nil {
 		b.p("Could not prepare the input: " + err.Error())
@@ -288,4 +285,13 @@ func checkConvertSamples(s *section, title string, sides []*convertSide, rows in
 			}
 		}
 	}
+}
+
+// warmAndList reads a dataset's files once (both sides then start with
+// them in the page cache) and writes their list for the baseline's COPY.
+func warmAndList(ds dataset, list string) error {
+	if err := warm(ds.Files); err != nil {
+		return err
+	}
+	return writeList(list, ds.Files)
 }

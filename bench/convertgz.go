@@ -30,12 +30,9 @@ func benchConvertGz(ctx context.Context, c *config) section {
 	if err == nil {
 		ds, err = cachedGzip(plain, filepath.Join(c.DataDir, "cache", name+"-gz"))
 	}
-	if err == nil {
-		err = warm(ds.Files)
-	}
 	list := filepath.Join(c.work, name+"-gz.list")
 	if err == nil {
-		err = writeList(list, ds.Files)
+		err = warmAndList(ds, list)
 	}
 	if err != nil {
 		b.p("Could not prepare the input: " + err.Error())
