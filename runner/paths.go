@@ -1,0 +1,211 @@
+package runner
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/tidemark-etl/tidemark/internal/layout"
+	"github.com/tidemark-etl/tidemark/job"
+	"github.com/tidemark-etl/tidemark/objstore"
+	"github.com/tidemark-etl/tidemark/store"
+)
+
+// area is a location reduced to what tells whether two locations overlap:
+// a local folder (absolute, cleaned, symlinks resolved as far as the path
+// exists) or an S3 bucket and prefix (S3 keys are literal: "a/../b" is a
+// key of its own, so prefixes are compared as written). Other schemes have
+// no area and overlap nothing.
+type area struct {
+	store string // "file", or "s3://" + endpoint + " " + bucket
+	dir   string // ends with '/' (local: the OS separator); "" for a bucket root
+	shown string // the location as the job file gives it, for messages
+}
+
+// areaOf reduces a job-file path (or a state location) to its area.
+// endpoint is the location's s3 endpoint option, if any.
+func areaOf(spec *job.Spec, p, endpoint string) (area, bool) {
+	loc, _, _ := strings.Cut(spec.Resolve(p), "?")
+	switch objstore.Scheme(loc) {
+	case "file":
+		return area{store: "file", dir: withSep(realPath(loc), string(filepath.Separator)), shown: p}, true
+	case "s3":
+		bucket, prefix, _ := strings.Cut(withoutUser(strings.TrimPrefix(loc, "s3://")), "/")
+		prefix = strings.TrimLeft(prefix, "/")
+		if prefix != "" {
+			prefix = withSep(prefix, "/")
+		}
+		return area{store: "s3://" + endpoint + " " + bucket, dir: prefix, shown: store.Redact(p)}, true
+	}
+	return area{}, false
+}
+
+// withoutUser drops a user-info part ("key:secret@") from the host part of
+// a URL without its scheme: it names no place, and is never shown.
+func withoutUser(rest string) string {
+	if i := strings.LastIndex(rest, "@"); i >= 0 && i < strings.Index(rest+"/", "/") {
+		return rest[i+1:]
+	}
+	return rest
+}
+
+func withSep(dir, sep string) string {
+	if strings.HasSuffix(dir, sep) {
+		return dir
+	}
+	return dir + sep
+}
+
+// stateArea is the folder of a state location: a SQLite file's folder (a
+// relative path is relative to the working folder, as the store opens it)
+// or an S3 state store's prefix. Other stores have none.
+func stateArea(loc string) (area, bool) {
+	loc, _, _ = strings.Cut(loc, "?")
+	scheme, rest, ok := strings.Cut(loc, "://")
+	if !ok {
+		scheme, rest = "", loc
+	}
+	switch scheme {
+	case "", "file", "sqlite":
+		abs, err := filepath.Abs(rest)
+		if err != nil {
+			return area{}, false
+		}
+		dir := filepath.Dir(abs)
+		return area{store: "file", dir: withSep(realPath(dir), string(filepath.Separator)), shown: fmt.Sprintf("%q", dir)}, true
+	case "s3":
+		bucket, prefix, _ := strings.Cut(withoutUser(rest), "/")
+		prefix = strings.TrimLeft(prefix, "/")
+		if prefix != "" {
+			prefix = withSep(prefix, "/")
+		}
+		return area{store: "s3:// " + bucket, dir: prefix, shown: "s3://" + bucket + "/" + prefix}, true
+	}
+	return area{}, false
+}
+
+func realPath(p string) string { return layout.RealPath(p) }
+
+// within reports whether a lies in b or is b. Areas on different stores
+// never overlap (two S3 endpoints given explicitly and differently are
+// different stores; an endpoint given for one and not the other is taken
+// as the same store, to refuse rather than miss).
+func (a area) within(b area) bool {
+	if a.store != b.store {
+		as, bs := a.store, b.store
+		if !strings.HasPrefix(as, "s3://") || !strings.HasPrefix(bs, "s3://") {
+			return false
+		}
+		ae, abucket, _ := strings.Cut(strings.TrimPrefix(as, "s3://"), " ")
+		be, bbucket, _ := strings.Cut(strings.TrimPrefix(bs, "s3://"), " ")
+		if abucket != bbucket || (ae != "" && be != "" && ae != be) {
+			return false
+		}
+	}
+	return strings.HasPrefix(a.dir, b.dir)
+}
+
+// describe names an area for a message: the path as given, and what it
+// resolves to when that differs.
+func (a area) describe() string {
+	dir := a.dir
+	if a.store == "file" && len(dir) > 1 {
+		dir = strings.TrimSuffix(dir, string(filepath.Separator))
+	}
+	if a.store != "file" || strings.TrimSuffix(a.shown, "/") == dir || strings.TrimPrefix(a.shown, "file://") == dir {
+		return fmt.Sprintf("%q", a.shown)
+	}
+	return fmt.Sprintf("%q (%s)", a.shown, dir)
+}
+
+// checkSinkPaths refuses sink locations that would make a run delete or
+// read what it must not: a file-system root or the user's home folder, the
+// state store's folder or a place inside it (only the folder itself when
+// the state file sits in the job file's folder or above), and a place that
+// holds one of the job's file sources or lies inside one (the job would
+// read its own output back), and the place of another of the job's file
+// sinks, inside it or holding it. Errors are job-file errors naming the sink's
+// path key.
+func checkSinkPaths(spec *job.Spec, stateLoc string) error {
+	var sources []area
+	for _, src := range spec.Sources {
+		if src.IsTable() || src.Path == "" {
+			continue
+		}
+		if a, ok := areaOf(spec, src.Path, src.S3["endpoint"]); ok {
+			a.shown = fmt.Sprintf("%s %q", src.Ctx, store.Redact(src.Path))
+			sources = append(sources, a)
+		}
+	}
+	state, hasState := stateArea(stateLoc)
+	// A state file beside the job file (or above it) sits in the project's
+	// folder, not a folder of its own: only that folder itself is refused.
+	jobDir, _ := areaOf(spec, spec.Dir, "")
+	ownFolder := hasState && !jobDir.within(state)
+	home, _ := os.UserHomeDir()
+	var errs job.Errors // one per sink, every sink's
+	var earlier []area  // the sinks before, shown as "sink CTX PATH"
+	for i, k := range spec.Sinks {
+		if err := checkSinkPath(spec, i, k, sources, earlier, state, hasState, ownFolder, home); err != nil {
+			errs = append(errs, err)
+			continue // a refused sink is no place for the others to be measured against
+		}
+		if a, ok := areaOf(spec, k.Path, k.S3["endpoint"]); ok && !k.IsTable() && k.Path != "" {
+			a.shown = fmt.Sprintf("%s %q", k.Ctx, store.Redact(k.Path))
+			earlier = append(earlier, a)
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// checkSinkPath is checkSinkPaths for sink i.
+func checkSinkPath(spec *job.Spec, i int, k job.Sink, sources, earlier []area, state area, hasState, ownFolder bool, home string) *job.Error {
+	if k.IsTable() || k.Path == "" {
+		return nil
+	}
+	key := fmt.Sprintf("$.sinks[%d].path", i)
+	sink, ok := areaOf(spec, k.Path, k.S3["endpoint"])
+	if !ok {
+		return nil
+	}
+	if sink.store == "file" {
+		dir := filepath.Clean(sink.dir)
+		if filepath.Dir(dir) == dir {
+			return spec.ErrorAt(key, "%s is the root of the file system; a sink needs a folder of its own", sink.describe())
+		}
+		if home != "" && dir == filepath.Clean(realPath(home)) {
+			return spec.ErrorAt(key, "%s is your home folder; a sink needs a folder of its own", sink.describe())
+		}
+	}
+	if hasState && (sink.dir == state.dir && sink.store == state.store || ownFolder && sink.within(state)) {
+		return spec.ErrorAt(key, "%s is in the state store's folder %s; write the sink elsewhere", sink.describe(), state.shown)
+	}
+	for _, other := range earlier {
+		switch {
+		case sink.within(other) && other.within(sink):
+			return spec.ErrorAt(key, "%s is the location of sink %s too: two sinks would stage and overwrite each other's "+
+				"files; give each sink a folder of its own", sink.describe(), other.shown)
+		case sink.within(other):
+			return spec.ErrorAt(key, "%s lies inside the folder of sink %s: readers of that sink would read this one's files too; "+
+				"give each file sink a folder of its own", sink.describe(), other.shown)
+		case other.within(sink):
+			return spec.ErrorAt(key, "%s holds the folder of sink %s: readers of this sink would read that one's files too; "+
+				"give each file sink a folder of its own", sink.describe(), other.shown)
+		}
+	}
+	for _, src := range sources {
+		switch {
+		case sink.within(src):
+			return spec.ErrorAt(key, "%s lies inside the folder of source %s: the job would read its own output back; "+
+				"write the sink outside every source folder", sink.describe(), src.shown)
+		case src.within(sink):
+			return spec.ErrorAt(key, "%s holds the folder of source %s: the sink's output and the source's input would mix; "+
+				"write the sink outside every source folder", sink.describe(), src.shown)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,116 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tidemark-etl/tidemark/job"
+)
+
+// TestCheckSinkPaths: the sink path rules on local paths (plain, file://,
+// relative, trailing slashes, "..", symlinks) and S3 prefixes.
+func TestCheckSinkPaths(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"in", "in/sub", "landing2", "real"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(dir, "in"), filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "in")
+	state := filepath.Join(dir, ".tidemark", "state.db")
+	for _, c := range []struct {
+		source, sink string
+		sinkS3       string // the sink's s3 endpoint option
+		want         string // part of the error; "" for none
+	}{
+		{in, filepath.Join(dir, "out"), "", ""},
+		{in, filepath.Join(dir, "landing2"), "", ""},
+		{in, dir + "/in2", "", ""},
+		{in, "/", "", "root of the file system"},
+		{in, "file:///", "", "root of the file system"},
+		{in, dir + "/in/..//../../../../../../..", "", "root of the file system"},
+		{in, filepath.Join(dir, ".tidemark"), "", "state store's folder"},
+		{in, filepath.Join(dir, ".tidemark", "out") + "/", "", "state store's folder"},
+		{in, in, "", "inside the folder of source"},
+		{in, in + "/", "", "inside the folder of source"},
+		{in, "file://" + in + "/sub/out", "", "inside the folder of source"},
+		{in, "in/out", "", "inside the folder of source"}, // relative to the job file
+		{in, "./real/../in/x", "", "inside the folder of source"},
+		{in, filepath.Join(dir, "link", "out"), "", "inside the folder of source"},
+		{in, filepath.Join(dir, "link", "new", "deeper"), "", "inside the folder of source"},
+		{filepath.Join(dir, "link", "sub"), in, "", "holds the folder of source"},
+		{in + "/sub", dir, "", "holds the folder of source"},
+		{"s3://bucket/", "s3://bucket/out/", "", "inside the folder of source"},
+		{"s3://bucket", "s3://bucket/out", "", "inside the folder of source"},
+		{"s3://bucket/in/", "s3://bucket/in/out/", "", "inside the folder of source"},
+		{"s3://bucket/in/x/", "s3://bucket/in", "", "holds the folder of source"},
+		{"s3://bucket/in/", "s3://bucket/", "", "holds the folder of source"},
+		{"s3://bucket/in/", "s3://bucket/in2/", "", ""},
+		{"s3://bucket/in/", "s3://other/in/", "", ""},
+		{"s3://bucket/in/", "s3://bucket/", "http://elsewhere:9000", "holds the folder of source"}, // endpoint of one only: same store
+		{in, "s3://bucket/", "", ""},
+		{"s3://bucket/in/", in, "", ""},
+	} {
+		t.Run(fmt.Sprintf("%s->%s", c.source, c.sink), func(t *testing.T) {
+			yaml := fmt.Sprintf("job: j\nsources:\n  - ctx: src\n    path: %q\nsinks:\n  - ctx: out\n    path: %q\n", c.source, c.sink)
+			if c.sinkS3 != "" {
+				yaml += fmt.Sprintf("    s3: {endpoint: %q}\n", c.sinkS3)
+			}
+			spec, err := job.Parse(filepath.Join(dir, "job.yaml"), []byte(yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = checkSinkPaths(spec, state)
+			var je *job.Error
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("got %v, want no error", err)
+			case c.want != "" && err == nil:
+				t.Errorf("got no error, want one saying %q", c.want)
+			case c.want != "" && (!errors.As(err, &je) || !strings.Contains(err.Error(), c.want) || je.Line != 7 || je.Key != "sinks[0].path"):
+				t.Errorf("got %v, want a job-file error at line 7, sinks[0].path saying %q", err, c.want)
+			}
+		})
+	}
+	// A source with a different explicit endpoint is another store.
+	yaml := "job: j\nsources:\n  - ctx: src\n    path: s3://b/\n    s3: {endpoint: \"http://a:1\"}\nsinks:\n  - ctx: out\n    path: s3://b/out/\n    s3: {endpoint: \"http://b:1\"}\n"
+	spec, err := job.Parse(filepath.Join(dir, "job.yaml"), []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkSinkPaths(spec, state); err != nil {
+		t.Errorf("two endpoints: got %v, want no error", err)
+	}
+	// The state store on S3: a sink in its prefix is refused.
+	spec, _ = job.Parse(filepath.Join(dir, "job.yaml"), []byte("job: j\nsources:\n  - ctx: src\n    path: in\nsinks:\n  - ctx: out\n    path: s3://st/state/out/\n"))
+	if err := checkSinkPaths(spec, "s3://st/state"); err == nil || !strings.Contains(err.Error(), "state store's folder") {
+		t.Errorf("sink in an S3 state prefix: got %v", err)
+	}
+	if err := checkSinkPaths(spec, "s3://st/state2/"); err != nil {
+		t.Errorf("sink beside an S3 state prefix: got %v", err)
+	}
+	// Credentials in a URL name no place and are never shown (if the job
+	// file's validation lets them through at all).
+	if spec, err := job.Parse(filepath.Join(dir, "job.yaml"), []byte("job: j\nsources:\n  - ctx: src\n    path: s3://AKIAX:hunter2@b/in/\nsinks:\n  - ctx: out\n    path: s3://b/in/out/\n")); err == nil {
+		if err := checkSinkPaths(spec, state); err == nil || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("source URL with credentials: got %v, want an error that does not show the secret", err)
+		}
+	}
+	// A state file beside the job file: its folder is the project's; a sink
+	// below it is fine, the folder itself is not.
+	spec, _ = job.Parse(filepath.Join(dir, "job.yaml"), []byte("job: j\nsources:\n  - ctx: src\n    path: in\nsinks:\n  - ctx: out\n    path: out/\n"))
+	if err := checkSinkPaths(spec, filepath.Join(dir, "state.db")); err != nil {
+		t.Errorf("sink below the folder of a state file beside the job file: got %v", err)
+	}
+	spec, _ = job.Parse(filepath.Join(dir, "job.yaml"), []byte("job: j\nsources:\n  - ctx: src\n    path: s3://b/in/\nsinks:\n  - ctx: out\n    path: ./\n"))
+	if err := checkSinkPaths(spec, filepath.Join(dir, "state.db")); err == nil || !strings.Contains(err.Error(), "state store's folder") {
+		t.Errorf("sink at the folder of a state file beside the job file: got %v", err)
+	}
+}

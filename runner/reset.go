@@ -1,0 +1,153 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/tidemark-etl/tidemark/sink"
+	"github.com/tidemark-etl/tidemark/store"
+)
+
+// ResetOptions are the settings of Reset.
+type ResetOptions struct {
+	// ToRun restores the bookmark exactly as that run committed it (Glue's
+	// rewind); empty clears the bookmark.
+	ToRun string
+	// Purge deletes what every later run published, whatever its mode.
+	Purge  bool
+	Logger *slog.Logger
+}
+
+// ResetResult says what a reset undid and deleted.
+type ResetResult struct {
+	Job     string   `json:"job"`
+	Version int64    `json:"version"`
+	ToRun   string   `json:"to_run,omitempty"`
+	Undone  []string `json:"undone"`
+	Purged  []string `json:"purged"`  // runs whose output was deleted
+	Deleted []string `json:"deleted"` // locations of deleted files
+	// Gone are the files of purged runs that were not where they were
+	// published: replaced by a later overwrite, deleted by hand, or moved
+	// with the sink folder (then they are still there, at the new place).
+	Gone []string `json:"gone,omitempty"`
+}
+
+// Reset clears or rewinds a job's bookmark under its lease, after rolling
+// forward any committed run not yet published, and with Purge deletes the
+// output of every run after the target.
+func Reset(ctx context.Context, st store.Store, jobName string, opts ResetOptions) (*ResetResult, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	lease, err := acquire(ctx, st, jobName, "reset-"+newRunID(time.Now()), DefaultLeaseTTL, cancel, log)
+	if err != nil {
+		return nil, err
+	}
+	defer lease.release()
+	if err := markDead(ctx, st, jobName, log); err != nil {
+		return nil, err
+	}
+	runs, err := st.Runs(ctx, jobName)
+	if err != nil {
+		return nil, err
+	}
+	var targetSeq int64
+	if opts.ToRun != "" {
+		found := false
+		for _, r := range runs {
+			if r.RunID == opts.ToRun {
+				found, targetSeq = true, r.Seq
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("%w: job %s has no run %s (see `tidemark runs %s`)", ErrUsage, jobName, opts.ToRun, jobName)
+		}
+	}
+	isUndone := func(r store.Run) bool { return r.Seq > targetSeq }
+	if err := recoverJob(ctx, st, jobName, nil, log, isUndone); err != nil {
+		return nil, fmt.Errorf("recovering earlier runs: %w", err)
+	}
+	if runs, err = st.Runs(ctx, jobName); err != nil {
+		return nil, err
+	}
+	undone, err := st.Reset(ctx, jobName, lease.token(), opts.ToRun)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+		}
+		return nil, fmt.Errorf("resetting job %s: %w", jobName, err)
+	}
+	head, err := st.Head(ctx, jobName)
+	if err != nil {
+		return nil, err
+	}
+	res := &ResetResult{Job: jobName, Version: head.Version, ToRun: opts.ToRun, Undone: []string{}, Purged: []string{}, Deleted: []string{}}
+	for _, r := range undone {
+		res.Undone = append(res.Undone, r.RunID)
+	}
+	if !opts.Purge {
+		return res, nil
+	}
+	// Runs undone by an earlier reset without purge are purged too.
+	for i := len(runs) - 1; i >= 0; i-- {
+		r := runs[i]
+		if r.Seq <= targetSeq || r.Status != store.StatusSucceeded || r.Purged {
+			continue
+		}
+		outs, err := st.Outputs(ctx, jobName, r.RunID)
+		if err != nil {
+			return res, err
+		}
+		if err := purgeRun(ctx, jobName, r.RunID, outs, res, log); err != nil {
+			return res, err
+		}
+		if err := st.MarkPurged(ctx, jobName, r.RunID); err != nil {
+			return res, err
+		}
+		res.Purged = append(res.Purged, r.RunID)
+	}
+	if len(res.Gone) > 0 {
+		log.Warn("files of the purged runs were not where they were published: replaced by a later overwrite, deleted by "+
+			"hand, or moved with the sink folder (if you moved it, they are still there: delete them at the new place)",
+			"files", len(res.Gone), "examples", strings.Join(res.Gone[:min(len(res.Gone), maxNamed)], ", "))
+	}
+	return res, nil
+}
+
+// maxNamed is how many files a warning names.
+const maxNamed = 5
+
+// purgeRun has every location the run's outputs are at delete them,
+// location by location, adding what was deleted (and what was already
+// gone) to res.
+func purgeRun(ctx context.Context, jobName, runID string, outs []store.Output, res *ResetResult, log *slog.Logger) error {
+	var keys []string
+	at := map[string][]store.Output{}
+	for _, o := range outs {
+		if _, ok := at[o.Root]; !ok {
+			keys = append(keys, o.Root)
+		}
+		at[o.Root] = append(at[o.Root], o)
+	}
+	for _, k := range keys {
+		loc, err := sink.OpenLocation(ctx, at[k][0])
+		if err != nil {
+			return err
+		}
+		p, err := loc.Purge(ctx, jobName, runID, at[k], log)
+		loc.Close()
+		res.Deleted = append(res.Deleted, p.Deleted...)
+		res.Gone = append(res.Gone, p.Gone...)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,404 @@
+// Package tidemark is incremental ETL with job bookmarks: the library behind
+// the tidemark command. Run executes a whole job; Bookmarks (api.go) gives a
+// Go program the bookmark alone.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/internal/secret"
+	"github.com/tidemark-etl/tidemark/job"
+	"github.com/tidemark-etl/tidemark/sink"
+	"github.com/tidemark-etl/tidemark/source"
+	"github.com/tidemark-etl/tidemark/store"
+)
+
+// RunOptions are the per-invocation settings of Run.
+type RunOptions struct {
+	// Mode overrides the job file's bookmark mode when set.
+	Mode bookmark.Mode
+	// From and To (pause only) re-read exactly what runs (From, To] read.
+	From, To string
+	// State overrides the state location.
+	State string
+	// JobName overrides the job file's job: (Glue's --JOB_NAME).
+	JobName string
+	// AllowSourceChange keeps bookmarks whose source definition changed.
+	AllowSourceChange bool
+	// AdoptSink makes the job and its state store the owner of its file
+	// sink locations whatever their ownership records say (a hand-over, or
+	// a new history after a lost state).
+	AdoptSink bool
+	// LeaseTTL defaults to DefaultLeaseTTL.
+	LeaseTTL time.Duration
+	Logger   *slog.Logger
+	// Progress, if set, receives progress events.
+	Progress Progress
+}
+
+// Progress receives a run's progress: files and bytes read.
+type Progress interface {
+	// Phase starts a phase with a total (files and bytes; 0 if unknown).
+	Phase(name string, files, bytes int64)
+	// Add reports done work in the current phase.
+	Add(files, bytes int64)
+	// Done ends the current phase.
+	Done()
+}
+
+// EngineProgress is a Progress that also shows how far the engine has come
+// in the processing phase: Run calls Engine a few times a second while the
+// engine runs (never at the same time as Phase or Done), when the engine
+// can tell (engine.Progresser).
+type EngineProgress interface {
+	Progress
+	// Engine reports the running statement's progress: percent (0-100) of
+	// its estimated work (for file scans, the share of the input read) and
+	// the rows it has processed.
+	Engine(percent float64, rows int64)
+}
+
+// Result is a run's summary; its JSON form is the contract's run --json.
+type Result struct {
+	Job        string                 `json:"job"`
+	RunID      string                 `json:"run_id"`
+	Attempt    int                    `json:"attempt"`
+	Status     string                 `json:"status"`
+	Mode       bookmark.Mode          `json:"mode"`
+	Sources    map[string]store.Count `json:"sources"`
+	Sinks      map[string]store.Count `json:"sinks"`
+	DurationMS int64                  `json:"duration_ms"`
+	Version    int64                  `json:"version"`
+	Error      string                 `json:"error,omitempty"`
+	StartedAt  *time.Time             `json:"started_at,omitempty"`
+	FinishedAt *time.Time             `json:"finished_at,omitempty"`
+	Undone     bool                   `json:"undone,omitempty"`
+	Purged     bool                   `json:"purged,omitempty"`
+}
+
+// ResultOf converts a stored run record.
+func ResultOf(r store.Run) Result {
+	res := Result{Job: r.Job, RunID: r.RunID, Attempt: r.Attempt, Status: r.Status, Mode: r.Mode,
+		Sources: r.Sources, Sinks: r.Sinks, Version: r.Version, Error: secret.Redact(r.Error), Undone: r.Undone, Purged: r.Purged}
+	started := r.StartedAt
+	res.StartedAt = &started
+	if !r.FinishedAt.IsZero() {
+		f := r.FinishedAt
+		res.FinishedAt = &f
+		res.DurationMS = f.Sub(started).Milliseconds()
+	}
+	if res.Sources == nil {
+		res.Sources = map[string]store.Count{}
+	}
+	if res.Sinks == nil {
+		res.Sinks = map[string]store.Count{}
+	}
+	return res
+}
+
+// checkOptions has the engine check every reader and writer option, and
+// the object stores every s3: setting (Parse did already; a Spec built in
+// code may not have been parsed).
+func checkOptions(spec *job.Spec) error { return spec.CheckOptions() }
+
+// open applies defaults, checks the options and opens the job's state
+// store; it returns the job name in force (--JOB_NAME wins).
+func (o *RunOptions) open(ctx context.Context, spec *job.Spec) (string, store.Store, error) {
+	if err := o.defaults(spec); err != nil {
+		return "", nil, err
+	}
+	jobName := spec.Job
+	if o.JobName != "" {
+		jobName = o.JobName
+	}
+	loc, origin := StateOrigin(o.State, spec)
+	if err := checkSinkPaths(spec, loc); err != nil {
+		return "", nil, err
+	}
+	st, err := OpenState(ctx, loc)
+	if err != nil {
+		if errors.Is(err, ErrUsage) {
+			return "", nil, err
+		}
+		return "", nil, &StateError{Location: store.Redact(loc), Origin: origin, Err: err}
+	}
+	return jobName, st, nil
+}
+
+func (o *RunOptions) defaults(spec *job.Spec) error {
+	if err := checkOptions(spec); err != nil {
+		return err
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.LeaseTTL == 0 {
+		o.LeaseTTL = DefaultLeaseTTL
+	}
+	if o.Mode == "" {
+		m, err := bookmark.ParseMode(spec.Bookmark)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrUsage, err)
+		}
+		o.Mode = m
+	}
+	if (o.From == "") != (o.To == "") {
+		return fmt.Errorf("%w: --job-bookmark-from and --job-bookmark-to go together", ErrUsage)
+	}
+	if o.From != "" && o.Mode != bookmark.ModePause {
+		return fmt.Errorf("%w: --job-bookmark-from/--job-bookmark-to need --job-bookmark-option pause", ErrUsage)
+	}
+	return nil
+}
+
+// Run executes one run of the job: plan against the bookmark, execute on the
+// engine, commit bookmark + run + manifests in one transaction, publish.
+// On error the bookmark did not move and nothing of the run is published;
+// the returned Result (non-nil once the run was recorded) says what it did.
+func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) {
+	jobName, st, err := opts.open(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+
+	started := time.Now().UTC()
+	r := &runner{spec: spec, opts: opts, st: st, job: jobName, log: opts.Logger}
+	r.rec = store.Run{Job: jobName, RunID: newRunID(started), Mode: opts.Mode, Status: store.StatusRunning, StartedAt: started}
+	defer r.close()
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	lease, err := acquire(ctx, st, jobName, r.rec.RunID, opts.LeaseTTL, cancel, r.log)
+	if err != nil {
+		return nil, err
+	}
+	defer lease.release()
+	r.lease = lease
+	// A sink that is not the job's is refused before the run is recorded
+	// (exit 2); an error opening a sink or reading its record fails the
+	// recorded run.
+	claimErr := r.openSinks(ctx)
+	if claimErr == nil {
+		claimErr = r.claimSinks(ctx)
+	}
+	var owned *sink.OwnedError
+	if errors.As(claimErr, &owned) {
+		return nil, claimErr
+	}
+	openErr := r.openSources(ctx)
+	if err := markDead(ctx, st, jobName, r.log); err != nil {
+		return nil, err
+	}
+	// A usage error is found before the run is recorded: it is no run.
+	if opts.From != "" {
+		if r.rangeIDs, err = rangeRuns(ctx, st, jobName, opts.From, opts.To); err != nil {
+			return nil, err
+		}
+	}
+	// So is a file source whose definition changed under its ctx.
+	if err := r.checkSourceDefinitions(ctx); err != nil {
+		return nil, err
+	}
+	// And a password_env naming a variable that is not set.
+	if err := checkPasswordEnv(spec); err != nil {
+		return nil, err
+	}
+	if r.rec, err = st.BeginRun(ctx, r.rec); err != nil {
+		return nil, fmt.Errorf("recording run start: %w", err)
+	}
+	err = claimErr
+	if err == nil {
+		err = openErr
+	}
+	if err == nil {
+		err = r.recover(ctx)
+	}
+	if err == nil {
+		err = r.execute(ctx)
+	}
+	if cause := context.Cause(ctx); err != nil && cause != nil && !errors.Is(cause, context.Canceled) {
+		err = fmt.Errorf("%w (%v)", err, cause)
+	}
+	res := ResultOf(r.rec)
+	res.DurationMS = time.Since(started).Milliseconds()
+	if err != nil {
+		r.cleanupTemp()
+		r.rec.Status = store.StatusFailed
+		fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer fcancel()
+		var unpublished *UnpublishedError
+		if errors.As(err, &unpublished) {
+			// committed: its record stays succeeded, its publish pending
+		} else if ferr := st.FailRun(fctx, jobName, r.rec.RunID, time.Now().UTC(), r.rec, secret.Redact(err.Error())); ferr != nil {
+			r.log.Error("recording run failure", "run", r.rec.RunID, "err", ferr)
+		}
+		res.Status, res.Error = store.StatusFailed, secret.Redact(err.Error())
+		return &res, err
+	}
+	res.Status = store.StatusSucceeded
+	return &res, nil
+}
+
+// openSinks opens every sink of the job.
+func (r *runner) openSinks(ctx context.Context) error {
+	for _, k := range r.spec.Sinks {
+		s, err := sink.Open(ctx, r.spec, k)
+		if err != nil {
+			return err
+		}
+		r.sinks = append(r.sinks, s)
+	}
+	return nil
+}
+
+// openSources opens every source of the job.
+func (r *runner) openSources(ctx context.Context) error {
+	for _, src := range r.spec.Sources {
+		s, err := source.Open(ctx, r.spec, src)
+		if err != nil {
+			return err
+		}
+		r.sources = append(r.sources, s)
+	}
+	return nil
+}
+
+// close closes the opened sources and sinks.
+func (r *runner) close() {
+	for _, s := range r.sources {
+		_ = s.Close()
+	}
+	for _, k := range r.sinks {
+		_ = k.Close()
+	}
+}
+
+// claimSinks makes sure every sink's location is the job's own under this
+// state store before anything of the run touches a sink.
+func (r *runner) claimSinks(ctx context.Context) error {
+	id, err := r.st.Identity(ctx)
+	if err != nil {
+		return err
+	}
+	head, err := r.st.Head(ctx, r.job)
+	if err != nil {
+		return fmt.Errorf("reading bookmark: %w", err)
+	}
+	c := sink.Claim{Job: r.job, Identity: id, Version: head.Version, Mode: r.opts.Mode, Adopt: r.opts.AdoptSink,
+		Known: func(ctx context.Context, runID string) (bool, error) {
+			_, err := r.st.Run(ctx, r.job, runID)
+			if errors.Is(err, store.ErrNotFound) {
+				return false, nil
+			}
+			if err != nil {
+				return false, fmt.Errorf("reading run %s: %w", runID, err)
+			}
+			return true, nil
+		}, Log: r.log}
+	for _, k := range r.sinks {
+		if err := k.Claim(ctx, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recover finishes what earlier runs left: it rolls committed runs forward
+// and deletes what dead runs staged, in sinks and in the spill folder.
+func (r *runner) recover(ctx context.Context) error {
+	if err := recoverJob(ctx, r.st, r.job, r.sinks, r.log, nil); err != nil {
+		return fmt.Errorf("recovering earlier runs: %w", err)
+	}
+	r.cleanDeadTemp()
+	return nil
+}
+
+// rangeRuns resolves pause from/to into the enable runs (from, to] whose
+// inputs the run re-reads.
+func rangeRuns(ctx context.Context, st store.Store, jobName, from, to string) ([]string, error) {
+	runs, err := st.Runs(ctx, jobName)
+	if err != nil {
+		return nil, err
+	}
+	var fromSeq, toSeq int64 = -1, -1
+	for _, r := range runs {
+		if r.RunID == from {
+			fromSeq = r.Seq
+		}
+		if r.RunID == to {
+			toSeq = r.Seq
+		}
+	}
+	if fromSeq < 0 {
+		return nil, fmt.Errorf("%w: --job-bookmark-from %s: no such run of job %s", ErrUsage, from, jobName)
+	}
+	if toSeq < 0 {
+		return nil, fmt.Errorf("%w: --job-bookmark-to %s: no such run of job %s", ErrUsage, to, jobName)
+	}
+	if toSeq <= fromSeq {
+		return nil, fmt.Errorf("%w: --job-bookmark-to %s is not after --job-bookmark-from %s", ErrUsage, to, from)
+	}
+	ids := []string{}
+	for _, r := range runs {
+		if r.Seq > fromSeq && r.Seq <= toSeq && r.Mode == bookmark.ModeEnable && r.Status == store.StatusSucceeded && !r.Undone {
+			ids = append(ids, r.RunID)
+		}
+	}
+	return ids, nil
+}
+
+// checkSourceDefinitions refuses a run whose source's definition (path,
+// format, options, globs, tracking) changed since its bookmark was
+// written, before the run is recorded (it is a job-file matter, not a
+// failed run). Sources that can tell only once connected (SQL tables)
+// check when they are planned.
+func (r *runner) checkSourceDefinitions(ctx context.Context) error {
+	if r.opts.Mode == bookmark.ModeDisable || r.opts.AllowSourceChange {
+		return nil
+	}
+	states, err := r.st.SourceStates(ctx, r.job)
+	if err != nil || len(states) == 0 {
+		return nil // reading fails the recorded run, as planning would
+	}
+	for _, src := range r.sources {
+		if prev, ok := states[src.Ctx()]; ok {
+			if err := src.CheckDefinition(ctx, prev); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkPasswordEnv is a usage error when a SQL source or sink's
+// password_env names a variable that is not set: found before the run is
+// recorded, like the other usage errors.
+func checkPasswordEnv(spec *job.Spec) error {
+	check := func(what, ctxName, env string) error {
+		if env == "" {
+			return nil
+		}
+		if _, ok := os.LookupEnv(env); !ok {
+			return fmt.Errorf("%w: %s %s: password_env: environment variable %s is not set", ErrUsage, what, ctxName, env)
+		}
+		return nil
+	}
+	for _, src := range spec.Sources {
+		if err := check("source", src.Ctx, src.PasswordEnv); err != nil {
+			return err
+		}
+	}
+	for _, k := range spec.Sinks {
+		if err := check("sink", k.Ctx, k.PasswordEnv); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,169 @@
+// Package files is the file sink: a local folder or an S3 prefix that
+// receives Parquet, CSV or JSON files (sink.Sink, sink.Location). Output is
+// staged under the location's _tidemark/staging/<run>/ on local disks, and
+// on S3 uploaded before the commit to its final keys as multipart uploads
+// left incomplete, which publishing completes; the first file of a sink
+// goes up while the engine writes it (tail.go).
+package files
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/tidemark-etl/tidemark/internal/layout"
+	"github.com/tidemark-etl/tidemark/job"
+	"github.com/tidemark-etl/tidemark/objstore"
+	"github.com/tidemark-etl/tidemark/sink"
+	"github.com/tidemark-etl/tidemark/store"
+)
+
+// Sink is one opened file sink of a job.
+type Sink struct {
+	spec job.Sink
+	root string
+	objs objstore.Store
+}
+
+var _ sink.Sink = (*Sink)(nil)
+
+func init() {
+	sink.Register(sink.KindFiles, func(ctx context.Context, spec *job.Spec, k job.Sink) (sink.Sink, error) {
+		return Open(ctx, spec, k)
+	}, func(ctx context.Context, o store.Output) (sink.Location, error) {
+		return OpenLocation(ctx, o.Root)
+	})
+}
+
+// Location is where a sink writes, with its S3 settings (never
+// credentials) as a query string, so the output manifests name a location
+// that a roll-forward or purge can open without the job file.
+func Location(spec *job.Spec, k job.Sink) string {
+	return objstore.WithOptions(spec.Resolve(k.Path), k.S3)
+}
+
+// Open opens a job's file sink; it touches nothing.
+func Open(ctx context.Context, spec *job.Spec, k job.Sink) (*Sink, error) {
+	root := Location(spec, k)
+	objs, err := objstore.Open(ctx, root, nil)
+	if err != nil {
+		return nil, fmt.Errorf("sink %s: %w", k.Ctx, err)
+	}
+	return &Sink{spec: k, root: root, objs: objs}, nil
+}
+
+// Ctx is the sink's ctx.
+func (s *Sink) Ctx() string { return s.spec.Ctx }
+
+// Root is the sink's location as manifests record it.
+func (s *Sink) Root() string { return s.root }
+
+// Close releases nothing.
+func (s *Sink) Close() error { return nil }
+
+// Claim makes sure the location is the job's under this state store: a
+// location without a record is claimed (created only if still absent, so
+// of two jobs racing one wins); one recorded for another job or state
+// store, or for a later version than the state's, is refused with a
+// *sink.OwnedError. With Adopt the record is rewritten for this job and
+// state instead. A disable run (which reads all input whatever the state
+// knows) is refused only by another job's record.
+func (s *Sink) Claim(ctx context.Context, c sink.Claim) error {
+	now := time.Now().UTC()
+	want := sink.Owner{Job: c.Job, StateStoreID: c.Identity.ID, StateStore: store.Redact(c.Identity.Location),
+		Version: c.Version, CreatedAt: now, UpdatedAt: now}
+	knows := func(runID string) (bool, error) { return c.Known(ctx, runID) }
+	parents := func() error { return checkParents(ctx, s.root, s.spec.Ctx, c.Job) }
+	if err := claimSink(ctx, s.objs, s.spec.Ctx, want, c.Mode, c.Adopt, knows, parents, c.Log); err != nil {
+		var owned *sink.OwnedError
+		if errors.As(err, &owned) {
+			owned.Location, owned.State = layout.Name(s.root), c.Identity
+			return err
+		}
+		return fmt.Errorf("sink %s: %w", s.spec.Ctx, err)
+	}
+	return nil
+}
+
+// Cleanup aborts the incomplete uploads and deletes the staged files of
+// the job's dead runs; other runs' are left alone and reported.
+func (s *Sink) Cleanup(ctx context.Context, dead func(runID string) (bool, error), log *slog.Logger) error {
+	root := s.root
+	isDead := func(id string) bool {
+		d, err := dead(id)
+		return err == nil && d
+	}
+	// A dead run's incomplete multipart uploads are invisible to List.
+	if a, ok := s.objs.(objstore.UploadAborter); ok {
+		others := 0
+		n, err := a.AbortStaleUploads(ctx, "", 0, func(k string) bool {
+			id := runOfKey(k)
+			if id != "" && !isDead(id) {
+				others++
+				return false
+			}
+			return id != ""
+		})
+		if err != nil {
+			return fmt.Errorf("aborting stale uploads under %s: %w", root, err)
+		}
+		if n > 0 {
+			log.Info("aborted incomplete uploads of runs that did not commit", "root", root, "uploads", n)
+		}
+		if others > 0 {
+			log.Warn("incomplete uploads of runs this job's state does not know are left alone", "root", root, "uploads", others)
+		}
+	}
+	deadRuns := map[string]int{}
+	foreign := 0
+	for o, err := range s.objs.List(ctx, stagingDir+"/") {
+		if err != nil {
+			return err
+		}
+		id, _, _ := strings.Cut(strings.TrimPrefix(o.Key, stagingDir+"/"), "/")
+		if isDead(id) {
+			deadRuns[id]++
+		} else {
+			foreign++
+		}
+	}
+	for id, n := range deadRuns {
+		log.Info("deleting staged output of a run that did not commit", "root", root, "run", id, "files", n)
+		if err := s.objs.DeletePrefix(ctx, stagingPrefix(id)); err != nil {
+			return fmt.Errorf("cleaning %s: %w", root, err)
+		}
+	}
+	if foreign > 0 {
+		log.Warn("staged files of runs this job's state does not know are left alone", "root", root, "files", foreign,
+			"folder", layout.Join(root, stagingDir+"/"))
+	}
+	return nil
+}
+
+// Prepare makes the run's staging folder: in place under the sink's
+// _tidemark/staging/<run>/ on local disks, a temporary folder otherwise
+// (uploaded by Stage).
+func (s *Sink) Prepare(ctx context.Context, run sink.Run) (sink.Staging, error) {
+	st := &staging{sink: s, run: run}
+	if p, ok := s.objs.LocalPath(stagingPrefix(run.ID)); ok {
+		st.local = p
+	} else {
+		dir, err := run.TempDir("stage-")
+		if err != nil {
+			return nil, fmt.Errorf("sink %s: making staging folder: %w", s.spec.Ctx, err)
+		}
+		st.local, st.remote = dir, true
+	}
+	if err := os.MkdirAll(st.local, 0o755); err != nil {
+		return nil, fmt.Errorf("sink %s: making staging folder: %w", s.spec.Ctx, err)
+	}
+	return st, nil
+}
+
+// dataDir is the folder the engine writes a staging area's rows into.
+func (st *staging) dataDir() string { return path.Join(st.local, "data") }

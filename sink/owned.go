@@ -1,0 +1,116 @@
+package sink
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tidemark-etl/tidemark/internal/layout"
+	"github.com/tidemark-etl/tidemark/store"
+)
+
+// ErrOutputLost marks a committed run whose output can no longer be
+// published: a staged file or a prepared upload of it is gone (deleted,
+// aborted by a lifecycle rule).
+var ErrOutputLost = errors.New("the run's output is lost: its staged file or upload is gone")
+
+// Owner is a file sink location's ownership record: the job that
+// writes there, the state store that holds its bookmark, and the last run
+// (and its bookmark version) that published there. It is what makes a
+// folder recognisably a tidemark sink, and what tells a lost, replaced or
+// older state from the owner's.
+type Owner struct {
+	Job          string `json:"job"`
+	StateStoreID string `json:"state_store_id"`
+	// StateStore is where the state store was, for people; the ID decides.
+	StateStore string `json:"state_store"`
+	Version    int64  `json:"version"`
+	// LastRun is the enable run that last published there ("" until one
+	// did): a state that has no record of it is older than the location,
+	// whatever its version (a reset raises the version too).
+	LastRun   string    `json:"last_run,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Owns reports whether the record names this job of this state store.
+func (o Owner) Owns(jobName string, id store.Identity) bool {
+	return o.Job == jobName && o.StateStoreID == id.ID
+}
+
+// OwnedError refuses a run at a sink location whose ownership record
+// does not name the job of this state store, or names a later bookmark
+// version than the state holds (exit 2). Nothing was written or deleted.
+type OwnedError struct {
+	Sink     string // the sink's ctx
+	Location string
+	Job      string
+	State    store.Identity
+	Version  int64 // the state's bookmark version
+	Owner    Owner
+	// LastRun is set for a SQL table sink: the newest run of the job whose
+	// marker the table's _tidemark_runs holds and this state does not know.
+	LastRun string
+	// UnknownRun is the record's last run, which this state has no record
+	// of.
+	UnknownRun string
+	// Empty: the location holds nothing but the record (no published or
+	// staged file, no upload under way).
+	Empty bool
+	// Inside is set when the location has no record and lies inside
+	// Inside, another job's sink location (Owner is its record).
+	Inside string
+}
+
+func (e *OwnedError) Error() string {
+	o := e.Owner
+	switch {
+	case e.Inside != "":
+		return fmt.Sprintf("sink %s: %s lies inside %s, the sink location of job %q of the state store %s (id %s): its readers "+
+			"would take job %q's files for that job's, and that job's runs may replace or delete them. Give this job a sink "+
+			"path outside it (or write there anyway with `tidemark run JOBFILE --adopt-sink`)",
+			e.Sink, e.Location, layout.Name(e.Inside), o.Job, o.StateStore, o.StateStoreID, e.Job)
+	case e.LastRun != "":
+		return fmt.Sprintf("sink %s: table %s holds rows of run %s of job %q (its marker in _tidemark_runs), which the state "+
+			"store %s (id %s) has no record of: the state was lost, emptied, replaced or restored from an older copy, and "+
+			"running on would load input again that is already in the table. To go on: restore the state store; or start a "+
+			"new history on purpose with `tidemark run JOBFILE --adopt-sink` (the rows already there stay); or write to a new table",
+			e.Sink, e.Location, e.LastRun, e.Job, e.State.Location, e.State.ID)
+	case o.Job != e.Job:
+		return fmt.Sprintf("sink %s: %s belongs to job %q of the state store %s (id %s); job %q may not write there: "+
+			"give this job another sink path, or hand the location over to it with `tidemark run JOBFILE --adopt-sink`",
+			e.Sink, e.Location, o.Job, o.StateStore, o.StateStoreID, e.Job)
+	case o.StateStoreID != e.State.ID && e.Empty:
+		return fmt.Sprintf("sink %s: %s is claimed by job %q of the state store %s (id %s), not this one, %s (id %s); it holds "+
+			"no output yet. If no run of that state store is under way (it was lost, or is not used any more), take the location "+
+			"over with `tidemark run JOBFILE --adopt-sink`; or write to a new sink path",
+			e.Sink, e.Location, o.Job, o.StateStore, o.StateStoreID, e.State.Location, e.State.ID)
+	case o.StateStoreID != e.State.ID:
+		which := fmt.Sprintf("recorded in the state store %s (id %s), not in this one, %s (id %s)",
+			o.StateStore, o.StateStoreID, e.State.Location, e.State.ID)
+		if o.StateStore == e.State.Location {
+			which = fmt.Sprintf("recorded in the state store %s when it had id %s; it has id %s now: it was made anew",
+				o.StateStore, o.StateStoreID, e.State.ID)
+		}
+		return fmt.Sprintf("sink %s: %s holds output of job %q %s. This state has no record of that output (the state was lost, "+
+			"emptied or replaced, or another state store runs a job of this name), and running on would read all input again "+
+			"into a sink that already holds it. To go on: restore that state store; or start a new history on purpose with "+
+			"`tidemark run JOBFILE --adopt-sink` (the output already there stays: delete it first, or expect it twice); "+
+			"or write to a new sink path", e.Sink, e.Location, o.Job, which)
+	case e.UnknownRun != "":
+		return fmt.Sprintf("sink %s: %s holds output of job %q up to run %s (bookmark version %d), which the state store %s "+
+			"(now at version %d) has no record of: the state was restored from an older copy (or lost its later commits), "+
+			"and running on would read input again that is already in the sink. To go on: restore the newest state; or start "+
+			"a new history on purpose with `tidemark run JOBFILE --adopt-sink` (the input of the later runs is read again: "+
+			"delete their output first, or expect it twice); or write to a new sink path",
+			e.Sink, e.Location, o.Job, e.UnknownRun, o.Version, e.State.Location, e.Version)
+	default:
+		return fmt.Sprintf("sink %s: %s holds output of job %q up to bookmark version %d, but the state store %s is at version %d: "+
+			"the state was restored from an older copy (or lost its later commits), and running on would read input again "+
+			"that is already in the sink. To go on: restore the newest state; or start a new history on purpose with "+
+			"`tidemark run JOBFILE --adopt-sink` (the input of the later runs is read again: delete their output first, or "+
+			"expect it twice); or write to a new sink path",
+			e.Sink, e.Location, o.Job, o.Version, e.State.Location, e.Version)
+	}
+}
+
