@@ -11,6 +11,7 @@ import (
 
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/engine"
+	"github.com/tidemark-etl/tidemark/internal/fault"
 	"github.com/tidemark-etl/tidemark/job"
 	"github.com/tidemark-etl/tidemark/sink"
 	"github.com/tidemark-etl/tidemark/store"
@@ -185,6 +186,7 @@ func (l *tableLocation) Publish(ctx context.Context, p sink.Publication) error {
 	if err := l.k.Publish(ctx, p.Job, p.RunID); err != nil {
 		return fmt.Errorf("publishing run %s into table %s: %w", p.RunID, l.k.cfg.Table, err)
 	}
+	fault.At(fault.MidPublish)
 	return nil
 }
 

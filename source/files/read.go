@@ -124,9 +124,16 @@ func (p *Plan) Open(ctx context.Context, env source.Env) (source.Reading, error)
 	if err != nil {
 		return nil, err
 	}
-	locals, err := p.fetch(ctx, env)
-	if err != nil {
-		return nil, err
+	// A file deleted between planning and reading is dropped from the
+	// plan (and left unrecorded) and the rest fetched again.
+	var locals []string
+	for attempt := 1; ; attempt++ {
+		if locals, err = p.fetch(ctx, env); err == nil {
+			break
+		}
+		if attempt == source.MaxAttempts || !p.dropMissing(ctx, env.Log) {
+			return nil, err
+		}
 	}
 	spec := p.src.spec
 	es := engine.Source{Ctx: p.Ctx, Format: spec.Format, Options: spec.Options, Hive: *spec.HivePartitioning}
