@@ -18,6 +18,7 @@ import (
 	"github.com/tidemark-etl/tidemark/engine"
 	"github.com/tidemark-etl/tidemark/internal/fault"
 	"github.com/tidemark-etl/tidemark/objstore"
+	"github.com/tidemark-etl/tidemark/manifest"
 	"github.com/tidemark-etl/tidemark/store"
 )
 
@@ -31,10 +32,6 @@ const (
 // publishConcurrency is how many staged files move at once (S3 moves are
 // a copy and a delete each).
 const publishConcurrency = 8
-
-// uploadPrefix marks an output's Staged as the id of an upload to complete
-// at its Final key (objstore.Preparer) rather than a staged key to move.
-const uploadPrefix = "upload:"
 
 func stagingPrefix(runID string) string { return stagingDir + "/" + runID + "/" }
 
@@ -100,7 +97,7 @@ func publish(ctx context.Context, st store.Store, rs roots, jobName, runID strin
 	finals := map[string]map[string]bool{} // root -> final keys of this run
 	var moves []func(context.Context) error
 	for _, o := range outs {
-		if strings.HasPrefix(o.Root, tableRootPrefix) {
+		if o.Kind == manifest.TableLoad {
 			moves = append(moves, func(ctx context.Context) error { return publishTable(ctx, o, jobName) })
 			continue
 		}
@@ -159,7 +156,7 @@ func publish(ctx context.Context, st store.Store, rs roots, jobName, runID strin
 	}
 	done := map[string]bool{}
 	for _, o := range outs {
-		if !done[o.Root] && !strings.HasPrefix(o.Root, tableRootPrefix) {
+		if !done[o.Root] && o.Kind != manifest.TableLoad {
 			done[o.Root] = true
 			s, _ := rs.open(ctx, o.Root)
 			if err := s.DeletePrefix(ctx, stagingPrefix(runID)); err != nil {
@@ -201,15 +198,14 @@ func rereadHint(ctx context.Context, st store.Store, jobName, runID string) stri
 // publishOutput makes one staged output visible at its final key: it
 // completes a prepared upload, or moves the staged object.
 func publishOutput(ctx context.Context, s objstore.Store, o store.Output) error {
-	id, ok := strings.CutPrefix(o.Staged, uploadPrefix)
-	if !ok {
+	if o.Kind != manifest.Upload {
 		return s.Move(ctx, o.Staged, o.Final)
 	}
 	p, ok := s.(objstore.Preparer)
 	if !ok {
 		return fmt.Errorf("the output was uploaded to be completed, which %s cannot do", s.Root())
 	}
-	return p.CompleteUpload(ctx, o.Final, id)
+	return p.CompleteUpload(ctx, o.Final, o.UploadID)
 }
 
 // runKey matches the keys of what a run stages or uploads (its data files

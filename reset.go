@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tidemark-etl/tidemark/objstore"
+	"github.com/tidemark-etl/tidemark/manifest"
 	"github.com/tidemark-etl/tidemark/store"
 )
 
@@ -107,7 +108,7 @@ func Reset(ctx context.Context, st store.Store, jobName string, opts ResetOption
 			return res, err
 		}
 		for _, o := range outs {
-			if strings.HasPrefix(o.Root, tableRootPrefix) {
+			if o.Kind == manifest.TableLoad {
 				n, err := purgeTable(ctx, o, jobName)
 				if err != nil {
 					return res, err

@@ -133,7 +133,7 @@ func (r *runner) execute(ctx context.Context) error {
 			if commit.Advance && p.table.ex != nil && p.table.ex.Cursor != nil {
 				st, rec := p.tableState(r.rec.RunID)
 				commit.Sources[p.Ctx] = st
-				commit.Added = append(commit.Added, rec)
+				commit.Ranges = append(commit.Ranges, rec)
 			}
 			continue
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/tidemark-etl/tidemark/job"
 	"github.com/tidemark-etl/tidemark/objstore"
 	sinksql "github.com/tidemark-etl/tidemark/sink/sqltable"
+	"github.com/tidemark-etl/tidemark/manifest"
 	"github.com/tidemark-etl/tidemark/store"
 )
 
@@ -55,8 +56,8 @@ func (r *runner) stageTable(ctx context.Context, ss stagedSink, sr engine.SinkRe
 	if err != nil {
 		return err
 	}
-	c.Outputs = append(c.Outputs, store.Output{RunID: r.rec.RunID, Sink: ss.spec.Ctx, Root: ss.root,
-		Staged: "stage table", Final: ss.spec.Table, Rows: rows})
+	c.Outputs = append(c.Outputs, store.Output{RunID: r.rec.RunID, Sink: ss.spec.Ctx, Kind: manifest.TableLoad,
+		Table: tableTarget(ss.spec), Final: ss.spec.Table, Rows: rows})
 	r.rec.Sinks[ss.spec.Ctx] = store.Count{Rows: rows}
 	return nil
 }
@@ -108,14 +109,15 @@ func (r *runner) stageOutputs(ctx context.Context, res engine.Result, c *store.C
 		tail := r.tailOf(k.Ctx)
 		for j, f := range sr.Files {
 			staged := stagingPrefix(r.rec.RunID) + "data/" + f.Path
-			c.Outputs = append(c.Outputs, store.Output{RunID: r.rec.RunID, Sink: k.Ctx, Root: ss.root,
+			c.Outputs = append(c.Outputs, store.Output{RunID: r.rec.RunID, Sink: k.Ctx, Kind: manifest.File, Root: ss.root,
 				Staged: staged, Final: names[j], Rows: f.Rows, Bytes: f.Bytes})
 			id := ""
 			if tail != nil && tail.covers(f.Path) {
 				id = tail.take(ctx, f.Path, names[j])
 			}
 			if id != "" {
-				c.Outputs[len(c.Outputs)-1].Staged = uploadPrefix + id // sent while the engine wrote it
+				o := &c.Outputs[len(c.Outputs)-1] // sent while the engine wrote it
+				o.Kind, o.UploadID, o.Staged = manifest.Upload, id, ""
 			} else {
 				r.queueUpload(ss, filepath.Join(ss.local, "data", filepath.FromSlash(f.Path)), c, len(c.Outputs)-1)
 			}
@@ -165,8 +167,8 @@ func (r *runner) stageRejects(ss stagedSink, c *store.Commit) error {
 		rel = filepath.ToSlash(rel)
 		staged := stagingPrefix(r.rec.RunID) + "rejects/" + rel
 		info, _ := d.Info()
-		c.Outputs = append(c.Outputs, store.Output{RunID: r.rec.RunID, Sink: "rejects:" + strings.SplitN(rel, "/", 2)[0],
-			Root: ss.root, Staged: staged, Final: rejectsDir + "/" + r.rec.RunID + "/" + rel, Bytes: info.Size()})
+		c.Outputs = append(c.Outputs, store.Output{RunID: r.rec.RunID, Rejects: strings.SplitN(rel, "/", 2)[0],
+			Kind: manifest.File, Root: ss.root, Staged: staged, Final: rejectsDir + "/" + r.rec.RunID + "/" + rel, Bytes: info.Size()})
 		r.queueUpload(ss, p, c, len(c.Outputs)-1)
 		return nil
 	})
@@ -176,7 +178,7 @@ func (r *runner) stageRejects(ss stagedSink, c *store.Commit) error {
 // when the sink is remote. Where the store can prepare an upload (S3), the
 // bytes go to the final key as an upload left incomplete, which publishing
 // completes without moving them again; the output's Staged then names the
-// upload (uploadPrefix + id). Elsewhere they go to the staged key, which
+// upload (Kind Upload, UploadID). Elsewhere they go to the staged key, which
 // publishing moves.
 func (r *runner) queueUpload(ss stagedSink, local string, c *store.Commit, i int) {
 	if !ss.remote {
@@ -198,7 +200,7 @@ func (r *runner) queueUpload(ss stagedSink, local string, c *store.Commit, i int
 			if err != nil {
 				return fmt.Errorf("sink %s: uploading %s: %w", ss.spec.Ctx, joinLoc(ss.root, o.Final), err)
 			}
-			c.Outputs[i].Staged = uploadPrefix + id // each upload writes its own element
+			c.Outputs[i].Kind, c.Outputs[i].UploadID, c.Outputs[i].Staged = manifest.Upload, id, "" // each upload writes its own element
 		} else if err := ss.objs.Put(ctx, o.Staged, f); err != nil {
 			return fmt.Errorf("sink %s: uploading %s: %w", ss.spec.Ctx, joinLoc(ss.root, o.Staged), err)
 		}

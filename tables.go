@@ -10,19 +10,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/engine"
 	"github.com/tidemark-etl/tidemark/job"
+	"github.com/tidemark-etl/tidemark/manifest"
 	sinksql "github.com/tidemark-etl/tidemark/sink/sqltable"
 	"github.com/tidemark-etl/tidemark/source/sqltable"
 	"github.com/tidemark-etl/tidemark/store"
 )
-
-// rangePrefix names the input-manifest records of SQL table sources: one
-// record per run, whose ETag holds the key range the run read (JSON).
-const rangePrefix = "range/"
 
 // tablePlan is a SQL table source's part of a run.
 type tablePlan struct {
@@ -92,13 +88,13 @@ func planTable(ctx context.Context, st store.Store, jobName string, spec *job.Sp
 	switch {
 	case in.rangeRuns != nil:
 		p.table.ranges = [][]byte{}
-		for r, err := range st.RunInputs(ctx, jobName, in.rangeRuns) {
+		for r, err := range st.RunRanges(ctx, jobName, in.rangeRuns) {
 			if err != nil {
 				ts.Close()
 				return nil, err
 			}
-			if r.Ctx == src.Ctx && strings.HasPrefix(r.File.Path, rangePrefix) {
-				p.table.ranges = append(p.table.ranges, []byte(r.File.ETag))
+			if r.Ctx == src.Ctx {
+				p.table.ranges = append(p.table.ranges, r.Range)
 			}
 		}
 		return p, nil
@@ -166,16 +162,15 @@ func (p *SourcePlan) tableCount() store.Count {
 
 // tableState is a table source's bookmark after the run, and the run's
 // input-manifest record.
-func (p *SourcePlan) tableState(runID string) (bookmark.SourceState, store.FileRecord) {
+func (p *SourcePlan) tableState(runID string) (bookmark.SourceState, store.RangeRecord) {
 	s := p.prev
 	s.Kind = "table"
 	s.Fingerprint, s.Describe = p.fp, p.fpDoc
 	s.Schema = p.table.ex.Schema
 	s.Cursor = p.table.ex.Cursor
-	s.Files++ // runs that read rows
-	s.Bytes += p.table.ex.Rows
-	rec := store.FileRecord{Ctx: p.Ctx, File: bookmark.File{Path: rangePrefix + runID, Size: p.table.ex.Rows,
-		MTime: time.Now().UnixNano(), ETag: string(p.table.ex.Range)}}
+	s.Runs++ // runs that read rows
+	s.Rows += p.table.ex.Rows
+	rec := store.RangeRecord{Ctx: p.Ctx, RunID: runID, Range: p.table.ex.Range, Rows: p.table.ex.Rows}
 	return s, rec
 }
 
@@ -191,19 +186,25 @@ func tableLocation(k job.Sink) string {
 	return tableRootPrefix + string(b)
 }
 
-// openTableSink opens a table sink from its manifest location.
-func openTableSink(ctx context.Context, loc string) (*sinksql.Sink, error) {
-	var cfg sinksql.SinkConfig
-	if err := json.Unmarshal([]byte(strings.TrimPrefix(loc, tableRootPrefix)), &cfg); err != nil {
-		return nil, fmt.Errorf("reading table sink location: %w", err)
+// tableTarget is a table sink's target as kept in output manifests.
+func tableTarget(k job.Sink) *manifest.Table {
+	return &manifest.Table{Ctx: k.Ctx, Connection: k.Connection, PasswordEnv: k.PasswordEnv,
+		Table: k.Table, Mode: k.Mode, MergeKeys: k.MergeKeys}
+}
+
+// openTableSink opens a table sink from its manifest target.
+func openTableSink(ctx context.Context, t *manifest.Table) (*sinksql.Sink, error) {
+	if t == nil {
+		return nil, fmt.Errorf("reading table sink location: the output has no table target")
 	}
-	return sinksql.Open(ctx, cfg)
+	return sinksql.Open(ctx, sinksql.SinkConfig{Ctx: t.Ctx, Connection: t.Connection, PasswordEnv: t.PasswordEnv,
+		Table: t.Table, Mode: t.Mode, MergeKeys: t.MergeKeys})
 }
 
 // publishTable publishes a committed run into a table sink: one database
 // transaction with the run's marker, so repeating it is a no-op.
 func publishTable(ctx context.Context, o store.Output, jobName string) error {
-	k, err := openTableSink(ctx, o.Root)
+	k, err := openTableSink(ctx, o.Table)
 	if err != nil {
 		return err
 	}
@@ -216,7 +217,7 @@ func publishTable(ctx context.Context, o store.Output, jobName string) error {
 
 // purgeTable removes what a run loaded into a table sink.
 func purgeTable(ctx context.Context, o store.Output, jobName string) (int64, error) {
-	k, err := openTableSink(ctx, o.Root)
+	k, err := openTableSink(ctx, o.Table)
 	if err != nil {
 		return 0, err
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +20,8 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/tidemark-etl/tidemark/internal/s3test"
+	"github.com/tidemark-etl/tidemark/store"
+	_ "github.com/tidemark-etl/tidemark/store/sqlite"
 )
 
 // oldStateDir is where testdata/oldstate/make.sh made the fixture: the
@@ -84,6 +87,20 @@ func TestOldStateContinues(t *testing.T) {
 		secrets: []string{srv.SecretKey},
 	}
 	dbJob := filepath.Join(work, "db.yaml")
+
+	// A read-only command does not upgrade the schema: it says which
+	// command does. The first open that may write (any run) upgrades it.
+	r := f.tidemark(nil, "bookmark", "show", f.jobPath, "--json")
+	if r.code == 0 || !strings.Contains(r.stderr, "needs an upgrade") {
+		t.Fatalf("bookmark show on the old schema: got exit %d, want it to ask for the upgrade\n%v", r.code, r)
+	}
+	st, err := store.Open(context.Background(), filepath.Join(work, ".tidemark", "state.db"))
+	if err != nil {
+		t.Fatalf("opening the old state to upgrade it: %v", err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
 
 	// The same bookmark and runs as the old binary showed.
 	for _, c := range []struct{ job, name string }{{f.jobPath, "orders"}, {dbJob, "db"}} {
