@@ -17,8 +17,8 @@ import (
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/engine"
 	"github.com/tidemark-etl/tidemark/internal/fault"
-	"github.com/tidemark-etl/tidemark/objstore"
 	"github.com/tidemark-etl/tidemark/manifest"
+	"github.com/tidemark-etl/tidemark/objstore"
 	"github.com/tidemark-etl/tidemark/store"
 )
 

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tidemark-etl/tidemark/objstore"
 	"github.com/tidemark-etl/tidemark/manifest"
+	"github.com/tidemark-etl/tidemark/objstore"
 	"github.com/tidemark-etl/tidemark/store"
 )
 

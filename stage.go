@@ -11,9 +11,9 @@ import (
 
 	"github.com/tidemark-etl/tidemark/engine"
 	"github.com/tidemark-etl/tidemark/job"
+	"github.com/tidemark-etl/tidemark/manifest"
 	"github.com/tidemark-etl/tidemark/objstore"
 	sinksql "github.com/tidemark-etl/tidemark/sink/sqltable"
-	"github.com/tidemark-etl/tidemark/manifest"
 	"github.com/tidemark-etl/tidemark/store"
 )
 

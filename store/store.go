@@ -184,7 +184,7 @@ type Commit struct {
 	// recorded as the run's input manifest (Advance only).
 	Ranges  []RangeRecord
 	Outputs []Output
-	Actions    []SinkAction
+	Actions []SinkAction
 }
 
 // Identity names one state store.
