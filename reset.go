@@ -125,7 +125,11 @@ func Reset(ctx context.Context, st store.Store, jobName string, opts ResetOption
 			if statErr != nil && !errors.Is(statErr, objstore.ErrNotExist) {
 				return res, fmt.Errorf("purging output of run %s: %w", r.RunID, statErr)
 			}
-			for _, k := range []string{o.Final, o.Staged} {
+			keys := []string{o.Final}
+			if o.Kind == manifest.File {
+				keys = append(keys, o.Staged) // an upload's bytes are at Final
+			}
+			for _, k := range keys {
 				if err := s.Delete(ctx, k); err != nil {
 					return res, fmt.Errorf("purging output of run %s: %w", r.RunID, err)
 				}
