@@ -53,9 +53,14 @@ type SourceState struct {
 	HighWater int64 `json:"high_water,omitempty"`
 	// Band holds the files seen within max_band of HighWater (timestamp tracking).
 	Band []File `json:"band,omitempty"`
-	// Files and Bytes count the files recorded so far (for display).
+	// Files and Bytes count the files recorded so far (for display); 0
+	// for a SQL table source.
 	Files int64 `json:"files"`
 	Bytes int64 `json:"bytes"`
+	// Runs and Rows count, for a SQL table source, the runs that read rows
+	// and the rows they read (for display).
+	Runs int64 `json:"runs,omitempty"`
+	Rows int64 `json:"rows,omitempty"`
 	// LastKey is the greatest key read under ordered listing: the next
 	// run lists after it.
 	LastKey string `json:"last_key,omitempty"`

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/internal/fault"
+	"github.com/tidemark-etl/tidemark/manifest"
 	"github.com/tidemark-etl/tidemark/sink"
 	"github.com/tidemark-etl/tidemark/store"
 )
@@ -46,11 +47,11 @@ func publish(ctx context.Context, st store.Store, jobName, runID string, log *sl
 		return p
 	}
 	for _, o := range outs {
-		p := at(o.Root, o)
+		p := at(sink.LocationKey(o), o)
 		p.outputs = append(p.outputs, o)
 	}
 	for _, a := range acts {
-		p := at(a.Root, store.Output{RunID: runID, Sink: a.Sink, Root: a.Root})
+		p := at(a.Root, store.Output{RunID: runID, Sink: a.Sink, Kind: manifest.File, Root: a.Root})
 		p.actions = append(p.actions, a)
 	}
 	keys := make([]string, 0, len(places))

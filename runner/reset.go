@@ -131,10 +131,11 @@ func purgeRun(ctx context.Context, jobName, runID string, outs []store.Output, r
 	var keys []string
 	at := map[string][]store.Output{}
 	for _, o := range outs {
-		if _, ok := at[o.Root]; !ok {
-			keys = append(keys, o.Root)
+		key := sink.LocationKey(o)
+		if _, ok := at[key]; !ok {
+			keys = append(keys, key)
 		}
-		at[o.Root] = append(at[o.Root], o)
+		at[key] = append(at[key], o)
 	}
 	for _, k := range keys {
 		loc, err := sink.OpenLocation(ctx, at[k][0])

@@ -109,6 +109,7 @@ func (r *runner) execute(ctx context.Context) error {
 			commit.Sources[name] = a.State
 			commit.Added = append(commit.Added, a.Added...)
 			commit.Superseded = append(commit.Superseded, a.Superseded...)
+			commit.Ranges = append(commit.Ranges, a.Ranges...)
 		}
 	}
 	if err := r.stage(ctx, res, &commit); err != nil {

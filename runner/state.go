@@ -136,6 +136,9 @@ func (noState) Files(context.Context, string, string) iter.Seq2[bookmark.File, e
 func (noState) RunInputs(context.Context, string, []string) iter.Seq2[store.FileRecord, error] {
 	return func(func(store.FileRecord, error) bool) {}
 }
+func (noState) RunRanges(context.Context, string, []string) iter.Seq2[store.RangeRecord, error] {
+	return func(func(store.RangeRecord, error) bool) {}
+}
 func (noState) BeginRun(context.Context, store.Run) (store.Run, error) {
 	return store.Run{}, errNoStateWrite
 }

@@ -113,4 +113,3 @@ func (e *OwnedError) Error() string {
 			e.Sink, e.Location, o.Job, o.Version, e.State.Location, e.Version)
 	}
 }
-

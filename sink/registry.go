@@ -2,10 +2,11 @@ package sink
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/tidemark-etl/tidemark/job"
+	"github.com/tidemark-etl/tidemark/manifest"
 	"github.com/tidemark-etl/tidemark/store"
 )
 
@@ -43,15 +44,22 @@ func KindOf(k job.Sink) string {
 	return KindFiles
 }
 
-// TableRootPrefix marks an output location that is a SQL table.
-const TableRootPrefix = "table:"
-
 // OutputKind is the kind of sink an output record was staged for.
 func OutputKind(o store.Output) string {
-	if strings.HasPrefix(o.Root, TableRootPrefix) {
+	if o.Kind == manifest.TableLoad {
 		return KindTable
 	}
 	return KindFiles
+}
+
+// LocationKey names the place an output was staged for: outputs with the
+// same key are published (and purged) together, by one Location.
+func LocationKey(o store.Output) string {
+	if o.Table != nil {
+		b, _ := json.Marshal(o.Table)
+		return "table " + string(b)
+	}
+	return o.Root
 }
 
 // Open opens k with its kind's opener.

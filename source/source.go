@@ -40,6 +40,7 @@ type Source interface {
 type StateReader interface {
 	Files(ctx context.Context, job, srcCtx string) iter.Seq2[bookmark.File, error]
 	RunInputs(ctx context.Context, job string, runIDs []string) iter.Seq2[store.FileRecord, error]
+	RunRanges(ctx context.Context, job string, runIDs []string) iter.Seq2[store.RangeRecord, error]
 }
 
 // Request is what a source plans against.
@@ -133,9 +134,13 @@ type Reading interface {
 
 // Advance is what a run commits for one source.
 type Advance struct {
-	State      bookmark.SourceState
+	State bookmark.SourceState
+	// Added are the files the run read; Superseded the records they
+	// replace (a modified file read again).
 	Added      []store.FileRecord
 	Superseded []store.FileRecord
+	// Ranges are the key ranges the run read (SQL tables).
+	Ranges []store.RangeRecord
 }
 
 // Preview is what the next run would read of one source.

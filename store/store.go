@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/manifest"
 )
 
 // Sentinel errors that callers test with errors.Is.
@@ -139,24 +140,15 @@ type Run struct {
 	Purged bool `json:"purged,omitempty"`
 }
 
-// FileRecord is one processed file of one source ctx.
-type FileRecord struct {
-	Ctx  string
-	File bookmark.File
-}
+// FileRecord is one processed file of one source ctx (a run's file input).
+type FileRecord = manifest.FileInput
 
-// Output is one file a run writes to a sink: staged first, then published
-// under its final, deterministic name.
-type Output struct {
-	RunID     string `json:"run_id"`
-	Sink      string `json:"sink"`
-	Root      string `json:"root"`   // the sink's location (URL or path)
-	Staged    string `json:"staged"` // key relative to Root, under _tidemark/
-	Final     string `json:"final"`  // key relative to Root
-	Rows      int64  `json:"rows"`
-	Bytes     int64  `json:"bytes"`
-	Published bool   `json:"published"`
-}
+// RangeRecord is the key range one run read from a SQL table source ctx.
+type RangeRecord = manifest.RangeInput
+
+// Output is one output of a run (manifest.Output: a file, a multipart
+// upload or a table load).
+type Output = manifest.Output
 
 // SinkAction is a publish-time action that replaces old output (overwrite
 // modes). It is recorded with the commit so a roll-forward repeats it.
@@ -188,8 +180,11 @@ type Commit struct {
 	// Superseded are earlier records replaced by a new version of the same
 	// path (on_modified: reprocess) (Advance only).
 	Superseded []FileRecord
-	Outputs    []Output
-	Actions    []SinkAction
+	// Ranges are the key ranges this run read from SQL table sources,
+	// recorded as the run's input manifest (Advance only).
+	Ranges  []RangeRecord
+	Outputs []Output
+	Actions []SinkAction
 }
 
 // Identity names one state store.
@@ -229,6 +224,9 @@ type Store interface {
 	// RunInputs yields the files recorded by the given runs (superseded
 	// records included), per source ctx, in Path order within each ctx.
 	RunInputs(ctx context.Context, job string, runIDs []string) iter.Seq2[FileRecord, error]
+	// RunRanges yields the key ranges recorded by the given runs, ordered
+	// by ctx, then run Seq. Records of runs undone by a reset are gone.
+	RunRanges(ctx context.Context, job string, runIDs []string) iter.Seq2[RangeRecord, error]
 
 	// BeginRun records a run as running and assigns its Seq and Attempt
 	// (1 + the number of failed runs since the last succeeded one).

@@ -81,8 +81,11 @@ func runBookmarkShow(ctx context.Context, g *globals, arg string) error {
 	for k, s := range states {
 		sv := sourceView{SourceState: s}
 		if s.Kind == "table" {
-			rows, runs := s.Bytes, s.Files
+			// The JSON of a table source has shown its run and row counts
+			// as files and bytes too; they are kept there.
+			rows, runs := s.Rows, s.Runs
 			sv.Rows, sv.Runs = &rows, &runs
+			sv.Files, sv.Bytes = runs, rows
 		}
 		v.Sources[k] = sv
 	}

@@ -285,4 +285,3 @@ func putOwner(ctx context.Context, s objstore.Store, o sink.Owner) error {
 	}
 	return nil
 }
-

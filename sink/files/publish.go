@@ -13,10 +13,11 @@ import (
 	"sort"
 	"strings"
 
-		"github.com/tidemark-etl/tidemark/engine"
+	"github.com/tidemark-etl/tidemark/engine"
 	"github.com/tidemark-etl/tidemark/internal/fault"
 	"github.com/tidemark-etl/tidemark/internal/layout"
 	"github.com/tidemark-etl/tidemark/internal/par"
+	"github.com/tidemark-etl/tidemark/manifest"
 	"github.com/tidemark-etl/tidemark/objstore"
 	"github.com/tidemark-etl/tidemark/sink"
 	"github.com/tidemark-etl/tidemark/store"
@@ -32,10 +33,6 @@ const (
 // publishConcurrency is how many staged files move at once (S3 moves are
 // a copy and a delete each).
 const publishConcurrency = 8
-
-// uploadPrefix marks an output's Staged as the id of an upload to complete
-// at its Final key (objstore.Preparer) rather than a staged key to move.
-const uploadPrefix = "upload:"
 
 func stagingPrefix(runID string) string { return stagingDir + "/" + runID + "/" }
 
@@ -154,7 +151,11 @@ func (l *location) Purge(ctx context.Context, _ string, runID string, outs []sto
 		if statErr != nil && !errors.Is(statErr, objstore.ErrNotExist) {
 			return res, fmt.Errorf("purging output of run %s: %w", runID, statErr)
 		}
-		for _, k := range []string{o.Final, o.Staged} {
+		keys := []string{o.Final}
+		if o.Kind == manifest.File {
+			keys = append(keys, o.Staged) // an upload's bytes are at Final
+		}
+		for _, k := range keys {
 			if err := l.objs.Delete(ctx, k); err != nil {
 				return res, fmt.Errorf("purging output of run %s: %w", runID, err)
 			}
@@ -172,15 +173,14 @@ func (l *location) Purge(ctx context.Context, _ string, runID string, outs []sto
 // publishOutput makes one staged output visible at its final key: it
 // completes a prepared upload, or moves the staged object.
 func publishOutput(ctx context.Context, s objstore.Store, o store.Output) error {
-	id, ok := strings.CutPrefix(o.Staged, uploadPrefix)
-	if !ok {
+	if o.Kind != manifest.Upload {
 		return s.Move(ctx, o.Staged, o.Final)
 	}
 	p, ok := s.(objstore.Preparer)
 	if !ok {
 		return fmt.Errorf("the output was uploaded to be completed, which %s cannot do", s.Root())
 	}
-	return p.CompleteUpload(ctx, o.Final, id)
+	return p.CompleteUpload(ctx, o.Final, o.UploadID)
 }
 
 // runKey matches the keys of what a run stages or uploads (its data files
@@ -381,4 +381,3 @@ func s3Canonical(loc string) string {
 // maxForeignNamed is how many foreign files an overwrite names in its
 // warning, from as many folders.
 const maxForeignNamed = 5
-

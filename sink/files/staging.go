@@ -12,6 +12,7 @@ import (
 	"github.com/tidemark-etl/tidemark/engine"
 	"github.com/tidemark-etl/tidemark/internal/layout"
 	"github.com/tidemark-etl/tidemark/internal/par"
+	"github.com/tidemark-etl/tidemark/manifest"
 	"github.com/tidemark-etl/tidemark/objstore"
 	"github.com/tidemark-etl/tidemark/sink"
 	"github.com/tidemark-etl/tidemark/store"
@@ -71,14 +72,15 @@ func (st *staging) Stage(ctx context.Context, res engine.SinkResult, rejects boo
 	parts := map[string]bool{}
 	for j, f := range res.Files {
 		staged := stagingPrefix(runID) + "data/" + f.Path
-		out.Outputs = append(out.Outputs, store.Output{RunID: runID, Sink: k.Ctx, Root: st.sink.root,
+		out.Outputs = append(out.Outputs, store.Output{RunID: runID, Sink: k.Ctx, Kind: manifest.File, Root: st.sink.root,
 			Staged: staged, Final: names[j], Rows: f.Rows, Bytes: f.Bytes})
 		id := ""
 		if st.tail != nil && st.tail.covers(f.Path) {
 			id = st.tail.take(ctx, f.Path, names[j])
 		}
 		if id != "" {
-			out.Outputs[len(out.Outputs)-1].Staged = uploadPrefix + id // sent while the engine wrote it
+			o := &out.Outputs[len(out.Outputs)-1] // sent while the engine wrote it
+			o.Kind, o.UploadID, o.Staged = manifest.Upload, id, ""
 		} else if up := st.upload(filepath.Join(st.dataDir(), filepath.FromSlash(f.Path)), &out, len(out.Outputs)-1); up != nil {
 			uploads = append(uploads, up)
 		}
@@ -130,7 +132,7 @@ func (st *staging) stageRejects(out *sink.Staged) ([]func(context.Context) error
 		rel = filepath.ToSlash(rel)
 		staged := stagingPrefix(runID) + "rejects/" + rel
 		info, _ := d.Info()
-		out.Outputs = append(out.Outputs, store.Output{RunID: runID, Sink: "rejects:" + strings.SplitN(rel, "/", 2)[0],
+		out.Outputs = append(out.Outputs, store.Output{RunID: runID, Rejects: strings.SplitN(rel, "/", 2)[0], Kind: manifest.File,
 			Root: st.sink.root, Staged: staged, Final: rejectsDir + "/" + runID + "/" + rel, Bytes: info.Size()})
 		if up := st.upload(p, out, len(out.Outputs)-1); up != nil {
 			uploads = append(uploads, up)
@@ -144,7 +146,7 @@ func (st *staging) stageRejects(out *sink.Staged) ([]func(context.Context) error
 // the sink is remote (nil when it is not). Where the store can prepare an
 // upload (S3), the bytes go to the final key as an upload left
 // incomplete, which publishing completes without moving them again; the
-// output's Staged then names the upload (uploadPrefix + id). Elsewhere
+// output then names the upload (Kind Upload, UploadID). Elsewhere
 // they go to the staged key, which publishing moves.
 func (st *staging) upload(local string, out *sink.Staged, i int) func(context.Context) error {
 	if !st.remote {
@@ -167,7 +169,8 @@ func (st *staging) upload(local string, out *sink.Staged, i int) func(context.Co
 			if err != nil {
 				return fmt.Errorf("sink %s: uploading %s: %w", k.Ctx, joinLoc(st.sink.root, o.Final), err)
 			}
-			out.Outputs[i].Staged = uploadPrefix + id // each upload writes its own element
+			o := &out.Outputs[i] // each upload writes its own element
+			o.Kind, o.UploadID, o.Staged = manifest.Upload, id, ""
 		} else if err := objs.Put(ctx, o.Staged, f); err != nil {
 			return fmt.Errorf("sink %s: uploading %s: %w", k.Ctx, joinLoc(st.sink.root, o.Staged), err)
 		}

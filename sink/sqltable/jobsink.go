@@ -2,17 +2,16 @@ package sqltable
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"strings"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/engine"
 	"github.com/tidemark-etl/tidemark/internal/fault"
 	"github.com/tidemark-etl/tidemark/job"
+	"github.com/tidemark-etl/tidemark/manifest"
 	"github.com/tidemark-etl/tidemark/sink"
 	"github.com/tidemark-etl/tidemark/store"
 )
@@ -33,7 +32,7 @@ func init() {
 	sink.Register(sink.KindTable, func(_ context.Context, _ *job.Spec, k job.Sink) (sink.Sink, error) {
 		return &JobSink{cfg: jobSinkConfig(k), spec: k}, nil
 	}, func(ctx context.Context, o store.Output) (sink.Location, error) {
-		return openLocation(ctx, o.Root)
+		return openLocation(ctx, o.Table)
 	})
 }
 
@@ -42,12 +41,12 @@ func jobSinkConfig(k job.Sink) SinkConfig {
 		Table: k.Table, Mode: k.Mode, MergeKeys: k.MergeKeys}
 }
 
-// location is the sink's location as kept in output manifests: its
-// configuration as JSON, without a password (only the name of the
-// variable that holds it), so a roll-forward or purge needs no job file.
-func (c SinkConfig) location() string {
-	b, _ := json.Marshal(c)
-	return sink.TableRootPrefix + string(b)
+// target is the sink's target as kept in output manifests, without a
+// password (only the name of the variable that holds it), so a
+// roll-forward or purge needs no job file.
+func (c SinkConfig) target() *manifest.Table {
+	return &manifest.Table{Ctx: c.Ctx, Connection: c.Connection, PasswordEnv: c.PasswordEnv,
+		Table: c.Table, Mode: c.Mode, MergeKeys: c.MergeKeys}
 }
 
 func (j *JobSink) conn(ctx context.Context) (*Sink, error) {
@@ -158,20 +157,20 @@ func (s *tableStaging) Stage(ctx context.Context, res engine.SinkResult, _ bool)
 	if err != nil {
 		return sink.Staged{}, err
 	}
-	out := store.Output{RunID: s.run.ID, Sink: s.j.cfg.Ctx, Root: s.j.cfg.location(),
-		Staged: "stage table", Final: s.j.cfg.Table, Rows: rows}
+	out := store.Output{RunID: s.run.ID, Sink: s.j.cfg.Ctx, Kind: manifest.TableLoad, Table: s.j.cfg.target(),
+		Final: s.j.cfg.Table, Rows: rows}
 	return sink.Staged{Outputs: []store.Output{out}, Count: store.Count{Rows: rows}}, nil
 }
 
 // tableLocation is a table sink opened from its manifest location.
 type tableLocation struct{ k *Sink }
 
-func openLocation(ctx context.Context, loc string) (*tableLocation, error) {
-	var cfg SinkConfig
-	if err := json.Unmarshal([]byte(strings.TrimPrefix(loc, sink.TableRootPrefix)), &cfg); err != nil {
-		return nil, fmt.Errorf("reading table sink location: %w", err)
+func openLocation(ctx context.Context, t *manifest.Table) (*tableLocation, error) {
+	if t == nil {
+		return nil, errors.New("reading table sink location: the output has no table target")
 	}
-	k, err := Open(ctx, cfg)
+	k, err := Open(ctx, SinkConfig{Ctx: t.Ctx, Connection: t.Connection, PasswordEnv: t.PasswordEnv,
+		Table: t.Table, Mode: t.Mode, MergeKeys: t.MergeKeys})
 	if err != nil {
 		return nil, err
 	}

@@ -179,4 +179,3 @@ func copyTo(dst string, r io.Reader) error {
 	}
 	return err
 }
-

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
-	"github.com/tidemark-etl/tidemark/source"
 	"github.com/tidemark-etl/tidemark/objstore"
-	)
+	"github.com/tidemark-etl/tidemark/source"
+)
 
 // ModifiedFileError is on_modified: fail meeting a modified file.
 type ModifiedFileError struct {

@@ -2,9 +2,9 @@ package files
 
 import (
 	"errors"
-	"log/slog"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"slices"
 	"time"
 

@@ -7,15 +7,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
-		"sort"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/internal/layout"
 	"github.com/tidemark-etl/tidemark/job"
-	"github.com/tidemark-etl/tidemark/source"
 	"github.com/tidemark-etl/tidemark/objstore"
+	"github.com/tidemark-etl/tidemark/source"
 )
 
 // Source is one opened file source (source.Source).
@@ -145,7 +145,6 @@ func sameSource(prev bookmark.SourceState, fp string) bool {
 	b, err := json.Marshal(d)
 	return err == nil && fingerprintOf(b) == fp
 }
-
 
 var _ source.Source = (*Source)(nil)
 

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/engine"
@@ -16,10 +15,6 @@ import (
 	"github.com/tidemark-etl/tidemark/source"
 	"github.com/tidemark-etl/tidemark/store"
 )
-
-// rangePrefix names the input-manifest records of SQL table sources: one
-// record per run, whose ETag holds the key range the run read (JSON).
-const rangePrefix = "range/"
 
 // JobSource is a SQL table source of a job (source.Source). It connects
 // when it plans.
@@ -100,12 +95,12 @@ func (j *JobSource) Plan(ctx context.Context, in source.Request) (source.Plan, e
 	}
 	if in.RangeRuns != nil {
 		p.ranges = [][]byte{}
-		for r, err := range in.State.RunInputs(ctx, in.Job, in.RangeRuns) {
+		for r, err := range in.State.RunRanges(ctx, in.Job, in.RangeRuns) {
 			if err != nil {
 				return nil, err
 			}
-			if r.Ctx == j.ctx && strings.HasPrefix(r.File.Path, rangePrefix) {
-				p.ranges = append(p.ranges, []byte(r.File.ETag))
+			if r.Ctx == j.ctx {
+				p.ranges = append(p.ranges, r.Range)
 			}
 		}
 		return p, nil
@@ -213,11 +208,10 @@ func (p *jobPlan) Advance(runID string, _ engine.SourceResult) (source.Advance, 
 	s.Fingerprint, s.Describe = p.fp, p.fpDoc
 	s.Schema = p.ex.Schema
 	s.Cursor = p.ex.Cursor
-	s.Files++ // runs that read rows
-	s.Bytes += p.ex.Rows
-	rec := store.FileRecord{Ctx: p.ctx, File: bookmark.File{Path: rangePrefix + runID, Size: p.ex.Rows,
-		MTime: time.Now().UnixNano(), ETag: string(p.ex.Range)}}
-	return source.Advance{State: s, Added: []store.FileRecord{rec}}, true
+	s.Runs++ // runs that read rows
+	s.Rows += p.ex.Rows
+	rec := store.RangeRecord{Ctx: p.ctx, RunID: runID, Range: p.ex.Range, Rows: p.ex.Rows}
+	return source.Advance{State: s, Ranges: []store.RangeRecord{rec}}, true
 }
 
 // Open hands the rows to the engine through a named pipe while they are

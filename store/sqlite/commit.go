@@ -46,7 +46,7 @@ func commit(ctx context.Context, tx *sql.Tx, c store.Commit) (store.Head, error)
 	if c.Run.Status == store.StatusFailed {
 		return store.Head{}, fmt.Errorf("run status is %q, a commit records %q", c.Run.Status, store.StatusSucceeded)
 	}
-	if !c.Advance && (len(c.Sources) > 0 || len(c.Added) > 0 || len(c.Superseded) > 0) {
+	if !c.Advance && (len(c.Sources) > 0 || len(c.Added) > 0 || len(c.Superseded) > 0 || len(c.Ranges) > 0) {
 		return store.Head{}, fmt.Errorf("sources or file records given without Advance")
 	}
 	if err := checkToken(ctx, tx, c.Job, c.Token); err != nil {
@@ -86,6 +86,9 @@ func commit(ctx context.Context, tx *sql.Tx, c store.Commit) (store.Head, error)
 			return store.Head{}, err
 		}
 		if err := insertFiles(ctx, tx, c.Job, c.Run.RunID, h.Version, c.Added); err != nil {
+			return store.Head{}, err
+		}
+		if err := insertRanges(ctx, tx, c.Job, c.Run.RunID, h.Version, c.Ranges); err != nil {
 			return store.Head{}, err
 		}
 	}
@@ -194,10 +197,19 @@ func insertOutputs(ctx context.Context, tx *sql.Tx, job, runID string, outs []st
 		if o.RunID != "" && o.RunID != runID {
 			return fmt.Errorf("output %s names run %s", o.Final, o.RunID)
 		}
+		target := ""
+		if o.Table != nil {
+			b, err := json.Marshal(o.Table)
+			if err != nil {
+				return err
+			}
+			target = string(b)
+		}
 		_, err := tx.ExecContext(ctx, `
-			INSERT INTO outputs (job, run_id, sink, root, staged, final, rows, bytes, published)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			job, runID, o.Sink, o.Root, o.Staged, o.Final, o.Rows, o.Bytes, boolInt(o.Published))
+			INSERT INTO outputs (job, run_id, sink, root, staged, final, rows, bytes, published, kind, upload_id, target, rejects)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			job, runID, o.Sink, o.Root, o.Staged, o.Final, o.Rows, o.Bytes, boolInt(o.Published),
+			string(o.Kind), o.UploadID, target, o.Rejects)
 		if err != nil {
 			return fmt.Errorf("recording output %s of sink %q: %w", o.Final, o.Sink, err)
 		}
@@ -221,6 +233,22 @@ func insertActions(ctx context.Context, tx *sql.Tx, job, runID string, acts []st
 			job, runID, i, a.Sink, a.Root, a.Mode, string(data))
 		if err != nil {
 			return fmt.Errorf("recording %s action of sink %q: %w", a.Mode, a.Sink, err)
+		}
+	}
+	return nil
+}
+
+// insertRanges records the key ranges a run read at version.
+func insertRanges(ctx context.Context, tx *sql.Tx, job, runID string, version int64, rs []store.RangeRecord) error {
+	for _, r := range rs {
+		if r.RunID != "" && r.RunID != runID {
+			return fmt.Errorf("range of source %q names run %s", r.Ctx, r.RunID)
+		}
+		_, err := tx.ExecContext(ctx, `
+			INSERT INTO ranges (job, ctx, run_id, range, rows, added_version) VALUES (?, ?, ?, ?, ?, ?)`,
+			job, r.Ctx, runID, string(r.Range), r.Rows, version)
+		if err != nil {
+			return fmt.Errorf("recording the range of source %q: %w", r.Ctx, err)
 		}
 	}
 	return nil

@@ -84,3 +84,46 @@ func (s *Store) RunInputs(ctx context.Context, job string, runIDs []string) iter
 		}
 	}
 }
+
+// RunRanges streams the key ranges the given runs recorded, ordered by ctx,
+// then run seq. Records of runs undone by a reset are gone.
+func (s *Store) RunRanges(ctx context.Context, job string, runIDs []string) iter.Seq2[store.RangeRecord, error] {
+	return func(yield func(store.RangeRecord, error) bool) {
+		fail := func(err error) {
+			yield(store.RangeRecord{}, fmt.Errorf("listing ranges of job %q runs %v: %w", job, runIDs, err))
+		}
+		if len(runIDs) == 0 {
+			return
+		}
+		ids, err := json.Marshal(runIDs)
+		if err != nil {
+			fail(err)
+			return
+		}
+		rows, err := s.db.QueryContext(ctx, `
+			SELECT g.ctx, g.run_id, g.range, g.rows FROM ranges g
+			JOIN runs r ON r.job = g.job AND r.run_id = g.run_id
+			WHERE g.job = ? AND g.run_id IN (SELECT value FROM json_each(?))
+			ORDER BY g.ctx, r.seq`, job, string(ids))
+		if err != nil {
+			fail(err)
+			return
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var r store.RangeRecord
+			var rng string
+			if err := rows.Scan(&r.Ctx, &r.RunID, &rng, &r.Rows); err != nil {
+				fail(err)
+				return
+			}
+			r.Range = []byte(rng)
+			if !yield(r, nil) {
+				return
+			}
+		}
+		if err := rows.Err(); err != nil {
+			fail(err)
+		}
+	}
+}

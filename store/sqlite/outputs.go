@@ -7,13 +7,14 @@ import (
 	"fmt"
 	"iter"
 
+	"github.com/tidemark-etl/tidemark/manifest"
 	"github.com/tidemark-etl/tidemark/store"
 )
 
 // Outputs returns a run's outputs ordered by sink, then Final (byte order).
 func (s *Store) Outputs(ctx context.Context, job, runID string) ([]store.Output, error) {
 	rows, err := s.db.QueryContext(ctx, `
-		SELECT run_id, sink, root, staged, final, rows, bytes, published FROM outputs
+		SELECT run_id, sink, root, staged, final, rows, bytes, published, kind, upload_id, target, rejects FROM outputs
 		WHERE job = ? AND run_id = ? ORDER BY sink, final`, job, runID)
 	if err != nil {
 		return nil, fmt.Errorf("listing outputs of run %s of job %q: %w", runID, job, err)
@@ -23,10 +24,15 @@ func (s *Store) Outputs(ctx context.Context, job, runID string) ([]store.Output,
 	for rows.Next() {
 		var o store.Output
 		var published int64
-		if err := rows.Scan(&o.RunID, &o.Sink, &o.Root, &o.Staged, &o.Final, &o.Rows, &o.Bytes, &published); err != nil {
+		var kind, target string
+		if err := rows.Scan(&o.RunID, &o.Sink, &o.Root, &o.Staged, &o.Final, &o.Rows, &o.Bytes, &published,
+			&kind, &o.UploadID, &target, &o.Rejects); err != nil {
 			return nil, fmt.Errorf("listing outputs of run %s of job %q: %w", runID, job, err)
 		}
 		o.Published = published != 0
+		if err := decodeKind(&o, kind, target); err != nil {
+			return nil, fmt.Errorf("listing outputs of run %s of job %q: %w", runID, job, err)
+		}
 		outs = append(outs, o)
 	}
 	if err := rows.Err(); err != nil {
@@ -105,7 +111,7 @@ func (s *Store) PublishedOutputs(ctx context.Context, job, root string) iter.Seq
 			yield(store.Output{}, fmt.Errorf("listing published outputs of job %q at %s: %w", job, root, err))
 		}
 		rows, err := s.db.QueryContext(ctx, `
-			SELECT o.run_id, o.sink, o.root, o.staged, o.final, o.rows, o.bytes FROM outputs o
+			SELECT o.run_id, o.sink, o.root, o.staged, o.final, o.rows, o.bytes, o.kind, o.upload_id, o.target, o.rejects FROM outputs o
 			JOIN runs r ON r.job = o.job AND r.run_id = o.run_id
 			WHERE o.job = ? AND o.root = ? AND o.published = 1 AND r.status = 'succeeded' AND r.purged = 0`, job, root)
 		if err != nil {
@@ -115,7 +121,13 @@ func (s *Store) PublishedOutputs(ctx context.Context, job, root string) iter.Seq
 		defer rows.Close()
 		for rows.Next() {
 			o := store.Output{Published: true}
-			if err := rows.Scan(&o.RunID, &o.Sink, &o.Root, &o.Staged, &o.Final, &o.Rows, &o.Bytes); err != nil {
+			var kind, target string
+			if err := rows.Scan(&o.RunID, &o.Sink, &o.Root, &o.Staged, &o.Final, &o.Rows, &o.Bytes,
+				&kind, &o.UploadID, &target, &o.Rejects); err != nil {
+				fail(err)
+				return
+			}
+			if err := decodeKind(&o, kind, target); err != nil {
 				fail(err)
 				return
 			}
@@ -127,4 +139,17 @@ func (s *Store) PublishedOutputs(ctx context.Context, job, root string) iter.Seq
 			fail(err)
 		}
 	}
+}
+
+// decodeKind sets an output's kind and table target from their columns.
+func decodeKind(o *store.Output, kind, target string) error {
+	o.Kind = manifest.Kind(kind)
+	if target == "" {
+		return nil
+	}
+	o.Table = &manifest.Table{}
+	if err := json.Unmarshal([]byte(target), o.Table); err != nil {
+		return fmt.Errorf("decoding the table target of output %s: %w", o.Final, err)
+	}
+	return nil
 }

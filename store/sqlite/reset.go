@@ -77,6 +77,9 @@ func reset(ctx context.Context, tx *sql.Tx, job string, token int64, toRunID str
 	if _, err := tx.ExecContext(ctx, `DELETE FROM files WHERE job = ? AND added_version > ?`, job, target.Version); err != nil {
 		return nil, fmt.Errorf("deleting file records after version %d: %w", target.Version, err)
 	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM ranges WHERE job = ? AND added_version > ?`, job, target.Version); err != nil {
+		return nil, fmt.Errorf("deleting range records after version %d: %w", target.Version, err)
+	}
 	_, err = tx.ExecContext(ctx, `
 		UPDATE files SET removed_version = NULL WHERE job = ? AND removed_version > ?`, job, target.Version)
 	if err != nil {

@@ -134,6 +134,51 @@ CREATE TABLE store_identity (
 ) STRICT;
 INSERT INTO store_identity (id) VALUES (lower(hex(randomblob(16))));
 `,
+	// 3: typed manifests (package manifest). Outputs get a kind of their
+	// own, the upload id, the table target and the rejects' source ctx,
+	// which the release before kept inside strings: Staged "upload:<id>",
+	// Root "table:{json}" (Staged "stage table"), Sink "rejects:<ctx>". A
+	// SQL table source's key ranges move out of the fake file records
+	// "range/<run>" (ETag: the range, Size: the rows) into ranges, and its
+	// state's run and row counts out of files and bytes into runs and rows.
+	`
+ALTER TABLE outputs ADD COLUMN kind TEXT NOT NULL DEFAULT 'file';
+ALTER TABLE outputs ADD COLUMN upload_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE outputs ADD COLUMN target TEXT NOT NULL DEFAULT '';  -- JSON manifest.Table of a table load
+ALTER TABLE outputs ADD COLUMN rejects TEXT NOT NULL DEFAULT '';
+UPDATE outputs SET kind = 'upload', upload_id = substr(staged, 8), staged = ''
+	WHERE substr(staged, 1, 7) = 'upload:';
+UPDATE outputs SET kind = 'table_load', target = substr(root, 7), root = '', staged = ''
+	WHERE substr(root, 1, 6) = 'table:';
+UPDATE outputs SET rejects = substr(sink, 9), sink = ''
+	WHERE substr(sink, 1, 8) = 'rejects:';
+
+-- ranges holds the key range each run read from a SQL table source ctx;
+-- a reset deletes those added after its target version.
+CREATE TABLE ranges (
+	job           TEXT NOT NULL,
+	ctx           TEXT NOT NULL,
+	run_id        TEXT NOT NULL,
+	range         TEXT NOT NULL,  -- JSON, the source's opaque range
+	rows          INTEGER NOT NULL,
+	added_version INTEGER NOT NULL,
+	PRIMARY KEY (job, run_id, ctx),
+	FOREIGN KEY (job, run_id) REFERENCES runs (job, run_id)
+) STRICT;
+CREATE INDEX ranges_added ON ranges (job, added_version);
+INSERT INTO ranges (job, ctx, run_id, range, rows, added_version)
+	SELECT f.job, f.ctx, f.run_id, f.etag, f.size, f.added_version FROM files f
+	WHERE f.path = 'range/' || f.run_id
+	  AND EXISTS (SELECT 1 FROM source_states s WHERE s.job = f.job AND s.ctx = f.ctx
+	              AND json_extract(CAST(s.state AS TEXT), '$.kind') = 'table');
+DELETE FROM files WHERE EXISTS (SELECT 1 FROM ranges r
+	WHERE r.job = files.job AND r.ctx = files.ctx AND r.run_id = files.run_id AND files.path = 'range/' || files.run_id);
+UPDATE source_states SET state = CAST(json_set(CAST(state AS TEXT),
+		'$.runs', json_extract(CAST(state AS TEXT), '$.files'),
+		'$.rows', json_extract(CAST(state AS TEXT), '$.bytes'),
+		'$.files', 0, '$.bytes', 0) AS BLOB)
+	WHERE json_extract(CAST(state AS TEXT), '$.kind') = 'table';
+`,
 }
 
 // migrate brings the schema to len(migrations) in one write transaction, so

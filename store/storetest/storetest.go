@@ -51,6 +51,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"FilesEarlyBreak", testFilesEarlyBreak},
 		{"FilesSuperseded", testFilesSuperseded},
 		{"RunInputs", testRunInputs},
+		{"RunRanges", testRunRanges},
+		{"TypedOutputs", testTypedOutputs},
 		{"JobsIsolated", testJobsIsolated},
 
 		{"RunsSeqAttempt", testRunsSeqAttempt},
