@@ -202,10 +202,9 @@ type plannedInputs struct {
 // without them, a bounded number of times.
 func (r *runner) runEngine(ctx context.Context, states map[string]bookmark.SourceState) (engine.Result, []plannedInputs, error) {
 	_, progress := r.opts.Progress.(EngineProgress)
-	eng, err := engine.New(r.spec.Engine.Name, engine.Options{
-		MemoryLimit: r.spec.Engine.MemoryLimit, Threads: r.spec.Engine.Threads,
-		SpillDir: r.spillDir(), Remote: r.spec.Engine.Remote, Progress: progress,
-	})
+	eng, err := engine.New(r.spec.Engine.Name, engine.MapDecoder(map[string]any{
+		"memory_limit": r.spec.Engine.MemoryLimit, "threads": r.spec.Engine.Threads, "spill_dir": r.spillDir(),
+	}), engine.Env{Progress: progress})
 	if err != nil {
 		return engine.Result{}, nil, err
 	}
@@ -398,7 +397,7 @@ func (r *runner) enginePlan(ctx context.Context, states map[string]bookmark.Sour
 			es.Schema = st.Schema
 		}
 		for j, f := range p.Take {
-			es.Files = append(es.Files, engine.Input{Path: locals[i][j], Key: f.Path, Size: f.Size})
+			es.Files = append(es.Files, engine.Input{Location: locals[i][j], Key: f.Path, Size: f.Size})
 		}
 		plan.Sources = append(plan.Sources, es)
 	}
@@ -413,11 +412,11 @@ func (r *runner) enginePlan(ctx context.Context, states map[string]bookmark.Sour
 		}
 		r.staged = append(r.staged, ss)
 		plan.Sinks = append(plan.Sinks, engine.Sink{Ctx: k.Ctx, From: k.From, Format: ss.spec.Format, Options: k.Options,
-			PartitionBy: k.PartitionBy, Dir: path.Join(ss.local, "data")})
+			PartitionBy: k.PartitionBy, Location: path.Join(ss.local, "data")})
 	}
 	for _, ss := range r.staged {
 		if ss.table == nil {
-			plan.RejectsDir = path.Join(ss.local, "rejects")
+			plan.Rejects = path.Join(ss.local, "rejects")
 			break
 		}
 	}

@@ -33,8 +33,7 @@ type tableStream struct {
 // and bad records must fail the run (the other policies read sources
 // again to collect rejected rows).
 func (r *runner) canStream(eng engine.Engine, policy string) bool {
-	s, ok := eng.(engine.Streamer)
-	return ok && s.Streams() && pipesWork && policy == engine.BadFail
+	return eng.Capabilities().Pipes && pipesWork && policy == engine.BadFail
 }
 
 // startStream makes the pipe in dir and starts extracting p into it. The
@@ -70,7 +69,7 @@ func startStream(ctx context.Context, p *SourcePlan, dir string) (*tableStream, 
 func (st *tableStream) input() engine.Source {
 	s := st.p.table.src
 	return engine.Source{Ctx: st.p.Ctx, Format: "csv", Options: sqltable.CSVOptions(), Schema: s.Schema(), Stream: true, Exact: true,
-		Files: []engine.Input{{Path: st.path, Key: filepath.Base(st.path)}}}
+		Files: []engine.Input{{Location: st.path, Key: filepath.Base(st.path)}}}
 }
 
 // finish waits for the extraction once the engine has returned. An

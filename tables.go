@@ -146,7 +146,7 @@ func tableInput(ctx string, ex *sqltable.Extract) engine.Source {
 		if info, err := os.Stat(f); err == nil {
 			size = info.Size()
 		}
-		es.Files = append(es.Files, engine.Input{Path: f, Key: filepath.Base(f), Size: size})
+		es.Files = append(es.Files, engine.Input{Location: f, Key: filepath.Base(f), Size: size})
 	}
 	return es
 }

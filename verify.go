@@ -154,7 +154,7 @@ func startVerify(ctx context.Context, plan engine.Plan) func() []error {
 		}
 		for _, f := range s.Files {
 			if kind := compressionOf(f.Key, s.Options); kind != "" && f.Size != 0 {
-				checks = append(checks, compressedCheck{src: s.Ctx, key: f.Key, path: f.Path, kind: kind})
+				checks = append(checks, compressedCheck{src: s.Ctx, key: f.Key, path: f.Location, kind: kind})
 			}
 		}
 	}
