@@ -29,7 +29,9 @@ func (f File) SameIdentity(g File) bool {
 	return f.ETag == "" || g.ETag == "" || f.ETag == g.ETag
 }
 
-// Column is one column of a source's recorded schema, in engine terms.
+// Column is one column of a source's recorded schema. Type holds the
+// canonical text of an engine-neutral Type (see ParseType); states written
+// before the type model may hold DuckDB spellings, which ParseType reads.
 type Column struct {
 	Name string `json:"name"`
 	Type string `json:"type"`

@@ -166,10 +166,9 @@ func (r *runner) commit(ctx context.Context, c store.Commit) error {
 // times.
 func (r *runner) runEngine(ctx context.Context) (engine.Result, error) {
 	_, progress := r.opts.Progress.(EngineProgress)
-	eng, err := engine.New(r.spec.Engine.Name, engine.Options{
-		MemoryLimit: r.spec.Engine.MemoryLimit, Threads: r.spec.Engine.Threads,
-		SpillDir: r.spillDir(), Remote: r.spec.Engine.Remote, Progress: progress,
-	})
+	eng, err := engine.New(r.spec.Engine.Name, engine.MapDecoder(map[string]any{
+		"memory_limit": r.spec.Engine.MemoryLimit, "threads": r.spec.Engine.Threads, "spill_dir": r.spillDir(),
+	}), engine.Env{Progress: progress})
 	if err != nil {
 		return engine.Result{}, err
 	}
@@ -193,7 +192,7 @@ var errChangedWhileRead = errors.New("input files changed while they were read")
 func (r *runner) executeOnce(ctx context.Context, eng engine.Engine, last bool) (engine.Result, bool, error) {
 	policy := r.badRecordPolicy()
 	plan := engine.Plan{OnBadRecord: policy}
-	env := source.Env{Caps: engine.CapsOf(eng), Policy: policy, TempDir: r.inputDir,
+	env := source.Env{Caps: eng.Capabilities(), Policy: policy, TempDir: r.inputDir,
 		Concurrency: r.spec.IO.Concurrency, Log: r.log}
 	if r.opts.Progress != nil {
 		env.Progress = r.opts.Progress
@@ -228,8 +227,8 @@ func (r *runner) executeOnce(ctx context.Context, eng engine.Engine, last bool) 
 		}
 		r.stagings = append(r.stagings, stg)
 		plan.Sinks = append(plan.Sinks, stg.Target())
-		if plan.RejectsDir == "" {
-			plan.RejectsDir = stg.Rejects()
+		if plan.Rejects == "" {
+			plan.Rejects = stg.Rejects()
 		}
 	}
 	if r.opts.Progress != nil {

@@ -52,7 +52,7 @@ func writeOrders(t *testing.T, dir string, n, rows int) []engine.Input {
 		}
 		st, _ := f.Stat()
 		f.Close()
-		files = append(files, engine.Input{Path: p, Key: filepath.Base(p), Size: st.Size()})
+		files = append(files, engine.Input{Location: p, Key: filepath.Base(p), Size: st.Size()})
 	}
 	return files
 }
@@ -76,7 +76,7 @@ func TestBenchCSVToParquet(t *testing.T) {
 	benchEnabled(t)
 	files := writeOrders(t, t.TempDir(), 20, 100000)
 	threads := 2
-	e, err := New(engine.Options{Threads: threads, MemoryLimit: "4GB"})
+	e, err := New(Options{Threads: threads, MemoryLimit: "4GB"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,13 +91,13 @@ func TestBenchCSVToParquet(t *testing.T) {
 	}
 	var list []string
 	for _, f := range files {
-		list = append(list, literal(f.Path))
+		list = append(list, literal(f.Location))
 	}
 	outRoot := t.TempDir()
 	ctx := context.Background()
 	src := engine.Source{Ctx: "orders", Format: "csv", Files: files}
 	first := execute(t, e, engine.Plan{Sources: []engine.Source{src},
-		Sinks: []engine.Sink{{Ctx: "s", Format: "parquet", Dir: filepath.Join(outRoot, "warm")}}})
+		Sinks: []engine.Sink{{Ctx: "s", Format: "parquet", Location: filepath.Join(outRoot, "warm")}}})
 	recorded := src
 	recorded.Schema = first.Sources["orders"].Schema
 
@@ -115,7 +115,7 @@ func TestBenchCSVToParquet(t *testing.T) {
 		return func(int) {
 			n++
 			res := execute(t, e, engine.Plan{Sources: []engine.Source{s}, Transforms: transforms,
-				Sinks: []engine.Sink{{Ctx: "s", Format: "parquet", Dir: filepath.Join(outRoot, fmt.Sprint(n))}}})
+				Sinks: []engine.Sink{{Ctx: "s", Format: "parquet", Location: filepath.Join(outRoot, fmt.Sprint(n))}}})
 			if res.Sources["orders"].Rows != 2000000 {
 				t.Fatalf("rows = %d", res.Sources["orders"].Rows)
 			}

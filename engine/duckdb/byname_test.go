@@ -22,7 +22,7 @@ func readSorted(t *testing.T, e *Engine, src engine.Source) ([]string, error) {
 	out := filepath.Join(t.TempDir(), "out")
 	_, err := e.Execute(context.Background(), engine.Plan{
 		Sources: []engine.Source{src},
-		Sinks:   []engine.Sink{{Ctx: "snk", Format: "parquet", Dir: out}},
+		Sinks:   []engine.Sink{{Ctx: "snk", Format: "parquet", Location: out}},
 	})
 	if err != nil {
 		return nil, err
@@ -122,7 +122,7 @@ func BenchmarkReadHeader(b *testing.B) {
 	d := options{"delim": {name: "delim", value: ","}, "quote": {name: "quote", value: `"`},
 		"escape": {name: "escape", value: `"`}, "skip": {name: "skip", value: int64(0)}}
 	for b.Loop() {
-		if _, err := readHeader(in.Path, d, options{}); err != nil {
+		if _, err := readHeader(in.Location, d, options{}); err != nil {
 			b.Fatal(err)
 		}
 	}

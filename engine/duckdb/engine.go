@@ -28,7 +28,7 @@
 // *engine.InputError naming file, line and, when DuckDB says, column. skip
 // and quarantine: CSV rows go to DuckDB's rejects tables, JSON sources are
 // read as lines and checked (jsonlines.go); quarantine writes the rejected
-// rows to RejectsDir/<source>/rejects.csv. A damaged Parquet file always
+// rows to Rejects/<source>/rejects.csv. A damaged Parquet file always
 // fails, naming the file.
 package duckdb
 
@@ -50,7 +50,7 @@ import (
 // Execute runs; one run uses it at a time.
 type Engine struct {
 	db    *sql.DB
-	opts  engine.Options
+	opts  Options
 	spill string // temp_directory; removed on Close when we created it
 	owned bool
 
@@ -70,7 +70,10 @@ var (
 // write in parallel: output row order carries no meaning in tidemark (a
 // sink is a set of rows; Set can turn it back on), and extension
 // auto-install, which would reach the network.
-func New(opts engine.Options) (*Engine, error) {
+func New(opts Options) (*Engine, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, fmt.Errorf("duckdb options: %w", err)
+	}
 	e := &Engine{opts: opts, spill: opts.SpillDir}
 	if e.spill == "" {
 		dir, err := os.MkdirTemp("", "tidemark-duckdb-")
@@ -136,7 +139,7 @@ func (e *Engine) Set(ctx context.Context, name, value string) error {
 
 // Execute runs p: views for sources and transforms, one COPY per sink into
 // its Dir. It never touches bookmark state. On error the caller deletes the
-// sinks' Dirs; errors about input are *engine.InputError; a canceled ctx
+// sinks' Locations; errors about input are *engine.InputError; a canceled ctx
 // interrupts the running query and the error wraps ctx.Err().
 func (e *Engine) Execute(ctx context.Context, p engine.Plan) (engine.Result, error) {
 	if err := validatePlan(&p); err != nil {
@@ -154,9 +157,13 @@ func (e *Engine) Execute(ctx context.Context, p engine.Plan) (engine.Result, err
 	return res, x.hint(err)
 }
 
-// Streams reports that the engine reads sources from named pipes
-// (engine.Source.Stream).
-func (e *Engine) Streams() bool { return true }
+// Capabilities reports that the engine reads and writes local files and
+// reads named pipes (engine.Source.Stream). DuckDB's httpfs is not built
+// in: the runner brings s3:// inputs to local files, and uploads staged
+// output, itself.
+func (e *Engine) Capabilities() engine.Caps {
+	return engine.Caps{Read: []string{"file"}, Write: []string{"file"}, Pipes: true}
+}
 
 // Close closes the database and removes the spill folder New created.
 func (e *Engine) Close() error {

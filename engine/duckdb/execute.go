@@ -64,7 +64,7 @@ func (x *execution) run(ctx context.Context) (engine.Result, error) {
 				return res, wrap(ctx, err, x.readers, "counting source %s", r.src.Ctx)
 			}
 		}
-		sr := engine.SourceResult{Rows: st.rows, Schema: r.schema()}
+		sr := engine.SourceResult{Rows: st.rows, Schema: modelColumns(r.schema())}
 		if r.rejects {
 			collect := x.collectRejects
 			if r.src.Format == "json" {
@@ -76,7 +76,7 @@ func (x *execution) run(ctx context.Context) (engine.Result, error) {
 			}
 			sr.Rejected = int64(len(rows))
 			if x.policy == engine.BadQuarantine {
-				if _, err := quarantine(x.plan.RejectsDir, r.src.Ctx, rows); err != nil {
+				if _, err := quarantine(x.plan.Rejects, r.src.Ctx, rows); err != nil {
 					return res, err
 				}
 			}

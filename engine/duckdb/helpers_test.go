@@ -20,7 +20,7 @@ import (
 
 func newEngine(tb testing.TB) *Engine {
 	tb.Helper()
-	e, err := New(engine.Options{MemoryLimit: "1GB", Threads: 2, SpillDir: filepath.Join(tb.TempDir(), "spill")})
+	e, err := New(Options{MemoryLimit: "1GB", Threads: 2, SpillDir: filepath.Join(tb.TempDir(), "spill")})
 	if err != nil {
 		tb.Fatalf("New: %v", err)
 	}
@@ -42,7 +42,7 @@ func input(tb testing.TB, root, key string, content []byte) engine.Input {
 	if err := os.WriteFile(p, content, 0o644); err != nil {
 		tb.Fatal(err)
 	}
-	return engine.Input{Path: p, Key: key, Size: int64(len(content))}
+	return engine.Input{Location: p, Key: key, Size: int64(len(content))}
 }
 
 func gz(tb testing.TB, s string) []byte {

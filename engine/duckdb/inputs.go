@@ -111,7 +111,7 @@ func prepareInputs(src *engine.Source, n int, l *linker) (*inputs, error) {
 	for i, f := range src.Files {
 		if f.Size == 0 && !src.Stream {
 			// Zero may mean "unknown" to a caller; ask the disk.
-			st, err := os.Stat(f.Path)
+			st, err := os.Stat(f.Location)
 			if err != nil {
 				return nil, &engine.InputError{Source: src.Ctx, File: f.Key, Msg: err.Error()}
 			}
@@ -119,7 +119,7 @@ func prepareInputs(src *engine.Source, n int, l *linker) (*inputs, error) {
 				continue
 			}
 		}
-		if err := checkText("path", f.Path); err != nil {
+		if err := checkText("path", f.Location); err != nil {
 			return nil, &engine.InputError{Source: src.Ctx, File: f.Key, Msg: err.Error()}
 		}
 		var hive []string
@@ -137,8 +137,8 @@ func prepareInputs(src *engine.Source, n int, l *linker) (*inputs, error) {
 					Msg: fmt.Sprintf("partition folders %v differ from %v in %s", names, in.hiveKeys, in.keys[0])}
 			}
 		}
-		p := f.Path
-		if src.Hive || hasGlob(f.Path) || compressionSuffix(f.Path) != compressionSuffix(f.Key) {
+		p := f.Location
+		if src.Hive || hasGlob(f.Location) || compressionSuffix(f.Location) != compressionSuffix(f.Key) {
 			root, err := l.root()
 			if err != nil {
 				return nil, err
@@ -151,7 +151,7 @@ func prepareInputs(src *engine.Source, n int, l *linker) (*inputs, error) {
 				}
 				l.made[dir] = true
 			}
-			abs := f.Path
+			abs := f.Location
 			if !filepath.IsAbs(abs) {
 				if abs, err = filepath.Abs(abs); err != nil {
 					return nil, fmt.Errorf("source %s: %w", src.Ctx, err)

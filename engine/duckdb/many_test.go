@@ -37,7 +37,7 @@ func TestManyFiles(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	res := execute(t, e, engine.Plan{
 		Sources: []engine.Source{{Ctx: "src", Format: "csv", Options: map[string]any{"header": true}, Files: files}},
-		Sinks:   []engine.Sink{{Ctx: "snk", Format: "parquet", Dir: out}},
+		Sinks:   []engine.Sink{{Ctx: "snk", Format: "parquet", Location: out}},
 	})
 	equal(t, "source rows", res.Sources["src"].Rows, want)
 	equal(t, "sink rows", res.Sinks["snk"].Rows, want)
@@ -74,7 +74,7 @@ func TestCancel(t *testing.T) {
 		Sources: []engine.Source{{Ctx: "src", Format: "csv", Files: []engine.Input{input(t, root, "x.csv", []byte("a\n1\n"))}}},
 		// Effectively endless.
 		Transforms: []engine.Transform{{Name: "big", SQL: "SELECT a, r.range FROM src, range(1000000000000) r"}},
-		Sinks:      []engine.Sink{{Ctx: "snk", Format: "parquet", Dir: filepath.Join(t.TempDir(), "out")}},
+		Sinks:      []engine.Sink{{Ctx: "snk", Format: "parquet", Location: filepath.Join(t.TempDir(), "out")}},
 	})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
@@ -85,6 +85,6 @@ func TestCancel(t *testing.T) {
 	// The engine is still usable.
 	execute(t, e, engine.Plan{
 		Sources: []engine.Source{{Ctx: "src", Format: "csv", Files: []engine.Input{input(t, root, "y.csv", []byte("a\n1\n"))}}},
-		Sinks:   []engine.Sink{{Ctx: "snk", Format: "parquet", Dir: filepath.Join(t.TempDir(), "out2")}},
+		Sinks:   []engine.Sink{{Ctx: "snk", Format: "parquet", Location: filepath.Join(t.TempDir(), "out2")}},
 	})
 }

@@ -25,8 +25,8 @@ func TestOddIdentifiers(t *testing.T) {
 		Sources:    []engine.Source{{Ctx: src, Format: "csv", Files: files}},
 		Transforms: []engine.Transform{{Name: tr, SQL: `SELECT "weird ""col""" AS "a'b", "Ünïcode name" FROM "my ""odd"" source-1"`}},
 		Sinks: []engine.Sink{
-			{Ctx: "out sink", From: tr, Format: "parquet", PartitionBy: []string{"Ünïcode name"}, Dir: out},
-			{Ctx: "json", From: tr, Format: "json", PartitionBy: []string{"Ünïcode name"}, Dir: out + "-json"},
+			{Ctx: "out sink", From: tr, Format: "parquet", PartitionBy: []string{"Ünïcode name"}, Location: out},
+			{Ctx: "json", From: tr, Format: "json", PartitionBy: []string{"Ünïcode name"}, Location: out + "-json"},
 		},
 	})
 	got := query(t, fmt.Sprintf(`SELECT "a'b" FROM read_json('%s-json/*/*.json') ORDER BY 1`, out))
@@ -42,7 +42,7 @@ func TestNamesValidated(t *testing.T) {
 	e := newEngine(t)
 	root := t.TempDir()
 	in := input(t, root, "x.csv", []byte("a\n1\n"))
-	sink := []engine.Sink{{Ctx: "s", Format: "csv", Dir: filepath.Join(t.TempDir(), "o")}}
+	sink := []engine.Sink{{Ctx: "s", Format: "csv", Location: filepath.Join(t.TempDir(), "o")}}
 	cases := []struct {
 		plan engine.Plan
 		want string
@@ -52,7 +52,7 @@ func TestNamesValidated(t *testing.T) {
 		{engine.Plan{Sources: []engine.Source{{Ctx: "__tidemark_x", Format: "csv"}}, Sinks: sink}, "reserved"},
 		{engine.Plan{Sources: []engine.Source{{Ctx: "A", Format: "csv"}, {Ctx: "a", Format: "csv"}}, Sinks: sink}, "already used by source A"},
 		{engine.Plan{Sources: []engine.Source{{Ctx: "a", Format: "xml"}}, Sinks: sink}, `format "xml"`},
-		{engine.Plan{Sources: []engine.Source{{Ctx: "a", Format: "csv"}}, Sinks: []engine.Sink{{Ctx: "s", From: "nope", Format: "csv", Dir: "x"}}}, "from nope is neither"},
+		{engine.Plan{Sources: []engine.Source{{Ctx: "a", Format: "csv"}}, Sinks: []engine.Sink{{Ctx: "s", From: "nope", Format: "csv", Location: "x"}}}, "from nope is neither"},
 		{engine.Plan{OnBadRecord: "quarantine", Sources: []engine.Source{{Ctx: "a", Format: "csv"}}}, "rejects folder"},
 	}
 	for _, c := range cases {
@@ -74,7 +74,7 @@ func TestOptionInjection(t *testing.T) {
 	plan := func(opts map[string]any, sinkOpts map[string]any) engine.Plan {
 		return engine.Plan{
 			Sources: []engine.Source{{Ctx: "src", Format: "csv", Options: opts, Files: []engine.Input{in}}},
-			Sinks:   []engine.Sink{{Ctx: "snk", Format: "csv", Options: sinkOpts, Dir: filepath.Join(t.TempDir(), "o")}},
+			Sinks:   []engine.Sink{{Ctx: "snk", Format: "csv", Options: sinkOpts, Location: filepath.Join(t.TempDir(), "o")}},
 		}
 	}
 	cases := []struct {

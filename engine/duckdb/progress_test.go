@@ -31,11 +31,11 @@ func TestProgress(t *testing.T) {
 			Sources: []engine.Source{{Ctx: "src", Format: "csv", Options: map[string]any{"header": true}, Files: files}},
 			// Slow enough per row that the scan is seen in progress.
 			Transforms: []engine.Transform{{Name: "t", SQL: "SELECT order_id, amount, (SELECT sum(hash(order_id + i)) FROM range(50) r(i)) AS h FROM src"}},
-			Sinks:      []engine.Sink{{Ctx: "out", From: "t", Format: "parquet", Dir: filepath.Join(dir, out)}},
+			Sinks:      []engine.Sink{{Ctx: "out", From: "t", Format: "parquet", Location: filepath.Join(dir, out)}},
 		}
 	}
 
-	e, err := New(engine.Options{Threads: 2, SpillDir: filepath.Join(dir, "spill"), Progress: true})
+	e, err := New(Options{Threads: 2, SpillDir: filepath.Join(dir, "spill"), Progress: true})
 	if err != nil {
 		t.Fatal(err)
 	}

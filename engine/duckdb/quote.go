@@ -41,7 +41,7 @@ func checkText(what, s string) error {
 
 // checkName validates a source, transform or sink name. Names become quoted
 // identifiers (so spaces, dashes, quotes and non-ASCII letters are fine) and
-// folder names under RejectsDir (so no path separators, no "." or "..").
+// folder names under Rejects (so no path separators, no "." or "..").
 func checkName(kind, name string) error {
 	switch {
 	case name == "":

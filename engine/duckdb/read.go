@@ -35,7 +35,8 @@ type reader struct {
 	table string
 }
 
-// schema is the full schema the view exposes: file columns, then hive ones.
+// schema is the full schema the view exposes, in DuckDB types: file
+// columns, then hive ones.
 func (r *reader) schema() []bookmark.Column {
 	out := make([]bookmark.Column, 0, len(r.data)+len(r.hive))
 	return append(append(out, r.data...), r.hive...)

@@ -19,7 +19,7 @@ func TestCSVToParquet(t *testing.T) {
 	}}
 	res := execute(t, e, engine.Plan{
 		Sources: []engine.Source{src},
-		Sinks:   []engine.Sink{{Ctx: "s", From: "orders", Format: "parquet", Dir: out}},
+		Sinks:   []engine.Sink{{Ctx: "s", From: "orders", Format: "parquet", Location: out}},
 	})
 	equal(t, "rows", res.Sources["orders"].Rows, 3)
 	equal(t, "schema", schemaString(res.Sources["orders"].Schema), "id BIGINT, product VARCHAR, amount DOUBLE")
@@ -41,9 +41,9 @@ func TestFormats(t *testing.T) {
 	pqDir := filepath.Join(t.TempDir(), "pq")
 	execute(t, e, engine.Plan{
 		Sources: []engine.Source{{Ctx: "src", Format: "csv", Files: []engine.Input{csvIn}}},
-		Sinks:   []engine.Sink{{Ctx: "pq", Format: "parquet", Dir: pqDir}},
+		Sinks:   []engine.Sink{{Ctx: "pq", Format: "parquet", Location: pqDir}},
 	})
-	pqIn := engine.Input{Path: filepath.Join(pqDir, "data_0.parquet"), Key: "x.parquet", Size: 1}
+	pqIn := engine.Input{Location: filepath.Join(pqDir, "data_0.parquet"), Key: "x.parquet", Size: 1}
 	ins := map[string]engine.Input{"csv": csvIn, "json": jsonIn, "parquet": pqIn}
 	readers := map[string]string{
 		"parquet": "SELECT id, name FROM read_parquet('%s') ORDER BY id",
@@ -56,7 +56,7 @@ func TestFormats(t *testing.T) {
 				out := filepath.Join(t.TempDir(), "out")
 				res := execute(t, e, engine.Plan{
 					Sources: []engine.Source{{Ctx: "src", Format: inF, Files: []engine.Input{ins[inF]}}},
-					Sinks:   []engine.Sink{{Ctx: "snk", Format: outF, Dir: out}},
+					Sinks:   []engine.Sink{{Ctx: "snk", Format: outF, Location: out}},
 				})
 				equal(t, "source rows", res.Sources["src"].Rows, 2)
 				equal(t, "sink rows", res.Sinks["snk"].Rows, 2)
@@ -93,7 +93,7 @@ func TestCompressedInputs(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			res := execute(t, e, engine.Plan{
 				Sources: []engine.Source{{Ctx: "src", Format: c.format, Files: []engine.Input{c.in}}},
-				Sinks:   []engine.Sink{{Ctx: "snk", Format: "csv", Dir: out}},
+				Sinks:   []engine.Sink{{Ctx: "snk", Format: "csv", Location: out}},
 			})
 			equal(t, "rows", res.Sources["src"].Rows, 2)
 			equal(t, "schema", schemaString(res.Sources["src"].Schema), "id BIGINT, name VARCHAR")
@@ -117,7 +117,7 @@ func TestHiveColumnsFromKeyOnly(t *testing.T) {
 	src := engine.Source{Ctx: "src", Format: "csv", Hive: true, Files: files}
 	res := execute(t, e, engine.Plan{
 		Sources: []engine.Source{src},
-		Sinks:   []engine.Sink{{Ctx: "snk", Format: "parquet", Dir: out}},
+		Sinks:   []engine.Sink{{Ctx: "snk", Format: "parquet", Location: out}},
 	})
 	equal(t, "schema", schemaString(res.Sources["src"].Schema), "id BIGINT, region VARCHAR, year BIGINT")
 	got := query(t, fmt.Sprintf("SELECT id, year, region FROM read_parquet('%s') ORDER BY id", filepath.Join(out, "data_0.parquet")))
@@ -129,7 +129,7 @@ func TestHiveColumnsFromKeyOnly(t *testing.T) {
 	src.Files = []engine.Input{input(t, root, "year=next/region=eu/d.csv", []byte("id\n5\n"))}
 	_, err := e.Execute(t.Context(), engine.Plan{
 		Sources: []engine.Source{src},
-		Sinks:   []engine.Sink{{Ctx: "snk", Format: "parquet", Dir: filepath.Join(t.TempDir(), "out2")}},
+		Sinks:   []engine.Sink{{Ctx: "snk", Format: "parquet", Location: filepath.Join(t.TempDir(), "out2")}},
 	})
 	ie := inputError(t, err)
 	equal(t, "file", ie.File, "year=next/region=eu/d.csv")
@@ -144,7 +144,7 @@ func TestNoHiveLeakWithoutHive(t *testing.T) {
 		Sources: []engine.Source{{Ctx: "src", Format: "parquet", Files: []engine.Input{
 			writeParquet(t, root, "p=1/x.parquet", "SELECT 1 AS id"),
 		}}},
-		Sinks: []engine.Sink{{Ctx: "snk", Format: "parquet", Dir: out}},
+		Sinks: []engine.Sink{{Ctx: "snk", Format: "parquet", Location: out}},
 	})
 	equal(t, "schema", schemaString(res.Sources["src"].Schema), "id INTEGER")
 }
@@ -153,7 +153,7 @@ func TestNoHiveLeakWithoutHive(t *testing.T) {
 func writeParquet(tb testing.TB, root, key, q string) engine.Input {
 	tb.Helper()
 	in := input(tb, root, key, nil)
-	query(tb, fmt.Sprintf("COPY (%s) TO '%s' (FORMAT parquet)", q, strings.ReplaceAll(in.Path, "'", "''")))
+	query(tb, fmt.Sprintf("COPY (%s) TO '%s' (FORMAT parquet)", q, strings.ReplaceAll(in.Location, "'", "''")))
 	in.Size = 1
 	return in
 }
@@ -173,7 +173,7 @@ func TestZeroByteFiles(t *testing.T) {
 				Schema: nil},
 			{Ctx: "j", Format: "json", Files: []engine.Input{input(t, root, "e.json", nil)}},
 		},
-		Sinks: []engine.Sink{{Ctx: "snk", From: "c", Format: "parquet", Dir: out}},
+		Sinks: []engine.Sink{{Ctx: "snk", From: "c", Format: "parquet", Location: out}},
 	})
 	equal(t, "rows c", res.Sources["c"].Rows, 1)
 	equal(t, "rows p", res.Sources["p"].Rows, 0)
@@ -194,7 +194,7 @@ func TestHiveFormats(t *testing.T) {
 		t.Run(c.format, func(t *testing.T) {
 			res := execute(t, e, engine.Plan{
 				Sources: []engine.Source{{Ctx: "src", Format: c.format, Hive: true, Files: []engine.Input{c.in}}},
-				Sinks:   []engine.Sink{{Ctx: "snk", Format: "csv", Dir: filepath.Join(t.TempDir(), "out")}},
+				Sinks:   []engine.Sink{{Ctx: "snk", Format: "csv", Location: filepath.Join(t.TempDir(), "out")}},
 			})
 			schema := schemaString(res.Sources["src"].Schema)
 			if schema != "id BIGINT, day DATE" && schema != "id INTEGER, day DATE" {

@@ -175,7 +175,7 @@ func (x *execution) collectBadValues(ctx context.Context, r *reader, order map[s
 }
 
 // quarantine writes rejected rows as CSV (file, line, column, error, raw)
-// into RejectsDir/<source>/rejects.csv; when a previous Execute already
+// into Rejects/<source>/rejects.csv; when a previous Execute already
 // wrote that name, the next free rejects-<n>.csv.
 func quarantine(dir, source string, rows []reject) (string, error) {
 	if len(rows) == 0 {

@@ -29,7 +29,7 @@ func TestBadRecordFail(t *testing.T) {
 	e := newEngine(t)
 	_, err := e.Execute(t.Context(), engine.Plan{
 		Sources: []engine.Source{badSource(t)},
-		Sinks:   []engine.Sink{{Ctx: "snk", Format: "parquet", Dir: filepath.Join(t.TempDir(), "out")}},
+		Sinks:   []engine.Sink{{Ctx: "snk", Format: "parquet", Location: filepath.Join(t.TempDir(), "out")}},
 	})
 	ie := inputError(t, err)
 	equal(t, "source", ie.Source, "orders")
@@ -48,7 +48,7 @@ func TestBadRecordFail(t *testing.T) {
 			input(t, root, "ok.json", []byte(`{"id":1}`+"\n")),
 			input(t, root, "d/bad.json.gz", gz(t, `{"id":1}`+"\n"+`{"id": x}`+"\n"+`{"id":3}`+"\n")),
 		}}},
-		Sinks: []engine.Sink{{Ctx: "snk", Format: "parquet", Dir: filepath.Join(t.TempDir(), "out")}},
+		Sinks: []engine.Sink{{Ctx: "snk", Format: "parquet", Location: filepath.Join(t.TempDir(), "out")}},
 	})
 	ie = inputError(t, err)
 	equal(t, "file", ie.File, "d/bad.json.gz")
@@ -62,7 +62,7 @@ func TestBadRecordFail(t *testing.T) {
 			Files: []engine.Input{
 				input(t, root, "t.json", []byte(`{"id":1}`+"\n"+`{"id":"one"}`+"\n")),
 			}}},
-		Sinks: []engine.Sink{{Ctx: "snk", Format: "parquet", Dir: filepath.Join(t.TempDir(), "out")}},
+		Sinks: []engine.Sink{{Ctx: "snk", Format: "parquet", Location: filepath.Join(t.TempDir(), "out")}},
 	})
 	ie = inputError(t, err)
 	equal(t, "file", ie.File, "t.json")
@@ -79,8 +79,8 @@ func TestBadRecordSkip(t *testing.T) {
 		// The transform uses only name: rows are rejected whole anyway.
 		Transforms: []engine.Transform{{Name: "names", SQL: "SELECT name FROM orders"}},
 		Sinks: []engine.Sink{
-			{Ctx: "s1", From: "names", Format: "csv", Dir: out},
-			{Ctx: "s2", From: "orders", Format: "parquet", Dir: filepath.Join(t.TempDir(), "o2")},
+			{Ctx: "s1", From: "names", Format: "csv", Location: out},
+			{Ctx: "s2", From: "orders", Format: "parquet", Location: filepath.Join(t.TempDir(), "o2")},
 		},
 	})
 	equal(t, "rows", res.Sources["orders"].Rows, 5)
@@ -96,9 +96,9 @@ func TestBadRecordQuarantine(t *testing.T) {
 	rejects := filepath.Join(t.TempDir(), "rejects")
 	res := execute(t, e, engine.Plan{
 		OnBadRecord: engine.BadQuarantine,
-		RejectsDir:  rejects,
+		Rejects:     rejects,
 		Sources:     []engine.Source{badSource(t)},
-		Sinks:       []engine.Sink{{Ctx: "snk", Format: "parquet", Dir: filepath.Join(t.TempDir(), "out")}},
+		Sinks:       []engine.Sink{{Ctx: "snk", Format: "parquet", Location: filepath.Join(t.TempDir(), "out")}},
 	})
 	equal(t, "rows", res.Sources["orders"].Rows, 5)
 	equal(t, "rejected", res.Sources["orders"].Rejected, 3)
@@ -130,9 +130,9 @@ func TestBadRecordQuarantine(t *testing.T) {
 	// A second Execute into the same folder keeps the first file.
 	execute(t, e, engine.Plan{
 		OnBadRecord: engine.BadQuarantine,
-		RejectsDir:  rejects,
+		Rejects:     rejects,
 		Sources:     []engine.Source{badSource(t)},
-		Sinks:       []engine.Sink{{Ctx: "snk", Format: "parquet", Dir: filepath.Join(t.TempDir(), "out")}},
+		Sinks:       []engine.Sink{{Ctx: "snk", Format: "parquet", Location: filepath.Join(t.TempDir(), "out")}},
 	})
 	if _, err := os.Stat(filepath.Join(rejects, "orders", "rejects-2.csv")); err != nil {
 		t.Errorf("second rejects file: %v", err)
@@ -162,9 +162,9 @@ func TestBadRecordJSON(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	res := execute(t, e, engine.Plan{
 		OnBadRecord: engine.BadQuarantine,
-		RejectsDir:  rejects,
+		Rejects:     rejects,
 		Sources:     []engine.Source{src},
-		Sinks:       []engine.Sink{{Ctx: "snk", Format: "json", Dir: out}},
+		Sinks:       []engine.Sink{{Ctx: "snk", Format: "json", Location: out}},
 	})
 	equal(t, "rows", res.Sources["j"].Rows, 5)
 	equal(t, "rejected", res.Sources["j"].Rejected, 4)

@@ -104,6 +104,10 @@ func (r *reader) applySchema(schema []bookmark.Column) error {
 		isHive[strings.ToLower(k)] = true
 	}
 	r.data, r.hive = nil, nil
+	schema, err := duckColumns(schema)
+	if err != nil {
+		return fmt.Errorf("source %s: recorded schema: %w", r.src.Ctx, err)
+	}
 	for _, col := range schema {
 		if err := checkText("schema column", col.Name+col.Type); err != nil {
 			return fmt.Errorf("source %s: recorded schema: %w", r.src.Ctx, err)

@@ -30,7 +30,7 @@ func TestSchemaInferredThenApplied(t *testing.T) {
 	plan := func(src engine.Source) engine.Plan {
 		return engine.Plan{
 			Sources: []engine.Source{src},
-			Sinks:   []engine.Sink{{Ctx: "snk", Format: "parquet", Dir: filepath.Join(t.TempDir(), "out")}},
+			Sinks:   []engine.Sink{{Ctx: "snk", Format: "parquet", Location: filepath.Join(t.TempDir(), "out")}},
 		}
 	}
 	res := execute(t, e, plan(src))
@@ -70,7 +70,7 @@ func TestCastErrorWithRecordedSchema(t *testing.T) {
 		}}
 	_, err := e.Execute(t.Context(), engine.Plan{
 		Sources: []engine.Source{src},
-		Sinks:   []engine.Sink{{Ctx: "snk", Format: "parquet", Dir: filepath.Join(t.TempDir(), "out")}},
+		Sinks:   []engine.Sink{{Ctx: "snk", Format: "parquet", Location: filepath.Join(t.TempDir(), "out")}},
 	})
 	ie := inputError(t, err)
 	equal(t, "file", ie.File, "dir/bad.csv")
@@ -99,7 +99,7 @@ func TestParquetSchemaMismatch(t *testing.T) {
 			// Inferred from the first file, checked against every file.
 			_, err := e.Execute(t.Context(), engine.Plan{
 				Sources: []engine.Source{{Ctx: "p", Format: "parquet", Files: []engine.Input{good, bad}}},
-				Sinks:   []engine.Sink{{Ctx: "snk", Format: "parquet", Dir: filepath.Join(t.TempDir(), "out")}},
+				Sinks:   []engine.Sink{{Ctx: "snk", Format: "parquet", Location: filepath.Join(t.TempDir(), "out")}},
 			})
 			ie := inputError(t, err)
 			equal(t, "file", ie.File, bad.Key)
@@ -111,7 +111,7 @@ func TestParquetSchemaMismatch(t *testing.T) {
 	_, err := e.Execute(t.Context(), engine.Plan{
 		Sources: []engine.Source{{Ctx: "p", Format: "parquet", Files: []engine.Input{good},
 			Schema: []bookmark.Column{{Name: "id", Type: "INTEGER"}, {Name: "name", Type: "VARCHAR"}}}},
-		Sinks: []engine.Sink{{Ctx: "snk", Format: "parquet", Dir: filepath.Join(t.TempDir(), "out")}},
+		Sinks: []engine.Sink{{Ctx: "snk", Format: "parquet", Location: filepath.Join(t.TempDir(), "out")}},
 	})
 	ie := inputError(t, err)
 	equal(t, "file", ie.File, "good.parquet")
@@ -122,7 +122,7 @@ func TestTruncatedParquet(t *testing.T) {
 	e := newEngine(t)
 	root := t.TempDir()
 	good := writeParquet(t, root, "good.parquet", "SELECT range AS id, 'name-' || range AS name FROM range(10000)")
-	data, err := os.ReadFile(good.Path)
+	data, err := os.ReadFile(good.Location)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestTruncatedParquet(t *testing.T) {
 			bad := input(t, root, fmt.Sprintf("x/trunc%d.parquet", n), data[:n])
 			_, err := e.Execute(t.Context(), engine.Plan{
 				Sources: []engine.Source{{Ctx: "p", Format: "parquet", Files: []engine.Input{good, bad}}},
-				Sinks:   []engine.Sink{{Ctx: "snk", Format: "parquet", Dir: filepath.Join(t.TempDir(), "out")}},
+				Sinks:   []engine.Sink{{Ctx: "snk", Format: "parquet", Location: filepath.Join(t.TempDir(), "out")}},
 			})
 			ie := inputError(t, err)
 			equal(t, "file", ie.File, bad.Key)
@@ -146,7 +146,7 @@ func TestTruncatedParquet(t *testing.T) {
 	bad := input(t, root, "x/corrupt.parquet", corrupt)
 	_, err = e.Execute(t.Context(), engine.Plan{
 		Sources: []engine.Source{{Ctx: "p", Format: "parquet", Files: []engine.Input{good, bad}}},
-		Sinks:   []engine.Sink{{Ctx: "snk", Format: "parquet", Dir: filepath.Join(t.TempDir(), "out")}},
+		Sinks:   []engine.Sink{{Ctx: "snk", Format: "parquet", Location: filepath.Join(t.TempDir(), "out")}},
 	})
 	ie := inputError(t, err)
 	equal(t, "file", ie.File, bad.Key)
@@ -169,7 +169,7 @@ func TestTypeChangeBeyondSample(t *testing.T) {
 	plan := func(opts map[string]any) engine.Plan {
 		return engine.Plan{
 			Sources: []engine.Source{{Ctx: "src", Format: "csv", Options: opts, Files: []engine.Input{in}}},
-			Sinks:   []engine.Sink{{Ctx: "snk", Format: "parquet", Dir: filepath.Join(t.TempDir(), "out")}},
+			Sinks:   []engine.Sink{{Ctx: "snk", Format: "parquet", Location: filepath.Join(t.TempDir(), "out")}},
 		}
 	}
 	_, err := e.Execute(t.Context(), plan(nil))

@@ -55,14 +55,14 @@ func TestStreamSource(t *testing.T) {
 			src := engine.Source{Ctx: "src", Format: "csv", Stream: true,
 				Options: map[string]any{"header": false, "delim": ",", "quote": `"`, "escape": `"`, "skip": 0},
 				Schema:  []bookmark.Column{{Name: "id", Type: "BIGINT"}, {Name: "name", Type: "VARCHAR"}},
-				Files:   []engine.Input{{Path: fifo, Key: "src.csv"}}}
+				Files:   []engine.Input{{Location: fifo, Key: "src.csv"}}}
 			from := "src"
 			if tc.transforms != nil {
 				from = "t"
 			}
 			var sinks []engine.Sink
 			for i := range tc.sinks {
-				sinks = append(sinks, engine.Sink{Ctx: fmt.Sprint("s", i), From: from, Format: "parquet", Dir: filepath.Join(t.TempDir(), "out")})
+				sinks = append(sinks, engine.Sink{Ctx: fmt.Sprint("s", i), From: from, Format: "parquet", Location: filepath.Join(t.TempDir(), "out")})
 			}
 			res := execute(t, e, engine.Plan{Sources: []engine.Source{src}, Transforms: tc.transforms, Sinks: sinks})
 			if err := <-done; err != nil {
@@ -70,7 +70,7 @@ func TestStreamSource(t *testing.T) {
 			}
 			equal(t, "source rows", res.Sources["src"].Rows, n)
 			for _, s := range sinks {
-				got := query(t, fmt.Sprintf("SELECT count(*), count(DISTINCT id), min(name), max(id) FROM read_parquet('%s/*.parquet')", s.Dir))
+				got := query(t, fmt.Sprintf("SELECT count(*), count(DISTINCT id), min(name), max(id) FROM read_parquet('%s/*.parquet')", s.Location))
 				equal(t, s.Ctx+" output", got, []string{fmt.Sprintf("%d|%d|name, 1|%d", n, n, n)})
 			}
 		})

@@ -82,7 +82,7 @@ func TestLosslessValues(t *testing.T) {
 				out := filepath.Join(t.TempDir(), "out")
 				_, err := e.Execute(context.Background(), engine.Plan{
 					Sources: []engine.Source{{Ctx: "src", Format: format, Schema: schema, Options: opts, Files: []engine.Input{in}}},
-					Sinks:   []engine.Sink{{Ctx: "snk", Format: "parquet", Dir: out}},
+					Sinks:   []engine.Sink{{Ctx: "snk", Format: "parquet", Location: out}},
 				})
 				want := tc.want
 				if want == "" {
@@ -122,7 +122,7 @@ func TestLosslessSkip(t *testing.T) {
 			input(t, root, "a.csv", []byte("id,amount\n1,10\n2,1.5\n3,30\n4,4.0\n")),
 			input(t, root, "b.csv", []byte("amount,id\n2.5,5\n60,6\n")),
 		}}},
-		Sinks: []engine.Sink{{Ctx: "snk", Format: "parquet", Dir: out}},
+		Sinks: []engine.Sink{{Ctx: "snk", Format: "parquet", Location: out}},
 	})
 	equal(t, "rows", res.Sources["src"].Rows, 4)
 	equal(t, "rejected", res.Sources["src"].Rejected, 2)

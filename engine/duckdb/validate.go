@@ -10,14 +10,19 @@ import (
 
 // validatePlan checks names, formats and references before anything runs,
 // and fills the defaults: OnBadRecord fail; a sink's From the last
-// transform, else the only source.
+// transform, else the only source. It turns every location into a local
+// path (in its own copies of the plan's slices): DuckDB reads and writes
+// local files only (Capabilities).
 func validatePlan(p *engine.Plan) error {
+	if err := localize(p); err != nil {
+		return err
+	}
 	switch p.OnBadRecord {
 	case "":
 		p.OnBadRecord = engine.BadFail
 	case engine.BadFail, engine.BadSkip:
 	case engine.BadQuarantine:
-		if p.RejectsDir == "" {
+		if p.Rejects == "" {
 			return fmt.Errorf("on_bad_record quarantine needs a rejects folder")
 		}
 	default:
@@ -65,7 +70,7 @@ func validatePlan(p *engine.Plan) error {
 		if _, ok := writerOptions[s.Format]; !ok {
 			return fmt.Errorf("sink %s: format %q is not parquet, csv or json", s.Ctx, s.Format)
 		}
-		if s.Dir == "" {
+		if s.Location == "" {
 			return fmt.Errorf("sink %s: no staging folder", s.Ctx)
 		}
 		if s.From == "" {
@@ -81,6 +86,41 @@ func validatePlan(p *engine.Plan) error {
 		if _, ok := views[strings.ToLower(s.From)]; !ok {
 			return fmt.Errorf("sink %s: from %s is neither a source nor a transform", s.Ctx, s.From)
 		}
+	}
+	return nil
+}
+
+// localize replaces the plan's locations by local paths.
+func localize(p *engine.Plan) error {
+	p.Sources = slices.Clone(p.Sources)
+	for i := range p.Sources {
+		src := &p.Sources[i]
+		src.Files = slices.Clone(src.Files)
+		for j := range src.Files {
+			local, err := engine.LocalPath(src.Files[j].Location)
+			if err != nil {
+				return fmt.Errorf("source %s: %w (duckdb reads local files and pipes only)", src.Ctx, err)
+			}
+			src.Files[j].Location = local
+		}
+	}
+	p.Sinks = slices.Clone(p.Sinks)
+	for i := range p.Sinks {
+		if p.Sinks[i].Location == "" {
+			continue
+		}
+		local, err := engine.LocalPath(p.Sinks[i].Location)
+		if err != nil {
+			return fmt.Errorf("sink %s: %w (duckdb writes local files only)", p.Sinks[i].Ctx, err)
+		}
+		p.Sinks[i].Location = local
+	}
+	if p.Rejects != "" {
+		local, err := engine.LocalPath(p.Rejects)
+		if err != nil {
+			return fmt.Errorf("rejects: %w (duckdb writes local files only)", err)
+		}
+		p.Rejects = local
 	}
 	return nil
 }

@@ -16,7 +16,7 @@ import (
 // jsonColumn carries a row serialized by to_json when writing JSON.
 const jsonColumn = internalPrefix + "_json"
 
-// writeSink writes the rows of s.From into s.Dir with one COPY.
+// writeSink writes the rows of s.From into s.Location with one COPY.
 //
 // Layout: without partitions and without file_size_bytes/per_thread_output
 // DuckDB writes one file, data_0.<ext>; otherwise it writes a folder tree
@@ -39,12 +39,12 @@ func (x *execution) writeSink(ctx context.Context, s *engine.Sink) (engine.SinkR
 	if err != nil {
 		return res, fmt.Errorf("sink %s: %w", s.Ctx, err)
 	}
-	dir, err := filepath.Abs(s.Dir)
+	dir, err := filepath.Abs(s.Location)
 	if err == nil {
 		err = os.MkdirAll(dir, 0o755)
 	}
 	if err != nil {
-		return res, fmt.Errorf("sink %s: creating %s: %w", s.Ctx, s.Dir, err)
+		return res, fmt.Errorf("sink %s: creating %s: %w", s.Ctx, s.Location, err)
 	}
 	if err := checkText("sink dir", dir); err != nil {
 		return res, fmt.Errorf("sink %s: %w", s.Ctx, err)

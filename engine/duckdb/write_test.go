@@ -28,7 +28,7 @@ func TestPartitionedOutput(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			res := execute(t, e, engine.Plan{
 				Sources: []engine.Source{salesSource(t)},
-				Sinks:   []engine.Sink{{Ctx: "snk", From: "sales", Format: format, PartitionBy: []string{"PRODUCT"}, Dir: out}},
+				Sinks:   []engine.Sink{{Ctx: "snk", From: "sales", Format: format, PartitionBy: []string{"PRODUCT"}, Location: out}},
 			})
 			files := res.Sinks["snk"].Files
 			sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
@@ -78,7 +78,7 @@ func TestSinkOptions(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			res := execute(t, e, engine.Plan{
 				Sources: []engine.Source{salesSource(t)},
-				Sinks:   []engine.Sink{{Ctx: "snk", Format: c.format, Options: c.opts, Dir: out}},
+				Sinks:   []engine.Sink{{Ctx: "snk", Format: c.format, Options: c.opts, Location: out}},
 			})
 			equal(t, "files", paths(res.Sinks["snk"].Files), []string{c.file})
 			equal(t, "check", query(t, fmt.Sprintf(c.check, filepath.Join(out, c.file))), want[i])
@@ -100,7 +100,7 @@ func TestSeveralFilesPerSink(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			res := execute(t, e, engine.Plan{
 				Sources: []engine.Source{src},
-				Sinks:   []engine.Sink{{Ctx: "snk", Format: format, Options: map[string]any{"file_size_bytes": "500KB"}, Dir: out}},
+				Sinks:   []engine.Sink{{Ctx: "snk", Format: format, Options: map[string]any{"file_size_bytes": "500KB"}, Location: out}},
 			})
 			files := res.Sinks["snk"].Files
 			if len(files) < 2 {
@@ -125,7 +125,7 @@ func TestEmptyResultWritesNoFiles(t *testing.T) {
 				res := execute(t, e, engine.Plan{
 					Sources:    []engine.Source{salesSource(t)},
 					Transforms: []engine.Transform{{Name: "none", SQL: "SELECT * FROM sales WHERE amount > 1000"}},
-					Sinks:      []engine.Sink{{Ctx: "snk", Format: format, PartitionBy: part, Dir: out}},
+					Sinks:      []engine.Sink{{Ctx: "snk", Format: format, PartitionBy: part, Location: out}},
 				})
 				equal(t, "files", len(res.Sinks["snk"].Files), 0)
 				equal(t, "rows", res.Sinks["snk"].Rows, 0)
@@ -151,8 +151,8 @@ func TestTransformsAndCounts(t *testing.T) {
 			{Name: "totals", SQL: "SELECT product, sum(amount) AS total FROM sales GROUP BY product"},
 		},
 		Sinks: []engine.Sink{
-			{Ctx: "s1", From: "big", Format: "parquet", Dir: out1},
-			{Ctx: "s2", Format: "csv", Dir: out2}, // default from: the last transform
+			{Ctx: "s1", From: "big", Format: "parquet", Location: out1},
+			{Ctx: "s2", Format: "csv", Location: out2}, // default from: the last transform
 		},
 	})
 	equal(t, "source rows", res.Sources["sales"].Rows, 6)
@@ -162,7 +162,7 @@ func TestTransformsAndCounts(t *testing.T) {
 	_, err := e.Execute(t.Context(), engine.Plan{
 		Sources:    []engine.Source{salesSource(t)},
 		Transforms: []engine.Transform{{Name: "broken", SQL: "SELECT nope FROM sales"}},
-		Sinks:      []engine.Sink{{Ctx: "s", Format: "csv", Dir: filepath.Join(t.TempDir(), "o")}},
+		Sinks:      []engine.Sink{{Ctx: "s", Format: "csv", Location: filepath.Join(t.TempDir(), "o")}},
 	})
 	if err == nil || !strings.HasPrefix(err.Error(), "transform broken: ") || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("got %v, want an error naming transform broken and column nope", err)

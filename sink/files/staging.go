@@ -33,7 +33,7 @@ var _ sink.Staging = (*staging)(nil)
 func (st *staging) Target() engine.Sink {
 	k := st.sink.spec
 	return engine.Sink{Ctx: k.Ctx, From: k.From, Format: k.Format, Options: k.Options, PartitionBy: k.PartitionBy,
-		Dir: st.dataDir()}
+		Location: st.dataDir()}
 }
 
 // Rejects is the folder for quarantined rows, published under

@@ -139,7 +139,7 @@ type tableStaging struct {
 func (s *tableStaging) Target() engine.Sink {
 	k := s.j.spec
 	return engine.Sink{Ctx: k.Ctx, From: k.From, Format: "parquet", Options: k.Options, PartitionBy: k.PartitionBy,
-		Dir: filepath.Join(s.dir, "data")}
+		Location: filepath.Join(s.dir, "data")}
 }
 
 func (s *tableStaging) Rejects() string                       { return "" }

@@ -141,7 +141,7 @@ func (p *Plan) Open(ctx context.Context, env source.Env) (source.Reading, error)
 		es.Schema = p.prev.Schema
 	}
 	for j, f := range p.Take {
-		es.Files = append(es.Files, engine.Input{Path: locals[j], Key: f.Path, Size: f.Size})
+		es.Files = append(es.Files, engine.Input{Location: locals[j], Key: f.Path, Size: f.Size})
 	}
 	return &reading{p: p, ins: ins, in: es, verified: startVerify(ctx, es), log: env.Log}, nil
 }

@@ -151,7 +151,7 @@ func startVerify(ctx context.Context, s engine.Source) func() []error {
 	if !s.Stream && (s.Format == "csv" || s.Format == "json") {
 		for _, f := range s.Files {
 			if kind := compressionOf(f.Key, s.Options); kind != "" && f.Size != 0 {
-				checks = append(checks, compressedCheck{src: s.Ctx, key: f.Key, path: f.Path, kind: kind})
+				checks = append(checks, compressedCheck{src: s.Ctx, key: f.Key, path: f.Location, kind: kind})
 			}
 		}
 	}

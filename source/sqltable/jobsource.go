@@ -271,7 +271,7 @@ func extractInput(ctx string, ex *Extract) engine.Source {
 		if info, err := os.Stat(f); err == nil {
 			size = info.Size()
 		}
-		es.Files = append(es.Files, engine.Input{Path: f, Key: filepath.Base(f), Size: size})
+		es.Files = append(es.Files, engine.Input{Location: f, Key: filepath.Base(f), Size: size})
 	}
 	return es
 }

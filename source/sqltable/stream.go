@@ -58,7 +58,7 @@ func startStream(ctx context.Context, p *jobPlan, dir string) (*tableStream, err
 // Input is the engine's view of the stream.
 func (st *tableStream) Input() engine.Source {
 	return engine.Source{Ctx: st.p.ctx, Format: "csv", Options: CSVOptions(), Schema: st.p.src.Schema(), Stream: true, Exact: true,
-		Files: []engine.Input{{Path: st.path, Key: filepath.Base(st.path)}}}
+		Files: []engine.Input{{Location: st.path, Key: filepath.Base(st.path)}}}
 }
 
 // finish waits for the extraction once the engine has returned. An

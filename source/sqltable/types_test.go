@@ -179,7 +179,7 @@ func TestTypeRoundTrip(t *testing.T) {
 // returns the file it wrote.
 func throughEngine(t *testing.T, ex *sqltable.Extract) string {
 	t.Helper()
-	eng, err := engine.New("duckdb", engine.Options{})
+	eng, err := engine.New("duckdb", nil, engine.Env{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,11 +191,11 @@ func throughEngine(t *testing.T, ex *sqltable.Extract) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		src.Files = append(src.Files, engine.Input{Path: f, Key: filepath.Base(f), Size: info.Size()})
+		src.Files = append(src.Files, engine.Input{Location: f, Key: filepath.Base(f), Size: info.Size()})
 	}
 	res, err := eng.Execute(context.Background(), engine.Plan{
 		Sources:     []engine.Source{src},
-		Sinks:       []engine.Sink{{Ctx: "out", From: "src", Format: "parquet", Dir: filepath.Join(dir, "out")}},
+		Sinks:       []engine.Sink{{Ctx: "out", From: "src", Format: "parquet", Location: filepath.Join(dir, "out")}},
 		OnBadRecord: engine.BadFail,
 	})
 	if err != nil {

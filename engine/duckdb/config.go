@@ -1,0 +1,32 @@
+package duckdb
+
+import (
+	"fmt"
+
+	"github.com/tidemark-etl/tidemark/engine"
+)
+
+// Options are the DuckDB engine's settings, the job file's
+// engine: {duckdb: {...}} block. The zero value is the default: DuckDB's
+// own memory limit and thread count, a fresh temporary spill folder.
+type Options struct {
+	MemoryLimit string `yaml:"memory_limit" doc:"DuckDB memory_limit, e.g. 512MB or 4GB; DuckDB's default (80% of RAM) when empty"`
+	Threads     int    `yaml:"threads" doc:"DuckDB worker threads; 0 means one per core"`
+	SpillDir    string `yaml:"spill_dir" doc:"folder where DuckDB spills what does not fit in memory (relative to the job file); a fresh temporary folder, removed after the run, when empty"`
+	// Progress asks the engine to track the progress of its statements
+	// (engine.Env.Progress); not a job-file setting.
+	Progress bool `yaml:"-"`
+}
+
+var _ engine.Options = (*Options)(nil)
+
+// Validate reports the first bad setting, naming its key.
+func (o *Options) Validate() error {
+	if o.Threads < 0 {
+		return fmt.Errorf("threads must be positive, got %d", o.Threads)
+	}
+	if err := checkText("memory_limit", o.MemoryLimit); err != nil {
+		return err
+	}
+	return nil
+}

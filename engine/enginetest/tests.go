@@ -1,0 +1,293 @@
+package enginetest
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/engine"
+)
+
+// ordersRows is the content every format test reads.
+var ordersRows = []string{"id,name", "1,a", "2,b", "3,c"}
+
+// ordersIn writes the orders in format f.
+func ordersIn(t *testing.T, f string) engine.Input {
+	t.Helper()
+	root := t.TempDir()
+	switch f {
+	case "csv":
+		return input(t, root, "orders.csv", []byte("id,name\n1,a\n2,b\n3,c\n"))
+	case "json":
+		return input(t, root, "orders.json", []byte(`{"id":1,"name":"a"}`+"\n"+`{"id":2,"name":"b"}`+"\n"+`{"id":3,"name":"c"}`+"\n"))
+	}
+	t.Fatalf("no orders in %s", f)
+	return engine.Input{}
+}
+
+// testFormats reads CSV and JSON, writes each format, and reads the
+// Parquet it wrote back: every path gives the same rows.
+func (s *suite) testFormats(t *testing.T) {
+	e := s.engine(t)
+	for _, in := range []string{"csv", "json"} {
+		for _, out := range []string{"csv", "json", "parquet"} {
+			t.Run(in+"_to_"+out, func(t *testing.T) {
+				snk := sink(t, "out", "orders", out)
+				res := execute(t, e, engine.Plan{
+					Sources: []engine.Source{{Ctx: "orders", Format: in, Files: []engine.Input{ordersIn(t, in)}}},
+					Sinks:   []engine.Sink{snk},
+				})
+				equal(t, "source rows", res.Sources["orders"].Rows, 3)
+				equal(t, "sink rows", res.Sinks["out"].Rows, 3)
+				checkStaged(t, snk, res.Sinks["out"])
+				equalRows(t, "rows read back", readBack(t, e, snk, res.Sinks["out"]), ordersRows)
+				schema := fmt.Sprint(res.Sources["orders"].Schema)
+				equal(t, "schema", schema, "[{id BIGINT} {name VARCHAR}]")
+			})
+		}
+	}
+}
+
+// testCompressed reads .gz and .zst inputs by their keys' suffixes.
+func (s *suite) testCompressed(t *testing.T) {
+	e := s.engine(t)
+	root := t.TempDir()
+	body := "id,name\n1,a\n2,b\n"
+	snk := sink(t, "out", "c", "csv")
+	res := execute(t, e, engine.Plan{
+		Sources: []engine.Source{{Ctx: "c", Format: "csv", Files: []engine.Input{
+			input(t, root, "a.csv.gz", gzipped(t, body)),
+			input(t, root, "b.csv.zst", zstded(t, "id,name\n3,c\n")),
+			input(t, root, "j.csv", []byte(body)),
+		}}},
+		Sinks: []engine.Sink{snk},
+	})
+	equal(t, "source rows", res.Sources["c"].Rows, 5)
+	equalRows(t, "rows", csvRows(t, snk, res.Sinks["out"]), []string{"id,name", "1,a", "1,a", "2,b", "2,b", "3,c"})
+
+	jsonSnk := sink(t, "out", "j", "csv")
+	res = execute(t, e, engine.Plan{
+		Sources: []engine.Source{{Ctx: "j", Format: "json", Files: []engine.Input{
+			input(t, root, "a.json.gz", gzipped(t, `{"id":1}`+"\n")),
+			input(t, root, "b.json.zst", zstded(t, `{"id":2}`+"\n")),
+		}}},
+		Sinks: []engine.Sink{jsonSnk},
+	})
+	equalRows(t, "json rows", csvRows(t, jsonSnk, res.Sinks["out"]), []string{"id", "1", "2"})
+}
+
+// testHive turns key=value folders into columns, typed from the values.
+func (s *suite) testHive(t *testing.T) {
+	e := s.engine(t)
+	root := t.TempDir()
+	snk := sink(t, "out", "h", "csv")
+	res := execute(t, e, engine.Plan{
+		Sources: []engine.Source{{Ctx: "h", Format: "csv", Hive: true, Files: []engine.Input{
+			input(t, root, "year=2023/a.csv", []byte("id\n1\n")),
+			input(t, root, "year=2024/b.csv", []byte("id\n2\n3\n")),
+		}}},
+		Sinks: []engine.Sink{snk},
+	})
+	equalRows(t, "rows", csvRows(t, snk, res.Sinks["out"]), []string{"id,year", "1,2023", "2,2024", "3,2024"})
+	equal(t, "schema", fmt.Sprint(res.Sources["h"].Schema), "[{id BIGINT} {year BIGINT}]")
+}
+
+// testSchema applies a recorded schema instead of inferring one, in the
+// canonical texts and in DuckDB spellings older states hold.
+func (s *suite) testSchema(t *testing.T) {
+	e := s.engine(t)
+	root := t.TempDir()
+	in := input(t, root, "a.csv", []byte("id,amount,at\n1,2.5,2024-05-01 10:00:00+00\n"))
+	run := func(schema []bookmark.Column) engine.SourceResult {
+		t.Helper()
+		return execute(t, e, engine.Plan{
+			Sources: []engine.Source{{Ctx: "a", Format: "csv", Files: []engine.Input{in}, Schema: schema}},
+			Sinks:   []engine.Sink{sink(t, "out", "a", "parquet")},
+		}).Sources["a"]
+	}
+	inferred := run(nil)
+	equal(t, "inferred id", inferred.Schema[0], bookmark.Column{Name: "id", Type: "BIGINT"})
+	equal(t, "inferred amount", inferred.Schema[1], bookmark.Column{Name: "amount", Type: "DOUBLE"})
+	for _, at := range []string{"TIMESTAMP WITH TIME ZONE", "TIMESTAMPTZ"} {
+		recorded := []bookmark.Column{{Name: "id", Type: "VARCHAR"}, {Name: "amount", Type: "DECIMAL(10,2)"}, {Name: "at", Type: at}}
+		got := run(recorded)
+		want := "[{id VARCHAR} {amount DECIMAL(10,2)} {at TIMESTAMP WITH TIME ZONE}]"
+		equal(t, "applied schema "+at, fmt.Sprint(got.Schema), want)
+	}
+	// A nested type in the neutral spelling.
+	jin := input(t, root, "n.json", []byte(`{"tags":[1,2],"p":{"x":1.5}}`+"\n"))
+	recorded := []bookmark.Column{{Name: "tags", Type: "ARRAY<BIGINT>"}, {Name: "p", Type: "STRUCT<x: DOUBLE>"}}
+	got := execute(t, e, engine.Plan{
+		Sources: []engine.Source{{Ctx: "n", Format: "json", Files: []engine.Input{jin}, Schema: recorded}},
+		Sinks:   []engine.Sink{sink(t, "out", "n", "parquet")},
+	}).Sources["n"]
+	equal(t, "nested schema", fmt.Sprint(got.Schema), fmt.Sprint(recorded))
+	inferredNested := execute(t, e, engine.Plan{
+		Sources: []engine.Source{{Ctx: "n", Format: "json", Files: []engine.Input{jin}}},
+		Sinks:   []engine.Sink{sink(t, "out", "n", "parquet")},
+	}).Sources["n"]
+	equal(t, "inferred nested schema", fmt.Sprint(inferredNested.Schema), fmt.Sprint(recorded))
+}
+
+// testTransforms defines transforms over two sources and over an earlier
+// transform; sources read only through transforms are still counted.
+func (s *suite) testTransforms(t *testing.T) {
+	e := s.engine(t)
+	root := t.TempDir()
+	snk := sink(t, "out", "", "csv") // default from: the last transform
+	raw := sink(t, "raw", "joined", "csv")
+	res := execute(t, e, engine.Plan{
+		Sources: []engine.Source{
+			{Ctx: "orders", Format: "csv", Files: []engine.Input{input(t, root, "o.csv", []byte("id,cust\n1,10\n2,20\n3,10\n"))}},
+			{Ctx: "custs", Format: "json", Files: []engine.Input{input(t, root, "c.json", []byte(`{"cust":10,"name":"x"}`+"\n"+`{"cust":20,"name":"y"}`+"\n"))}},
+		},
+		Transforms: []engine.Transform{
+			{Name: "joined", SQL: "SELECT o.id, c.name FROM orders o JOIN custs c ON o.cust = c.cust"},
+			{Name: "per_name", SQL: "SELECT name, count(*) AS n FROM joined GROUP BY name;"},
+		},
+		Sinks: []engine.Sink{snk, raw},
+	})
+	equal(t, "orders rows", res.Sources["orders"].Rows, 3)
+	equal(t, "custs rows", res.Sources["custs"].Rows, 2)
+	equalRows(t, "per_name", csvRows(t, snk, res.Sinks["out"]), []string{"name,n", "x,2", "y,1"})
+	equalRows(t, "joined", csvRows(t, raw, res.Sinks["raw"]), []string{"id,name", "1,x", "2,y", "3,x"})
+	equal(t, "sink rows", res.Sinks["raw"].Rows, 3)
+}
+
+// testPartitioned writes one key=value folder per partition value, in
+// every output format.
+func (s *suite) testPartitioned(t *testing.T) {
+	e := s.engine(t)
+	root := t.TempDir()
+	in := input(t, root, "s.csv", []byte("id,product\n1,x\n2,y\n3,x\n"))
+	for _, format := range []string{"parquet", "csv", "json"} {
+		t.Run(format, func(t *testing.T) {
+			snk := sink(t, "out", "s", format)
+			snk.PartitionBy = []string{"product"}
+			res := execute(t, e, engine.Plan{
+				Sources: []engine.Source{{Ctx: "s", Format: "csv", Files: []engine.Input{in}}},
+				Sinks:   []engine.Sink{snk},
+			})
+			checkStaged(t, snk, res.Sinks["out"])
+			rows := map[string]int64{}
+			for _, f := range res.Sinks["out"].Files {
+				rows[strings.SplitN(f.Path, "/", 2)[0]] += f.Rows
+			}
+			equal(t, "partitions", fmt.Sprint(rows), "map[product=x:2 product=y:1]")
+			equalRows(t, "rows read back", readBack(t, e, snk, res.Sinks["out"]), []string{"id,product", "1,x", "2,y", "3,x"})
+		})
+	}
+}
+
+// testSplit writes a sink as several files when asked to.
+func (s *suite) testSplit(t *testing.T) {
+	if s.c.SplitOptions == nil {
+		t.Skip("no SplitOptions")
+	}
+	e := s.engine(t)
+	var b strings.Builder
+	b.WriteString("id,text\n")
+	x := uint64(1)
+	for i := range 30000 {
+		x = x*6364136223846793005 + 1442695040888963407 // incompressible text
+		fmt.Fprintf(&b, "%d,%016x%016x\n", i, x, x*31)
+	}
+	in := input(t, t.TempDir(), "big.csv", []byte(b.String()))
+	for _, format := range []string{"parquet", "csv"} {
+		t.Run(format, func(t *testing.T) {
+			snk := sink(t, "out", "big", format)
+			snk.Options = s.c.SplitOptions(format)
+			res := execute(t, e, engine.Plan{
+				Sources: []engine.Source{{Ctx: "big", Format: "csv", Files: []engine.Input{in}}},
+				Sinks:   []engine.Sink{snk},
+			})
+			if n := len(res.Sinks["out"].Files); n < 2 {
+				t.Errorf("got %d files, want several", n)
+			}
+			equal(t, "rows", res.Sinks["out"].Rows, 30000)
+			checkStaged(t, snk, res.Sinks["out"])
+		})
+	}
+}
+
+// testBadRecords: fail names file and line; skip drops and counts the bad
+// rows; quarantine also writes them under Rejects/<source>.
+func (s *suite) testBadRecords(t *testing.T) {
+	e := s.engine(t)
+	root := t.TempDir()
+	schema := []bookmark.Column{{Name: "id", Type: "BIGINT"}, {Name: "name", Type: "VARCHAR"}}
+	src := engine.Source{Ctx: "orders", Format: "csv", Schema: schema, Files: []engine.Input{
+		input(t, root, "good.csv", []byte("id,name\n1,a\n2,b\n")),
+		input(t, root, "sub/bad.csv", []byte("id,name\n3,c\nnope,d\n4,e\n")),
+	}}
+	jsrc := engine.Source{Ctx: "orders", Format: "json", Schema: schema, Files: []engine.Input{
+		input(t, root, "good.json", []byte(`{"id":1,"name":"a"}`+"\n")),
+		input(t, root, "sub/bad.json", []byte(`{"id":3,"name":"c"}`+"\n"+`{"id":`+"\n")),
+	}}
+	for _, src := range []engine.Source{src, jsrc} {
+		t.Run(src.Format, func(t *testing.T) {
+			_, err := e.Execute(t.Context(), engine.Plan{Sources: []engine.Source{src}, Sinks: []engine.Sink{sink(t, "out", "orders", "parquet")}})
+			var ie *engine.InputError
+			if !errors.As(err, &ie) {
+				t.Fatalf("fail: got error %v, want an *engine.InputError", err)
+			}
+			equal(t, "file", ie.File, "sub/bad."+src.Format)
+			equal(t, "line", ie.Line, map[string]int64{"csv": 3, "json": 2}[src.Format])
+			equal(t, "source", ie.Source, "orders")
+
+			good := int64(3)
+			if src.Format == "json" {
+				good = 2
+			}
+			res := execute(t, e, engine.Plan{Sources: []engine.Source{src}, OnBadRecord: engine.BadSkip,
+				Sinks: []engine.Sink{sink(t, "out", "orders", "parquet")}})
+			equal(t, "skip: rows", res.Sources["orders"].Rows, good+map[string]int64{"csv": 1, "json": 0}[src.Format])
+			equal(t, "skip: rejected", res.Sources["orders"].Rejected, 1)
+
+			rejects := filepath.Join(t.TempDir(), "rejects")
+			res = execute(t, e, engine.Plan{Sources: []engine.Source{src}, OnBadRecord: engine.BadQuarantine, Rejects: fileURL(rejects),
+				Sinks: []engine.Sink{sink(t, "out", "orders", "parquet")}})
+			equal(t, "quarantine: rejected", res.Sources["orders"].Rejected, 1)
+			entries, err := os.ReadDir(filepath.Join(rejects, "orders"))
+			if err != nil || len(entries) == 0 {
+				t.Fatalf("quarantine: got %v (%v) under rejects/orders, want the rejected rows", entries, err)
+			}
+			data, err := os.ReadFile(filepath.Join(rejects, "orders", entries[0].Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(data), "sub/bad."+src.Format) {
+				t.Errorf("quarantine: rejects %q do not name the file sub/bad.%s", data, src.Format)
+			}
+		})
+	}
+}
+
+// testLocations: plain local paths work like file:// URLs, and a
+// location the engine cannot read is an error, not a silent skip.
+func (s *suite) testLocations(t *testing.T) {
+	e := s.engine(t)
+	in := ordersIn(t, "csv")
+	local, err := engine.LocalPath(in.Location)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Location = local
+	snk := sink(t, "out", "orders", "csv")
+	snk.Location = localDir(t, snk)
+	res := execute(t, e, engine.Plan{Sources: []engine.Source{{Ctx: "orders", Format: "csv", Files: []engine.Input{in}}}, Sinks: []engine.Sink{snk}})
+	equalRows(t, "rows", csvRows(t, snk, res.Sinks["out"]), ordersRows)
+
+	if !e.Capabilities().Reads("nosuch") {
+		bad := in
+		bad.Location = "nosuch://bucket/orders.csv"
+		if _, err := e.Execute(t.Context(), engine.Plan{Sources: []engine.Source{{Ctx: "orders", Format: "csv", Files: []engine.Input{bad}}},
+			Sinks: []engine.Sink{sink(t, "out", "orders", "csv")}}); err == nil {
+			t.Errorf("reading a nosuch:// location: got no error, want one")
+		}
+	}
+}
