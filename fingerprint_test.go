@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
-	"github.com/tidemark-etl/tidemark/job"
+	srcfiles "github.com/tidemark-etl/tidemark/source/files"
 )
 
 // TestTuningOptionsAreNotASourceChange: max_line_size and the other tuning
@@ -16,7 +16,7 @@ import (
 func TestTuningOptionsAreNotASourceChange(t *testing.T) {
 	hive := true
 	src := func(opts map[string]any) *fileSource {
-		return &fileSource{location: "/data/in", spec: job.Source{Format: "csv", Tracking: "exact", HivePartitioning: &hive, Options: opts}}
+		return &fileSource{location: "/data/in", cfg: &srcfiles.Config{Format: "csv", Tracking: "exact", HivePartitioning: &hive, Options: opts}}
 	}
 	fp, _ := src(map[string]any{"header": true, "max_line_size": 8 << 20}).fingerprint()
 	same, _ := src(map[string]any{"header": true}).fingerprint()

@@ -238,8 +238,7 @@ func parentLocations(root string) []string {
 // of the job that loaded into a SQL table sink (its marker row names the
 // job and run): the state was lost or is older than the table.
 func checkTableSink(ctx context.Context, st store.Store, k job.Sink, jobName string, id store.Identity) error {
-	ts, err := sinksql.Open(ctx, sinksql.SinkConfig{Ctx: k.Ctx, Connection: k.Connection, PasswordEnv: k.PasswordEnv,
-		Table: k.Table, Mode: k.Mode, MergeKeys: k.MergeKeys})
+	ts, err := sinksql.Open(ctx, tableSinkConfig(k))
 	if err != nil {
 		return err
 	}
@@ -249,7 +248,7 @@ func checkTableSink(ctx context.Context, st store.Store, k job.Sink, jobName str
 		return err
 	}
 	if _, err := st.Run(ctx, jobName, last); errors.Is(err, store.ErrNotFound) {
-		return &SinkOwnedError{Sink: k.Ctx, Location: k.Table, Job: jobName, State: id, LastRun: last}
+		return &SinkOwnedError{Sink: k.Ctx, Location: tableSinkConfig(k).Table, Job: jobName, State: id, LastRun: last}
 	} else if err != nil {
 		return fmt.Errorf("reading run %s: %w", last, err)
 	}

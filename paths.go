@@ -143,11 +143,12 @@ func (a area) describe() string {
 func checkSinkPaths(spec *job.Spec, stateLoc string) error {
 	var sources []area
 	for _, src := range spec.Sources {
-		if src.IsTable() || src.Path == "" {
+		if src.IsTable() || fileConfig(src).Path == "" {
 			continue
 		}
-		if a, ok := areaOf(spec, src.Path, src.S3["endpoint"]); ok {
-			a.shown = fmt.Sprintf("%s %q", src.Ctx, store.Redact(src.Path))
+		fc := fileConfig(src)
+		if a, ok := areaOf(spec, fc.Path, fc.S3["endpoint"]); ok {
+			a.shown = fmt.Sprintf("%s %q", src.Ctx, store.Redact(fc.Path))
 			sources = append(sources, a)
 		}
 	}
@@ -164,8 +165,12 @@ func checkSinkPaths(spec *job.Spec, stateLoc string) error {
 			errs = append(errs, err)
 			continue // a refused sink is no place for the others to be measured against
 		}
-		if a, ok := areaOf(spec, k.Path, k.S3["endpoint"]); ok && !k.IsTable() && k.Path != "" {
-			a.shown = fmt.Sprintf("%s %q", k.Ctx, store.Redact(k.Path))
+		if k.IsTable() {
+			continue
+		}
+		kc := fileSinkConfig(k)
+		if a, ok := areaOf(spec, kc.Path, kc.S3["endpoint"]); ok && kc.Path != "" {
+			a.shown = fmt.Sprintf("%s %q", k.Ctx, store.Redact(kc.Path))
 			earlier = append(earlier, a)
 		}
 	}
@@ -177,11 +182,11 @@ func checkSinkPaths(spec *job.Spec, stateLoc string) error {
 
 // checkSinkPath is checkSinkPaths for sink i.
 func checkSinkPath(spec *job.Spec, i int, k job.Sink, sources, earlier []area, state area, hasState, ownFolder bool, home string) *job.Error {
-	if k.IsTable() || k.Path == "" {
+	if k.IsTable() || fileSinkConfig(k).Path == "" {
 		return nil
 	}
 	key := fmt.Sprintf("$.sinks[%d].path", i)
-	sink, ok := areaOf(spec, k.Path, k.S3["endpoint"])
+	sink, ok := areaOf(spec, fileSinkConfig(k).Path, fileSinkConfig(k).S3["endpoint"])
 	if !ok {
 		return nil
 	}

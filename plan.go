@@ -91,7 +91,7 @@ type planInput struct {
 // bounds are a source's per-run limits, the disk budget included for
 // remote sources.
 func (in planInput) bounds(fs *fileSource) bookmark.Bounds {
-	b := bookmark.Bounds{Files: fs.spec.BoundedFiles, Bytes: fs.spec.BoundedSize.Bytes}
+	b := bookmark.Bounds{Files: fs.cfg.BoundedFiles, Bytes: fs.cfg.BoundedSize.Bytes}
 	if _, local := fs.objs.LocalPath(""); !local && in.diskBudget > 0 && (b.Bytes == 0 || in.diskBudget < b.Bytes) {
 		b.Bytes = in.diskBudget
 	}
@@ -128,7 +128,7 @@ func planSource(ctx context.Context, st store.Store, jobName string, spec *job.S
 		return p, nil
 	case in.rangeRuns != nil:
 		return p, planRange(ctx, st, jobName, fs, p, in.rangeRuns)
-	case bookmark.Tracking(src.Tracking) == bookmark.TrackTimestamp:
+	case bookmark.Tracking(fs.cfg.Tracking) == bookmark.TrackTimestamp:
 		ix := bookmark.NewBandIndex(p.prev)
 		var cands []bookmark.File
 		p.listedAt = time.Now() // unless the store tells its own clock
@@ -136,7 +136,7 @@ func planSource(ctx context.Context, st store.Store, jobName string, spec *job.S
 			if err != nil {
 				return nil, err
 			}
-			if ix.Selects(p.prev, src.MaxBand.Duration, f) {
+			if ix.Selects(p.prev, fs.cfg.MaxBand.Duration, f) {
 				cands = append(cands, f)
 			} else {
 				p.Unchanged++
@@ -147,12 +147,12 @@ func planSource(ctx context.Context, st store.Store, jobName string, spec *job.S
 		}
 		var deferred []bookmark.File
 		b := in.bounds(fs)
-		b.InBand, b.Band, b.Now = src.MaxFilesInBand, src.MaxBand.Duration, in.now
+		b.InBand, b.Band, b.Now = fs.cfg.MaxFilesInBand, fs.cfg.MaxBand.Duration, in.now
 		p.Take, deferred = bookmark.Limit(cands, b)
 		p.Deferred = int64(len(deferred))
 		timestampWarnings(p, p.listedAt)
 		return p, supersedeTaken(ctx, st, jobName, p)
-	case src.Listing == "ordered":
+	case fs.cfg.Listing == "ordered":
 		return p, planOrdered(ctx, fs, p, in.bounds(fs))
 	default:
 		var cands []bookmark.File
@@ -160,7 +160,7 @@ func planSource(ctx context.Context, st store.Store, jobName string, spec *job.S
 		unchanged, err := bookmark.DiffExact(fs.list(ctx), st.Files(ctx, jobName, src.Ctx), func(c bookmark.Change) error {
 			if c.Kind == bookmark.Modified {
 				p.Modified++
-				switch bookmark.OnModified(src.OnModified) {
+				switch bookmark.OnModified(fs.cfg.OnModified) {
 				case bookmark.Ignore:
 					p.IgnoredModified++
 					return nil
@@ -231,7 +231,7 @@ func (p *SourcePlan) nextState(schema []bookmark.Column) bookmark.SourceState {
 	s := p.prev
 	s.Kind = "files"
 	s.Fingerprint, s.Describe = p.fp, p.fpDoc
-	s.Tracking = bookmark.Tracking(p.src.spec.Tracking)
+	s.Tracking = bookmark.Tracking(p.src.cfg.Tracking)
 	if schema != nil {
 		s.Schema = schema
 	}
@@ -244,12 +244,12 @@ func (p *SourcePlan) nextState(schema []bookmark.Column) bookmark.SourceState {
 		s.Bytes -= f.Size
 	}
 	for _, f := range p.Take {
-		if p.src.spec.Listing == "ordered" && f.Path > s.LastKey {
+		if p.src.cfg.Listing == "ordered" && f.Path > s.LastKey {
 			s.LastKey = f.Path
 		}
 	}
 	if s.Tracking == bookmark.TrackTimestamp {
-		s = bookmark.AdvanceTimestamp(s, p.src.spec.MaxBand.Duration, p.Take, p.listedAt)
+		s = bookmark.AdvanceTimestamp(s, p.src.cfg.MaxBand.Duration, p.Take, p.listedAt)
 	}
 	return s
 }

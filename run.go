@@ -341,12 +341,18 @@ func checkPasswordEnv(spec *job.Spec) error {
 		return nil
 	}
 	for _, src := range spec.Sources {
-		if err := check("source", src.Ctx, src.PasswordEnv); err != nil {
+		if !src.IsTable() {
+			continue
+		}
+		if err := check("source", src.Ctx, tableSourceConfig(src).PasswordEnv); err != nil {
 			return err
 		}
 	}
 	for _, k := range spec.Sinks {
-		if err := check("sink", k.Ctx, k.PasswordEnv); err != nil {
+		if !k.IsTable() {
+			continue
+		}
+		if err := check("sink", k.Ctx, tableSinkConfig(k).PasswordEnv); err != nil {
 			return err
 		}
 	}

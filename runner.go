@@ -203,8 +203,8 @@ type plannedInputs struct {
 func (r *runner) runEngine(ctx context.Context, states map[string]bookmark.SourceState) (engine.Result, []plannedInputs, error) {
 	_, progress := r.opts.Progress.(EngineProgress)
 	eng, err := engine.New(r.spec.Engine.Name, engine.Options{
-		MemoryLimit: r.spec.Engine.MemoryLimit, Threads: r.spec.Engine.Threads,
-		SpillDir: r.spillDir(), Remote: r.spec.Engine.Remote, Progress: progress,
+		MemoryLimit: engineConfig(r.spec).MemoryLimit, Threads: engineConfig(r.spec).Threads,
+		SpillDir: r.spillDir(), Progress: progress,
 	})
 	if err != nil {
 		return engine.Result{}, nil, err
@@ -321,7 +321,7 @@ func (r *runner) badRecordPolicy() string {
 		if src.IsTable() {
 			policy = mergeBadRecord(policy, engine.BadFail)
 		} else {
-			policy = mergeBadRecord(policy, src.OnBadRecord)
+			policy = mergeBadRecord(policy, fileConfig(src).OnBadRecord)
 		}
 	}
 	return policy
@@ -352,8 +352,8 @@ func (r *runner) dropMissing(ctx context.Context, planned []plannedInputs) bool 
 }
 
 func (r *runner) spillDir() string {
-	if r.spec.Engine.SpillDir != "" {
-		return resolvePath(r.spec, r.spec.Engine.SpillDir)
+	if d := engineConfig(r.spec).SpillDir; d != "" {
+		return resolvePath(r.spec, d)
 	}
 	return ""
 }
@@ -393,7 +393,8 @@ func (r *runner) enginePlan(ctx context.Context, states map[string]bookmark.Sour
 			plan.Sources = append(plan.Sources, tableInput(p.Ctx, ex))
 			continue
 		}
-		es := engine.Source{Ctx: p.Ctx, Format: src.Format, Options: src.Options, Hive: *src.HivePartitioning}
+		fc := fileConfig(src)
+		es := engine.Source{Ctx: p.Ctx, Format: fc.Format, Options: fc.Options, Hive: *fc.HivePartitioning}
 		if st, ok := states[p.Ctx]; ok && len(st.Schema) > 0 {
 			es.Schema = st.Schema
 		}
@@ -412,8 +413,8 @@ func (r *runner) enginePlan(ctx context.Context, states map[string]bookmark.Sour
 			return plan, streams, err
 		}
 		r.staged = append(r.staged, ss)
-		plan.Sinks = append(plan.Sinks, engine.Sink{Ctx: k.Ctx, From: k.From, Format: ss.spec.Format, Options: k.Options,
-			PartitionBy: k.PartitionBy, Dir: path.Join(ss.local, "data")})
+		plan.Sinks = append(plan.Sinks, engine.Sink{Ctx: k.Ctx, From: k.From, Format: ss.cfg.Format, Options: ss.cfg.Options,
+			PartitionBy: ss.cfg.PartitionBy, Dir: path.Join(ss.local, "data")})
 	}
 	for _, ss := range r.staged {
 		if ss.table == nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	srcfiles "github.com/tidemark-etl/tidemark/source/files"
 	"iter"
 	"path/filepath"
 	"sort"
@@ -35,6 +36,7 @@ func resolvePath(spec *job.Spec, p string) string {
 // fileSource is one opened file source.
 type fileSource struct {
 	spec     job.Source
+	cfg      *srcfiles.Config // spec's block
 	location string
 	objs     objstore.Store
 	match    *matcher
@@ -51,16 +53,17 @@ type fileSource struct {
 }
 
 func openSource(ctx context.Context, spec *job.Spec, src job.Source) (*fileSource, error) {
-	loc := resolvePath(spec, src.Path)
-	objs, err := objstore.Open(ctx, loc, src.S3)
+	fc := fileConfig(src)
+	loc := resolvePath(spec, fc.Path)
+	objs, err := objstore.Open(ctx, loc, fc.S3)
 	if err != nil {
 		return nil, fmt.Errorf("source %s: %w", src.Ctx, err)
 	}
-	m, err := newMatcher(src.Include, src.Exclude)
+	m, err := newMatcher(fc.Include, fc.Exclude)
 	if err != nil {
 		return nil, fmt.Errorf("source %s: %w", src.Ctx, err)
 	}
-	return &fileSource{spec: src, location: loc, objs: objs, match: m}, nil
+	return &fileSource{spec: src, cfg: fc, location: loc, objs: objs, match: m}, nil
 }
 
 // list yields the source's input files in key order. Files under a
@@ -101,8 +104,8 @@ func (s *fileSource) list(ctx context.Context) iter.Seq2[bookmark.File, error] {
 // options, globs or tracking under the same ctx is reported, not silently
 // re-read or skipped.
 func (s *fileSource) fingerprint() (sum, describe string) {
-	opts := make([]string, 0, len(s.spec.Options))
-	for k, v := range s.spec.Options {
+	opts := make([]string, 0, len(s.cfg.Options))
+	for k, v := range s.cfg.Options {
 		if !tuningOptions[strings.ToLower(k)] {
 			opts = append(opts, fmt.Sprintf("%s=%v", k, v))
 		}
@@ -110,12 +113,12 @@ func (s *fileSource) fingerprint() (sum, describe string) {
 	sort.Strings(opts)
 	d := map[string]any{
 		"path":     s.location,
-		"format":   s.spec.Format,
+		"format":   s.cfg.Format,
 		"options":  opts,
-		"include":  s.spec.Include,
-		"exclude":  s.spec.Exclude,
-		"tracking": s.spec.Tracking,
-		"hive":     *s.spec.HivePartitioning,
+		"include":  s.cfg.Include,
+		"exclude":  s.cfg.Exclude,
+		"tracking": s.cfg.Tracking,
+		"hive":     *s.cfg.HivePartitioning,
 	}
 	b, _ := json.Marshal(d) // map keys are sorted
 	return fingerprintOf(b), string(b)
@@ -162,5 +165,6 @@ func sameSource(prev bookmark.SourceState, fp string) bool {
 // credentials) as a query string, so the output manifests name a location
 // that a roll-forward or purge can open without the job file.
 func sinkLocation(spec *job.Spec, k job.Sink) string {
-	return objstore.WithOptions(resolvePath(spec, k.Path), k.S3)
+	kc := fileSinkConfig(k)
+	return objstore.WithOptions(resolvePath(spec, kc.Path), kc.S3)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	sinkfiles "github.com/tidemark-etl/tidemark/sink/files"
 	"os"
 	"path"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 // stagedSink is a sink's staging area for this run.
 type stagedSink struct {
 	spec   job.Sink
+	cfg    *sinkfiles.Config // a file sink's block; for a table sink, only the format the engine writes
 	root   string
 	objs   objstore.Store
 	local  string // folder the engine writes
@@ -29,8 +31,7 @@ type stagedSink struct {
 // tableStaging prepares a SQL table sink: the engine writes Parquet into a
 // temporary folder, which Stage then loads into a staging table.
 func (r *runner) tableStaging(ctx context.Context, k job.Sink) (stagedSink, error) {
-	ts, err := sinksql.Open(ctx, sinksql.SinkConfig{Ctx: k.Ctx, Connection: k.Connection, PasswordEnv: k.PasswordEnv,
-		Table: k.Table, Mode: k.Mode, MergeKeys: k.MergeKeys})
+	ts, err := sinksql.Open(ctx, tableSinkConfig(k))
 	if err != nil {
 		return stagedSink{}, err
 	}
@@ -40,8 +41,7 @@ func (r *runner) tableStaging(ctx context.Context, k job.Sink) (stagedSink, erro
 		return stagedSink{}, fmt.Errorf("sink %s: making staging folder: %w", k.Ctx, err)
 	}
 	r.tmpDirs = append(r.tmpDirs, dir)
-	k.Format = "parquet"
-	return stagedSink{spec: k, root: tableLocation(k), local: dir, table: ts}, nil
+	return stagedSink{spec: k, cfg: &sinkfiles.Config{Format: "parquet"}, root: tableLocation(k), local: dir, table: ts}, nil
 }
 
 // stageTable loads a table sink's output into its staging table and
@@ -56,7 +56,7 @@ func (r *runner) stageTable(ctx context.Context, ss stagedSink, sr engine.SinkRe
 		return err
 	}
 	c.Outputs = append(c.Outputs, store.Output{RunID: r.rec.RunID, Sink: ss.spec.Ctx, Root: ss.root,
-		Staged: "stage table", Final: ss.spec.Table, Rows: rows})
+		Staged: "stage table", Final: tableSinkConfig(ss.spec).Table, Rows: rows})
 	r.rec.Sinks[ss.spec.Ctx] = store.Count{Rows: rows}
 	return nil
 }
@@ -72,7 +72,7 @@ func (r *runner) stagingFor(ctx context.Context, k job.Sink) (stagedSink, error)
 	if err != nil {
 		return stagedSink{}, fmt.Errorf("sink %s: %w", k.Ctx, err)
 	}
-	ss := stagedSink{spec: k, root: root, objs: objs}
+	ss := stagedSink{spec: k, cfg: fileSinkConfig(k), root: root, objs: objs}
 	if p, ok := objs.LocalPath(stagingPrefix(r.rec.RunID)); ok {
 		ss.local = p
 	} else {
@@ -102,7 +102,7 @@ func (r *runner) stageOutputs(ctx context.Context, res engine.Result, c *store.C
 			}
 			continue
 		}
-		names := finalNames(r.rec.RunID, sr.Files, sinkExt(k.Format))
+		names := finalNames(r.rec.RunID, sr.Files, sinkExt(ss.cfg.Format))
 		var bytes int64
 		parts := map[string]bool{}
 		tail := r.tailOf(k.Ctx)
@@ -128,11 +128,11 @@ func (r *runner) stageOutputs(ctx context.Context, res engine.Result, c *store.C
 			tail.drop(ctx) // not taken: no file of the sink was data_0
 		}
 		r.rec.Sinks[k.Ctx] = store.Count{Files: int64(len(sr.Files)), Rows: sr.Rows, Bytes: bytes}
-		switch k.Mode {
+		switch ss.cfg.Mode {
 		case "overwrite":
-			c.Actions = append(c.Actions, store.SinkAction{Sink: k.Ctx, Root: ss.root, Mode: k.Mode})
+			c.Actions = append(c.Actions, store.SinkAction{Sink: k.Ctx, Root: ss.root, Mode: ss.cfg.Mode})
 		case "overwrite_partitions":
-			a := store.SinkAction{Sink: k.Ctx, Root: ss.root, Mode: k.Mode}
+			a := store.SinkAction{Sink: k.Ctx, Root: ss.root, Mode: ss.cfg.Mode}
 			for p := range parts {
 				a.Partitions = append(a.Partitions, p)
 			}

@@ -51,26 +51,7 @@ func (p *SourcePlan) pending() int64 {
 // tableConfig is a source's sqltable configuration, with a relative SQLite
 // path resolved against the job file.
 func tableConfig(spec *job.Spec, src job.Source) sqltable.Config {
-	conn := src.Connection
-	if p, ok := strings.CutPrefix(conn, "sqlite:"); ok && !strings.HasPrefix(p, "//") && !filepath.IsAbs(p) {
-		conn = "sqlite:" + filepath.Join(spec.Dir, p)
-	}
-	return sqltable.Config{Ctx: src.Ctx, Connection: conn, PasswordEnv: src.PasswordEnv, Table: src.Table, Query: src.Query,
-		BookmarkKeys: src.BookmarkKeys, SortOrder: src.BookmarkKeysSortOrder, Lookback: src.Lookback,
-		BoundedRows: src.BoundedRows, OnNullKey: src.OnNullKey,
-		NoRegressionCheck: src.RegressionCheck != nil && !*src.RegressionCheck, RegressionRows: regressionRows(src)}
-}
-
-// regressionRows maps regression_check_rows (unset: the default; 0: every
-// row) to sqltable.Config.RegressionRows (0: the default; -1: every row).
-func regressionRows(src job.Source) int64 {
-	switch {
-	case src.RegressionCheckRows == nil:
-		return 0
-	case *src.RegressionCheckRows == 0:
-		return -1
-	}
-	return *src.RegressionCheckRows
+	return tableSourceConfig(src).Runtime(src.Ctx, spec.Dir)
 }
 
 // planTable plans a SQL table source: its fixed upper bound and what the
@@ -186,8 +167,7 @@ const tableRootPrefix = "table:"
 // its configuration as JSON, without a password (only the name of the
 // variable that holds it), so a roll-forward or purge needs no job file.
 func tableLocation(k job.Sink) string {
-	b, _ := json.Marshal(sinksql.SinkConfig{Ctx: k.Ctx, Connection: k.Connection, PasswordEnv: k.PasswordEnv,
-		Table: k.Table, Mode: k.Mode, MergeKeys: k.MergeKeys})
+	b, _ := json.Marshal(tableSinkConfig(k))
 	return tableRootPrefix + string(b)
 }
 
@@ -238,8 +218,7 @@ func cleanTableSinks(ctx context.Context, st store.Store, jobName string, spec *
 		if !k.IsTable() {
 			continue
 		}
-		ts, err := sinksql.Open(ctx, sinksql.SinkConfig{Ctx: k.Ctx, Connection: k.Connection, PasswordEnv: k.PasswordEnv,
-			Table: k.Table, Mode: k.Mode, MergeKeys: k.MergeKeys})
+		ts, err := sinksql.Open(ctx, tableSinkConfig(k))
 		if err != nil {
 			return err
 		}

@@ -44,7 +44,7 @@ func (r *runner) startTails(ctx context.Context) []*tailUpload {
 		if !ok || !ss.remote || ss.table != nil {
 			continue
 		}
-		t := &tailUpload{ss: ss, key: partName(r.rec.RunID, 0, sinkExt(ss.spec.Format)),
+		t := &tailUpload{ss: ss, key: partName(r.rec.RunID, 0, sinkExt(ss.cfg.Format)),
 			file: &growingFile{ctx: ctx, dir: filepath.Join(ss.local, "data"), ended: make(chan struct{}), h: xxh3.New()},
 			done: make(chan struct{})}
 		go func() {

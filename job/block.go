@@ -22,7 +22,7 @@ type holder interface {
 func (s *Source) registry() *registry { return sourceKinds }
 func (k *Sink) registry() *registry   { return sinkKinds }
 
-func (s *Source) set(k Kind, cfg Config) { s.Kind, s.Config = k.Name, cfg }
+func (s *Source) set(k Kind, cfg Config)  { s.Kind, s.Config = k.Name, cfg }
 func (k *Sink) set(kind Kind, cfg Config) { k.Kind, k.Config = kind.Name, cfg }
 
 // UnmarshalYAML decodes a source block by its kind.
