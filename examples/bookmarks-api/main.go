@@ -15,8 +15,8 @@ import (
 
 	"github.com/tidemark-etl/tidemark"
 	"github.com/tidemark-etl/tidemark/job"
-	srcfiles "github.com/tidemark-etl/tidemark/source/files"
 	_ "github.com/tidemark-etl/tidemark/objstore/local"
+	srcfiles "github.com/tidemark-etl/tidemark/source/files"
 	_ "github.com/tidemark-etl/tidemark/store/sqlite"
 )
 
