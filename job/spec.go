@@ -1,5 +1,9 @@
-// Package job defines the job file: its YAML form, defaults and validation.
-// Every error names the key and its line in the file.
+// Package job defines the job file: its envelope (job, state, bookmark,
+// engine, on_bad_record, sources, transforms, sinks, io), defaults and
+// validation. Each source, sink and engine kind owns its block: a Config
+// registered from the component's package (RegisterSource, RegisterSink,
+// RegisterEngine), which decodes, defaults and validates it. Every error
+// names the key and its line in the file.
 package job
 
 import (
