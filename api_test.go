@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidemark-etl/tidemark"
 	"github.com/tidemark-etl/tidemark/job"
+	srcfiles "github.com/tidemark-etl/tidemark/source/files"
 	"github.com/tidemark-etl/tidemark/store"
 )
 
@@ -27,7 +28,7 @@ func TestBookmarksAPI(t *testing.T) {
 	}
 	write("a.csv")
 	write("b.csv")
-	src := job.Source{Ctx: "landing", Path: filepath.Join(dir, "in")}
+	src := job.Source{Ctx: "landing", Config: &srcfiles.Config{Path: filepath.Join(dir, "in")}}
 
 	newFiles := func(commit bool) []string {
 		t.Helper()

@@ -13,8 +13,8 @@ import (
 // does (the job-file reference is generated from them); Factory.Options
 // returns it holding the defaults.
 type Options interface {
-	// Validate reports the first bad setting, naming its key.
-	Validate() error
+	// Check reports the first bad setting, naming its key.
+	Check() error
 }
 
 // Env is what the runner gives an engine besides its options.
@@ -84,7 +84,7 @@ func DecodeOptions(name string, decode Decoder) (Options, error) {
 			return nil, fmt.Errorf("engine %s: %w", name, err)
 		}
 	}
-	if err := opts.Validate(); err != nil {
+	if err := opts.Check(); err != nil {
 		return nil, fmt.Errorf("engine %s: %w", name, err)
 	}
 	return opts, nil
@@ -111,6 +111,24 @@ func MapDecoder(m map[string]any) Decoder {
 			return fmt.Errorf("encoding options: %w", err)
 		}
 		if err := yaml.UnmarshalWithOptions(data, v, yaml.Strict()); err != nil {
+			return fmt.Errorf("decoding options: %w", err)
+		}
+		return nil
+	}
+}
+
+// ValueDecoder decodes options from v, a value with the same keys (the
+// job file's engine block as its component decoded it).
+func ValueDecoder(v any) Decoder {
+	return func(into any) error {
+		if v == nil {
+			return nil
+		}
+		data, err := yaml.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("encoding options: %w", err)
+		}
+		if err := yaml.UnmarshalWithOptions(data, into, yaml.Strict()); err != nil {
 			return fmt.Errorf("decoding options: %w", err)
 		}
 		return nil

@@ -23,6 +23,11 @@ func decodeAll(file string, node ast.Node, v reflect.Value, path string) []*Erro
 		return nil
 	}
 	t := v.Type()
+	if h, ok := v.Addr().Interface().(holder); ok {
+		if m, ok := node.(ast.MapNode); ok && !isNull(node) {
+			return decodeBlockAll(file, m, h, path)
+		}
+	}
 	switch {
 	case ownDecoder(t):
 	case t.Kind() == reflect.Struct:
@@ -43,7 +48,7 @@ func decodeAll(file string, node ast.Node, v reflect.Value, path string) []*Erro
 			errs = append(errs, decodeAll(file, it.Value(), f, kp)...)
 		}
 		return errs
-	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct && !ownDecoder(t.Elem()):
+	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct && (!ownDecoder(t.Elem()) || isHolder(t.Elem())):
 		seq, ok := node.(*ast.SequenceNode)
 		if !ok {
 			break
@@ -87,7 +92,8 @@ func describeType(t reflect.Type) string {
 	case reflect.TypeFor[Size]():
 		return "a size (e.g. 10GiB, 500MB)"
 	case reflect.TypeFor[Engine]():
-		return "duckdb, spark or {spark: {remote: ...}}"
+		names := strings.Join(engineKinds.names(), ", ")
+		return fmt.Sprintf("an engine name (%s) or {NAME: {options}}", names)
 	case reflect.TypeFor[yaml.MapSlice]():
 		return "a mapping"
 	}
@@ -122,12 +128,22 @@ func ownDecoder(t reflect.Type) bool {
 	return t.Implements(u) || reflect.PointerTo(t).Implements(u) || t == reflect.TypeFor[yaml.MapSlice]()
 }
 
-// fieldByTag returns the field of struct v whose yaml tag is key.
+// isHolder reports whether t is a source or sink block.
+func isHolder(t reflect.Type) bool { return reflect.PointerTo(t).Implements(reflect.TypeFor[holder]()) }
+
+// fieldByTag returns the field of struct v whose yaml tag is key, looking
+// into inline fields.
 func fieldByTag(v reflect.Value, key string) (reflect.Value, bool) {
 	t := v.Type()
 	for i := range t.NumField() {
 		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if opts == "inline" && f.Type.Kind() == reflect.Struct {
+			if fv, ok := fieldByTag(v.Field(i), key); ok {
+				return fv, true
+			}
+			continue
+		}
 		if name == "" || name == "-" || !f.IsExported() {
 			continue
 		}

@@ -1,43 +1,30 @@
 package job
 
-import "time"
-
-// The defaults, in one place. The README's reference is written from these.
+// The envelope's defaults; each kind's own are set by its ApplyDefaults.
+// The README's reference is generated from both.
 const (
-	DefaultEngine         = "duckdb"
-	DefaultBookmark       = "enable"
-	DefaultFormatIn       = "csv"
-	DefaultFormatOut      = "parquet"
-	DefaultTracking       = "exact"
-	DefaultMaxBand        = 15 * time.Minute
-	DefaultMaxFilesInBand = 1000
-	DefaultOnModified     = "reprocess"
-	DefaultOnBadRecord    = "fail"
-	DefaultSinkMode       = "append"
-	DefaultStateFile      = ".tidemark/state.db"
-	DefaultListing        = "full"
-	DefaultIOConcurrency  = 8
-	DefaultDiskBudget     = 10 << 30
+	DefaultEngine        = "duckdb"
+	DefaultBookmark      = "enable"
+	DefaultOnBadRecord   = "fail"
+	DefaultStateFile     = ".tidemark/state.db"
+	DefaultIOConcurrency = 8
+	DefaultDiskBudget    = 10 << 30
 )
 
-// Allowed values of the enumerated keys.
-var (
-	InputFormats  = []string{"csv", "json", "parquet"}
-	OutputFormats = []string{"parquet", "csv", "json"}
-	Trackings     = []string{"exact", "timestamp"}
-	OnModifieds   = []string{"reprocess", "ignore", "fail"}
-	OnBadRecords  = []string{"fail", "skip", "quarantine"}
-	SinkModes     = []string{"append", "overwrite", "overwrite_partitions"}
-	// TableSinkModes are the modes of SQL table sinks.
-	TableSinkModes = []string{"append", "merge", "overwrite"}
-	Engines        = []string{"duckdb", "spark"}
-	Listings       = []string{"full", "ordered"}
-)
+// OnBadRecords are the allowed values of on_bad_record.
+var OnBadRecords = []string{"fail", "skip", "quarantine"}
 
-// ApplyDefaults fills unset fields; Parse calls it before Validate.
+// ApplyDefaults fills unset fields; Parse calls it before Validate. A
+// source or sink built in code with a Config and no Kind gets the kind of
+// its Config; one with neither, the default kind and its empty block.
 func (s *Spec) ApplyDefaults() {
 	if s.Engine.Name == "" {
 		s.Engine.Name = DefaultEngine
+	}
+	if s.Engine.Config == nil && s.Engine.raw == nil {
+		if k, ok := engineKinds.byName(s.Engine.Name); ok {
+			s.Engine.Config = k.New()
+		}
 	}
 	if s.Bookmark == "" {
 		s.Bookmark = DefaultBookmark
@@ -51,41 +38,31 @@ func (s *Spec) ApplyDefaults() {
 	if s.IO.DiskBudget.Bytes == 0 {
 		s.IO.DiskBudget.Bytes = DefaultDiskBudget
 	}
+	if s.Engine.Config != nil {
+		s.Engine.Config.ApplyDefaults(s)
+	}
 	for i := range s.Sources {
 		src := &s.Sources[i]
-		if src.Format == "" {
-			src.Format = DefaultFormatIn
+		src.Kind = kindOf(sourceKinds, src.Kind, src.Config)
+		if src.Config == nil {
+			if kind, ok := sourceKinds.byName(src.Kind); ok {
+				src.Config = kind.New()
+			}
 		}
-		if src.Tracking == "" {
-			src.Tracking = DefaultTracking
-		}
-		if src.MaxBand.Duration == 0 {
-			src.MaxBand.Duration = DefaultMaxBand
-		}
-		if src.MaxFilesInBand == 0 {
-			src.MaxFilesInBand = DefaultMaxFilesInBand
-		}
-		if src.OnModified == "" {
-			src.OnModified = DefaultOnModified
-		}
-		if src.OnBadRecord == "" {
-			src.OnBadRecord = s.OnBadRecord
-		}
-		if src.Listing == "" {
-			src.Listing = DefaultListing
-		}
-		if src.HivePartitioning == nil {
-			t := true
-			src.HivePartitioning = &t
+		if src.Config != nil {
+			src.Config.ApplyDefaults(s)
 		}
 	}
 	for i := range s.Sinks {
 		k := &s.Sinks[i]
-		if k.Format == "" {
-			k.Format = DefaultFormatOut
+		k.Kind = kindOf(sinkKinds, k.Kind, k.Config)
+		if k.Config == nil {
+			if kind, ok := sinkKinds.byName(k.Kind); ok {
+				k.Config = kind.New()
+			}
 		}
-		if k.Mode == "" {
-			k.Mode = DefaultSinkMode
+		if k.Config != nil {
+			k.Config.ApplyDefaults(s)
 		}
 		if k.From == "" {
 			if n := len(s.Transforms); n > 0 {
@@ -95,4 +72,16 @@ func (s *Spec) ApplyDefaults() {
 			}
 		}
 	}
+}
+
+// kindOf is the kind of a block built in code: its Config's, else the
+// default kind.
+func kindOf(r *registry, kind string, cfg Config) string {
+	if kind != "" {
+		return kind
+	}
+	if k, ok := r.forConfig(cfg); ok {
+		return k.Name
+	}
+	return r.defaultName()
 }

@@ -1,7 +1,6 @@
 package job
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -18,33 +17,21 @@ import (
 // program checks nothing.
 func (s *Spec) CheckOptions() error {
 	v := validator{s: s}
-	v.options()
+	v.blocks()
 	if len(v.errs) > 0 {
 		return v.errs
 	}
 	return nil
 }
 
-func (v *validator) options() {
-	c := engine.CheckOptions(v.s.Engine.Name)
-	for i, src := range v.s.Sources {
-		p := fmt.Sprintf("$.sources[%d]", i)
-		if c.Source != nil && !src.IsTable() {
-			if err := c.Source(src.Format, src.Options); err != nil {
-				v.fail(p+".options", "%v", err)
-			}
-		}
-		v.s3Settings(p, src.S3)
-	}
-	for i, k := range v.s.Sinks {
-		p := fmt.Sprintf("$.sinks[%d]", i)
-		if c.Sink != nil && !k.IsTable() {
-			if err := c.Sink(k.Format, k.Options); err != nil {
-				v.fail(p+".options", "%v", err)
-			}
-		}
-		v.s3Settings(p, k.S3)
-	}
+// readerCheck and writerCheck are the job's engine's checks of reader and
+// writer options (nil: the engine checks none).
+func (v *validator) readerCheck() func(string, map[string]any) error {
+	return engine.CheckOptions(v.s.Engine.Name).Source
+}
+
+func (v *validator) writerCheck() func(string, map[string]any) error {
+	return engine.CheckOptions(v.s.Engine.Name).Sink
 }
 
 // s3Settings checks a source's or sink's s3: settings. A secret (a

@@ -87,6 +87,7 @@ func Parse(name string, data []byte) (*Spec, error) {
 	}
 	s.Dir = filepath.Dir(abs)
 	s.lines = func(p string) int { return lineOf(file, p) }
+	s.setLines()
 	s.ApplyDefaults()
 	errs := decodeErrs
 	if err := s.Validate(); err != nil {
@@ -255,32 +256,6 @@ func lineOf(f *ast.File, p string) int {
 		p = p[:i]
 	}
 	return 0
-}
-
-// UnmarshalYAML accepts "duckdb", "spark", {duckdb: {...}} or {spark: {...}}.
-func (e *Engine) UnmarshalYAML(unmarshal func(any) error) error {
-	var name string
-	if err := unmarshal(&name); err == nil {
-		e.Name = name
-		return nil
-	}
-	type opts struct {
-		MemoryLimit string `yaml:"memory_limit"`
-		Threads     int    `yaml:"threads"`
-		SpillDir    string `yaml:"spill_dir"`
-		Remote      string `yaml:"remote"`
-	}
-	var m map[string]opts
-	if err := unmarshal(&m); err != nil {
-		return err
-	}
-	if len(m) != 1 {
-		return fmt.Errorf("engine: want exactly one of duckdb or spark, got %d keys", len(m))
-	}
-	for k, o := range m {
-		*e = Engine{Name: k, MemoryLimit: o.MemoryLimit, Threads: o.Threads, SpillDir: o.SpillDir, Remote: o.Remote}
-	}
-	return nil
 }
 
 // UnmarshalYAML parses "15m", "90s", "1h30m" or a number of milliseconds.

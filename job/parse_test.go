@@ -1,9 +1,15 @@
-package job
+package job_test
 
 import (
 	"errors"
 	"strings"
 	"testing"
+
+	. "github.com/tidemark-etl/tidemark/job"
+	sinkfiles "github.com/tidemark-etl/tidemark/sink/files"
+	_ "github.com/tidemark-etl/tidemark/sink/sqltable"
+	"github.com/tidemark-etl/tidemark/source/files"
+	"github.com/tidemark-etl/tidemark/source/sqltable"
 )
 
 const valid = `job: sales-daily
@@ -26,17 +32,17 @@ func TestParseDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, sink := s.Sources[0], s.Sinks[0]
-	if src.Tracking != "exact" || src.OnModified != "reprocess" || src.MaxBand.Duration != DefaultMaxBand || !*src.HivePartitioning {
+	src, sink := s.Sources[0].Config.(*files.Config), s.Sinks[0].Config.(*sinkfiles.Config)
+	if src.Tracking != "exact" || src.OnModified != "reprocess" || src.MaxBand.Duration != files.DefaultMaxBand || !*src.HivePartitioning {
 		t.Errorf("source defaults: got %+v", src)
 	}
-	if sink.From != "clean_orders" || sink.Format != "parquet" || sink.Mode != "append" {
-		t.Errorf("sink defaults: got from %q format %q mode %q", sink.From, sink.Format, sink.Mode)
+	if s.Sinks[0].From != "clean_orders" || sink.Format != "parquet" || sink.Mode != "append" {
+		t.Errorf("sink defaults: got from %q format %q mode %q", s.Sinks[0].From, sink.Format, sink.Mode)
 	}
 	if src.AllowMissing {
 		t.Errorf("allow_missing defaults to true, want false")
 	}
-	if s, err := Parse("job.yaml", []byte(strings.Replace(valid, "format: csv", "format: csv\n    allow_missing: true", 1))); err != nil || !s.Sources[0].AllowMissing {
+	if s, err := Parse("job.yaml", []byte(strings.Replace(valid, "format: csv", "format: csv\n    allow_missing: true", 1))); err != nil || !s.Sources[0].Config.(*files.Config).AllowMissing {
 		t.Errorf("allow_missing: true: got %v", err)
 	}
 	if s.Engine.Name != "duckdb" || s.Bookmark != "enable" {
@@ -61,15 +67,15 @@ func TestParseTableSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := s.Sources[0].RegressionCheckRows; n == nil || *n != 0 {
+	if n := s.Sources[0].Config.(*sqltable.JobConfig).RegressionCheckRows; n == nil || *n != 0 {
 		t.Fatalf("regression_check_rows = %v, want 0 (every row)", n)
 	}
 	s, err = Parse("job.yaml", []byte(validTable))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := s.Sources[0].RegressionCheckRows; n != nil {
-		t.Fatalf("regression_check_rows unset = %d, want nil (the default)", *n)
+	if n := s.Sources[0].Config.(*sqltable.JobConfig).RegressionCheckRows; n == nil || *n != sqltable.DefaultRegressionRows {
+		t.Fatalf("regression_check_rows unset = %v, want the default %d", n, sqltable.DefaultRegressionRows)
 	}
 }
 

@@ -2,7 +2,6 @@ package job
 
 import (
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -27,17 +26,10 @@ func (s *Spec) Validate() error {
 	if !v.noSecret("$.state", s.State, stateHint(s.State)) && isLocal(s.State) {
 		v.noTilde("$.state", s.State)
 	}
-	v.noSecret("$.engine.spark.remote", s.Engine.Remote, "a Spark Connect token or password does not belong in the job file")
 	if _, err := bookmark.ParseMode(s.Bookmark); err != nil {
 		v.fail("$.bookmark", "%v", err)
 	}
-	v.oneOf("$.engine", s.Engine.Name, Engines)
-	if s.Engine.Name == "spark" && s.Engine.Remote == "" {
-		v.fail("$.engine.spark.remote", "is required (e.g. sc://host:15002)")
-	}
-	if s.Engine.Threads < 0 {
-		v.fail("$.engine", "threads must be positive")
-	}
+	v.engine(false)
 	v.oneOf("$.on_bad_record", s.OnBadRecord, OnBadRecords)
 	if s.IO.Concurrency < 0 {
 		v.fail("$.io.concurrency", "must be positive")
@@ -67,55 +59,7 @@ func (s *Spec) Validate() error {
 		} else {
 			name(p+".ctx", src.Ctx, "source")
 		}
-		if src.IsTable() {
-			v.tableSource(p, src)
-			continue
-		}
-		if src.Path == "" {
-			v.fail(p+".path", "is required (or connection: and table: for a SQL table)")
-		}
-		v.noSecretInPath(p+".path", src.Path)
-		v.oneOf(p+".format", src.Format, InputFormats)
-		v.oneOf(p+".tracking", src.Tracking, Trackings)
-		v.oneOf(p+".on_modified", src.OnModified, OnModifieds)
-		v.oneOf(p+".on_bad_record", src.OnBadRecord, OnBadRecords)
-		v.oneOf(p+".listing", src.Listing, Listings)
-		if src.Listing == "ordered" && src.Tracking != "exact" {
-			v.fail(p+".listing", "ordered listing needs tracking: exact")
-		}
-		if src.Listing == "ordered" && isLocal(src.Path) {
-			v.fail(p+".listing", "ordered listing is for S3 prefixes whose keys sort in arrival order; a local folder is always listed in full")
-		}
-		if src.MaxBand.set && src.Tracking != "timestamp" {
-			v.fail(p+".max_band", "is a setting of tracking: timestamp; this source has tracking: %s", src.Tracking)
-		}
-		if src.BoundedFiles < 0 {
-			v.fail(p+".bounded_files", "must be positive")
-		}
-		if src.MaxBand.err != nil {
-			v.fail(p+".max_band", "%v", src.MaxBand.err)
-		}
-		if src.BoundedSize.err != nil {
-			v.fail(p+".bounded_size", "%v", src.BoundedSize.err)
-		}
-		if src.BoundedSize.Bytes < 0 {
-			v.fail(p+".bounded_size", "must be positive")
-		}
-		if src.MaxBand.Duration < 0 {
-			v.fail(p+".max_band", "must be positive")
-		}
-		if src.MaxFilesInBand < 0 {
-			v.fail(p+".max_files_in_band", "must be positive")
-		}
-		for j, g := range append(slices.Clone(src.Include), src.Exclude...) {
-			key := fmt.Sprintf("%s.include[%d]", p, j)
-			if j >= len(src.Include) {
-				key = fmt.Sprintf("%s.exclude[%d]", p, j-len(src.Include))
-			}
-			if _, err := filepath.Match(strings.ReplaceAll(g, "**", "*"), ""); err != nil {
-				v.fail(key, "bad glob %q: %v", g, err)
-			}
-		}
+		v.block(sourceKinds, p, src.Config, false)
 	}
 	for i, t := range s.Transforms {
 		p := fmt.Sprintf("$.transforms")
@@ -143,41 +87,13 @@ func (s *Spec) Validate() error {
 			v.fail(p+".ctx", "sink %q is defined twice", k.Ctx)
 		}
 		sinkNames[k.Ctx] = true
-		if k.IsTable() {
-			if k.Path != "" {
-				v.fail(p+".path", "a sink has either path: or connection:, not both")
-			}
-			v.connection(p, k.Connection)
-			if k.Table == "" {
-				v.fail(p+".table", "is required with connection:")
-			}
-			v.oneOf(p+".mode", k.Mode, TableSinkModes)
-			if k.Mode == "merge" && len(k.MergeKeys) == 0 {
-				v.fail(p+".merge_keys", "mode merge needs merge_keys")
-			}
-		} else {
-			if k.Path == "" {
-				v.fail(p+".path", "is required (or connection: and table: for a SQL table)")
-			}
-			v.noSecretInPath(p+".path", k.Path)
-			v.oneOf(p+".format", k.Format, OutputFormats)
-			v.oneOf(p+".mode", k.Mode, SinkModes)
-		}
+		v.block(sinkKinds, p, k.Config, false)
 		if k.From == "" {
 			v.fail(p+".from", "is required when there are several sources and no transforms")
 		} else if _, ok := names[strings.ToLower(k.From)]; !ok {
 			v.fail(p+".from", "%q is neither a source ctx nor a transform", k.From)
 		}
-		if k.Mode == "overwrite_partitions" && len(k.PartitionBy) == 0 {
-			v.fail(p+".mode", "overwrite_partitions needs partition_by")
-		}
-		for j, c := range k.PartitionBy {
-			if !identRE.MatchString(c) {
-				v.fail(fmt.Sprintf("%s.partition_by[%d]", p, j), "%q must be a column name", c)
-			}
-		}
 	}
-	v.options()
 	if len(v.errs) > 0 {
 		sortErrors(v.errs)
 		return v.errs
@@ -204,29 +120,27 @@ func (v *validator) oneOf(path, got string, allowed []string) {
 	}
 }
 
-// tableSource checks a SQL table source.
-func (v *validator) tableSource(p string, src Source) {
-	if src.Path != "" {
-		v.fail(p+".path", "a source has either path: or connection:, not both")
+// block has a source's or sink's kind validate its block at p; with
+// options, only the components' checks (reader and writer options, s3:
+// settings).
+func (v *validator) block(r *registry, p string, cfg Config, options bool) {
+	if cfg == nil {
+		if !options {
+			v.fail(p, "%v", noKind(r))
+		}
+		return
 	}
-	if src.AllowMissing {
-		v.fail(p+".allow_missing", "is for file sources (path:), not SQL tables")
+	cfg.Validate(&Check{v: v, path: p, options: options})
+}
+
+// blocks runs the components' checks of every block.
+func (v *validator) blocks() {
+	v.engine(true)
+	for i, src := range v.s.Sources {
+		v.block(sourceKinds, fmt.Sprintf("$.sources[%d]", i), src.Config, true)
 	}
-	if (src.Table == "") == (src.Query == "") {
-		v.fail(p+".table", "give exactly one of table: or query:")
-	}
-	v.connection(p, src.Connection)
-	if src.BookmarkKeysSortOrder != "" {
-		v.oneOf(p+".bookmark_keys_sort_order", src.BookmarkKeysSortOrder, []string{"asc", "desc"})
-	}
-	if src.OnNullKey != "" {
-		v.oneOf(p+".on_null_key", src.OnNullKey, []string{"fail", "skip"})
-	}
-	if src.BoundedRows < 0 {
-		v.fail(p+".bounded_rows", "must be positive")
-	}
-	if src.RegressionCheckRows != nil && *src.RegressionCheckRows < 0 {
-		v.fail(p+".regression_check_rows", "must be 0 (every row) or more")
+	for i, k := range v.s.Sinks {
+		v.block(sinkKinds, fmt.Sprintf("$.sinks[%d]", i), k.Config, true)
 	}
 }
 

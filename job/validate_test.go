@@ -1,10 +1,16 @@
-package job
+package job_test
 
 import (
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
+
+	. "github.com/tidemark-etl/tidemark/job"
+	_ "github.com/tidemark-etl/tidemark/sink/files"
+	_ "github.com/tidemark-etl/tidemark/sink/sqltable"
+	_ "github.com/tidemark-etl/tidemark/source/files"
+	_ "github.com/tidemark-etl/tidemark/source/sqltable"
 )
 
 // TestParseReportsEveryError: one Parse reports every error of the file,

@@ -62,7 +62,8 @@ func OpenBookmarks(ctx context.Context, location, jobName string) (*Bookmarks, e
 
 // NewFiles returns the files of src that are new (or modified, per
 // src.OnModified) since the bookmark, oldest first, within src's bounds.
-// src.Path is a URL or an absolute or working-directory-relative path.
+// src.Config is its *files.Config (package source/files), whose Path is a
+// URL or an absolute or working-directory-relative path.
 // Call it at most once per ctx before Commit.
 func (b *Bookmarks) NewFiles(ctx context.Context, src job.Source) ([]bookmark.File, error) {
 	if b.done {

@@ -119,6 +119,15 @@ func (a area) describe() string {
 	return fmt.Sprintf("%q (%s)", a.shown, dir)
 }
 
+// placeOf is a block's folder and S3 settings; "" for a block that has
+// none (a SQL table).
+func placeOf(c job.Config) (string, map[string]string) {
+	if p, ok := c.(job.Placed); ok {
+		return p.Place()
+	}
+	return "", nil
+}
+
 // checkSinkPaths refuses sink locations that would make a run delete or
 // read what it must not: a file-system root or the user's home folder, the
 // state store's folder or a place inside it (only the folder itself when
@@ -130,11 +139,12 @@ func (a area) describe() string {
 func checkSinkPaths(spec *job.Spec, stateLoc string) error {
 	var sources []area
 	for _, src := range spec.Sources {
-		if src.IsTable() || src.Path == "" {
+		path, s3 := placeOf(src.Config)
+		if path == "" {
 			continue
 		}
-		if a, ok := areaOf(spec, src.Path, src.S3["endpoint"]); ok {
-			a.shown = fmt.Sprintf("%s %q", src.Ctx, store.Redact(src.Path))
+		if a, ok := areaOf(spec, path, s3["endpoint"]); ok {
+			a.shown = fmt.Sprintf("%s %q", src.Ctx, store.Redact(path))
 			sources = append(sources, a)
 		}
 	}
@@ -151,8 +161,9 @@ func checkSinkPaths(spec *job.Spec, stateLoc string) error {
 			errs = append(errs, err)
 			continue // a refused sink is no place for the others to be measured against
 		}
-		if a, ok := areaOf(spec, k.Path, k.S3["endpoint"]); ok && !k.IsTable() && k.Path != "" {
-			a.shown = fmt.Sprintf("%s %q", k.Ctx, store.Redact(k.Path))
+		path, s3 := placeOf(k.Config)
+		if a, ok := areaOf(spec, path, s3["endpoint"]); ok && path != "" {
+			a.shown = fmt.Sprintf("%s %q", k.Ctx, store.Redact(path))
 			earlier = append(earlier, a)
 		}
 	}
@@ -164,11 +175,12 @@ func checkSinkPaths(spec *job.Spec, stateLoc string) error {
 
 // checkSinkPath is checkSinkPaths for sink i.
 func checkSinkPath(spec *job.Spec, i int, k job.Sink, sources, earlier []area, state area, hasState, ownFolder bool, home string) *job.Error {
-	if k.IsTable() || k.Path == "" {
+	path, s3 := placeOf(k.Config)
+	if path == "" {
 		return nil
 	}
 	key := fmt.Sprintf("$.sinks[%d].path", i)
-	sink, ok := areaOf(spec, k.Path, k.S3["endpoint"])
+	sink, ok := areaOf(spec, path, s3["endpoint"])
 	if !ok {
 		return nil
 	}

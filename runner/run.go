@@ -390,13 +390,19 @@ func checkPasswordEnv(spec *job.Spec) error {
 		}
 		return nil
 	}
+	variable := func(c job.Config) string {
+		if p, ok := c.(job.PasswordVarer); ok {
+			return p.PasswordVar()
+		}
+		return ""
+	}
 	for _, src := range spec.Sources {
-		if err := check("source", src.Ctx, src.PasswordEnv); err != nil {
+		if err := check("source", src.Ctx, variable(src.Config)); err != nil {
 			return err
 		}
 	}
 	for _, k := range spec.Sinks {
-		if err := check("sink", k.Ctx, k.PasswordEnv); err != nil {
+		if err := check("sink", k.Ctx, variable(k.Config)); err != nil {
 			return err
 		}
 	}

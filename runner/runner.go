@@ -166,9 +166,7 @@ func (r *runner) commit(ctx context.Context, c store.Commit) error {
 // times.
 func (r *runner) runEngine(ctx context.Context) (engine.Result, error) {
 	_, progress := r.opts.Progress.(EngineProgress)
-	eng, err := engine.New(r.spec.Engine.Name, engine.MapDecoder(map[string]any{
-		"memory_limit": r.spec.Engine.MemoryLimit, "threads": r.spec.Engine.Threads, "spill_dir": r.spillDir(),
-	}), engine.Env{Progress: progress})
+	eng, err := engine.New(r.spec.Engine.Name, engine.ValueDecoder(r.spec.Engine.Config), engine.Env{Progress: progress})
 	if err != nil {
 		return engine.Result{}, err
 	}
@@ -324,8 +322,8 @@ func mergeBadRecord(cur, src string) string {
 }
 
 func (r *runner) spillDir() string {
-	if r.spec.Engine.SpillDir != "" {
-		return r.spec.Resolve(r.spec.Engine.SpillDir)
+	if s, ok := r.spec.Engine.Config.(job.SpillFolderer); ok {
+		return s.SpillFolder()
 	}
 	return ""
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tidemark-etl/tidemark"
 	"github.com/tidemark-etl/tidemark/job"
+	"github.com/tidemark-etl/tidemark/source/sqltable"
 )
 
 func newPlanCmd(g *globals) *cobra.Command {
@@ -93,8 +94,8 @@ func runPlan(ctx context.Context, g *globals, o *runOptions, path string) error 
 // ctx off: plan then counts none, which is not "0 regressions".
 func regressionCheckOff(spec *job.Spec, ctx string) bool {
 	for _, src := range spec.Sources {
-		if src.Ctx == ctx {
-			return src.RegressionCheck != nil && !*src.RegressionCheck
+		if c, ok := src.Config.(*sqltable.JobConfig); ok && src.Ctx == ctx {
+			return c.RegressionCheck != nil && !*c.RegressionCheck
 		}
 	}
 	return false

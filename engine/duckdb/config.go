@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tidemark-etl/tidemark/engine"
+	"github.com/tidemark-etl/tidemark/job"
 )
 
 // Options are the DuckDB engine's settings, the job file's
@@ -18,10 +19,36 @@ type Options struct {
 	Progress bool `yaml:"-"`
 }
 
-var _ engine.Options = (*Options)(nil)
+var (
+	_ engine.Options = (*Options)(nil)
+	_ job.Config     = (*Options)(nil)
+)
 
-// Validate reports the first bad setting, naming its key.
-func (o *Options) Validate() error {
+func init() {
+	job.RegisterEngine(job.Kind{Name: "duckdb", Noun: "the DuckDB engine", New: func() job.Config { return new(Options) }})
+}
+
+// ApplyDefaults resolves a relative spill folder against the job file's
+// folder; every other key is left to DuckDB's own default.
+func (o *Options) ApplyDefaults(s *job.Spec) {
+	if s != nil && s.Dir != "" && o.SpillDir != "" {
+		o.SpillDir = s.Resolve(o.SpillDir)
+	}
+}
+
+// SpillFolder is where the run may keep its temporary files too ("": the
+// system's temporary folder).
+func (o *Options) SpillFolder() string { return o.SpillDir }
+
+// Validate checks the job file's block, every problem at its key.
+func (o *Options) Validate(ck *job.Check) {
+	if err := o.Check(); err != nil {
+		ck.Fail("", "%v", err)
+	}
+}
+
+// Check reports the first bad setting, naming its key.
+func (o *Options) Check() error {
 	if o.Threads < 0 {
 		return fmt.Errorf("threads must be positive, got %d", o.Threads)
 	}

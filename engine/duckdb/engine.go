@@ -71,7 +71,7 @@ var (
 // sink is a set of rows; Set can turn it back on), and extension
 // auto-install, which would reach the network.
 func New(opts Options) (*Engine, error) {
-	if err := opts.Validate(); err != nil {
+	if err := opts.Check(); err != nil {
 		return nil, fmt.Errorf("duckdb options: %w", err)
 	}
 	e := &Engine{opts: opts, spill: opts.SpillDir}

@@ -16,6 +16,7 @@ import (
 	"github.com/tidemark-etl/tidemark"
 	"github.com/tidemark-etl/tidemark/job"
 	_ "github.com/tidemark-etl/tidemark/objstore/local"
+	srcfiles "github.com/tidemark-etl/tidemark/source/files"
 	_ "github.com/tidemark-etl/tidemark/store/sqlite"
 )
 
@@ -42,7 +43,7 @@ func run(ctx context.Context, dir, state string) error {
 	}
 	defer b.Close() // without Commit, nothing is recorded
 
-	files, err := b.NewFiles(ctx, job.Source{Ctx: "landing", Path: dir, Include: []string{"**/*.csv"}})
+	files, err := b.NewFiles(ctx, job.Source{Ctx: "landing", Config: &srcfiles.Config{Path: dir, Include: []string{"**/*.csv"}}})
 	if err != nil {
 		return err
 	}

@@ -1,9 +1,3 @@
-// Package files is the file sink: a local folder or an S3 prefix that
-// receives Parquet, CSV or JSON files (sink.Sink, sink.Location). Output is
-// staged under the location's _tidemark/staging/<run>/ on local disks, and
-// on S3 uploaded before the commit to its final keys as multipart uploads
-// left incomplete, which publishing completes; the first file of a sink
-// goes up while the engine writes it (tail.go).
 package files
 
 import (
@@ -26,6 +20,7 @@ import (
 // Sink is one opened file sink of a job.
 type Sink struct {
 	spec job.Sink
+	cfg  *Config // spec's block
 	root string
 	objs objstore.Store
 }
@@ -44,17 +39,22 @@ func init() {
 // credentials) as a query string, so the output manifests name a location
 // that a roll-forward or purge can open without the job file.
 func Location(spec *job.Spec, k job.Sink) string {
-	return objstore.WithOptions(spec.Resolve(k.Path), k.S3)
+	kc := k.Config.(*Config)
+	return objstore.WithOptions(spec.Resolve(kc.Path), kc.S3)
 }
 
 // Open opens a job's file sink; it touches nothing.
 func Open(ctx context.Context, spec *job.Spec, k job.Sink) (*Sink, error) {
+	kc, ok := k.Config.(*Config)
+	if !ok {
+		return nil, fmt.Errorf("sink %s: not a file sink", k.Ctx)
+	}
 	root := Location(spec, k)
 	objs, err := objstore.Open(ctx, root, nil)
 	if err != nil {
 		return nil, fmt.Errorf("sink %s: %w", k.Ctx, err)
 	}
-	return &Sink{spec: k, root: root, objs: objs}, nil
+	return &Sink{spec: k, cfg: kc, root: root, objs: objs}, nil
 }
 
 // Ctx is the sink's ctx.

@@ -31,8 +31,8 @@ var _ sink.Staging = (*staging)(nil)
 
 // Target is the engine's view of the sink.
 func (st *staging) Target() engine.Sink {
-	k := st.sink.spec
-	return engine.Sink{Ctx: k.Ctx, From: k.From, Format: k.Format, Options: k.Options, PartitionBy: k.PartitionBy,
+	k, kc := st.sink.spec, st.sink.cfg
+	return engine.Sink{Ctx: k.Ctx, From: k.From, Format: kc.Format, Options: kc.Options, PartitionBy: kc.PartitionBy,
 		Location: st.dataDir()}
 }
 
@@ -63,11 +63,11 @@ func (st *staging) EngineReturned(ctx context.Context, err error) {
 // the sink is remote), the rejects with them if asked, and the sink's
 // overwrite action.
 func (st *staging) Stage(ctx context.Context, res engine.SinkResult, rejects bool) (sink.Staged, error) {
-	k := st.sink.spec
+	k, kc := st.sink.spec, st.sink.cfg
 	runID := st.run.ID
 	var out sink.Staged
 	var uploads []func(context.Context) error
-	names := finalNames(runID, res.Files, sinkExt(k.Format))
+	names := finalNames(runID, res.Files, sinkExt(kc.Format))
 	var bytes int64
 	parts := map[string]bool{}
 	for j, f := range res.Files {
@@ -93,11 +93,11 @@ func (st *staging) Stage(ctx context.Context, res engine.SinkResult, rejects boo
 		st.tail.drop(ctx) // not taken: no file of the sink was data_0
 	}
 	out.Count = store.Count{Files: int64(len(res.Files)), Rows: res.Rows, Bytes: bytes}
-	switch k.Mode {
+	switch kc.Mode {
 	case "overwrite":
-		out.Actions = append(out.Actions, store.SinkAction{Sink: k.Ctx, Root: st.sink.root, Mode: k.Mode})
+		out.Actions = append(out.Actions, store.SinkAction{Sink: k.Ctx, Root: st.sink.root, Mode: kc.Mode})
 	case "overwrite_partitions":
-		a := store.SinkAction{Sink: k.Ctx, Root: st.sink.root, Mode: k.Mode}
+		a := store.SinkAction{Sink: k.Ctx, Root: st.sink.root, Mode: kc.Mode}
 		for p := range parts {
 			a.Partitions = append(a.Partitions, p)
 		}

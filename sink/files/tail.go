@@ -42,7 +42,7 @@ func (st *staging) startTail(ctx context.Context) *tailUpload {
 	if !ok || !st.remote {
 		return nil
 	}
-	t := &tailUpload{objs: st.sink.objs, key: partName(st.run.ID, 0, sinkExt(st.sink.spec.Format)),
+	t := &tailUpload{objs: st.sink.objs, key: partName(st.run.ID, 0, sinkExt(st.sink.cfg.Format)),
 		file: &growingFile{ctx: ctx, dir: st.dataDir(), ended: make(chan struct{}), h: xxh3.New()},
 		done: make(chan struct{})}
 	go func() {

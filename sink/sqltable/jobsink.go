@@ -36,10 +36,7 @@ func init() {
 	})
 }
 
-func jobSinkConfig(k job.Sink) SinkConfig {
-	return SinkConfig{Ctx: k.Ctx, Connection: k.Connection, PasswordEnv: k.PasswordEnv,
-		Table: k.Table, Mode: k.Mode, MergeKeys: k.MergeKeys}
-}
+func jobSinkConfig(k job.Sink) SinkConfig { return k.Config.(*JobConfig).Runtime(k.Ctx) }
 
 // target is the sink's target as kept in output manifests, without a
 // password (only the name of the variable that holds it), so a
@@ -137,9 +134,7 @@ type tableStaging struct {
 }
 
 func (s *tableStaging) Target() engine.Sink {
-	k := s.j.spec
-	return engine.Sink{Ctx: k.Ctx, From: k.From, Format: "parquet", Options: k.Options, PartitionBy: k.PartitionBy,
-		Location: filepath.Join(s.dir, "data")}
+	return engine.Sink{Ctx: s.j.spec.Ctx, From: s.j.spec.From, Format: "parquet", Location: filepath.Join(s.dir, "data")}
 }
 
 func (s *tableStaging) Rejects() string                       { return "" }

@@ -40,10 +40,10 @@ func (s *Source) checkRoot(ctx context.Context) (missing bool, err error) {
 	switch {
 	case err == nil:
 		return false, nil
-	case errors.Is(err, objstore.ErrNotExist) && s.spec.AllowMissing:
+	case errors.Is(err, objstore.ErrNotExist) && s.cfg.AllowMissing:
 		return true, nil
 	case errors.Is(err, objstore.ErrNotExist):
-		return false, &MissingSourceError{Ctx: s.spec.Ctx, Path: s.spec.Path, Err: err}
+		return false, &MissingSourceError{Ctx: s.spec.Ctx, Path: s.cfg.Path, Err: err}
 	}
 	return false, fmt.Errorf("source %s: %w", s.spec.Ctx, err)
 }
@@ -70,7 +70,7 @@ func (s *Source) warnings() []string {
 		}
 		out = append(out, "skipped "+sk)
 	}
-	if _, hasRoot := s.objs.(objstore.RootChecker); !hasRoot && s.listings > 0 && s.listed == 0 && !s.spec.AllowMissing {
+	if _, hasRoot := s.objs.(objstore.RootChecker); !hasRoot && s.listings > 0 && s.listed == 0 && !s.cfg.AllowMissing {
 		// S3 has no folders: an empty prefix and a mistyped one look the same.
 		out = append(out, fmt.Sprintf("0 objects under %s: check path: for a typo (a prefix that does not exist cannot be told from an empty one); set allow_missing: true if it is often empty", s.location))
 	}

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
-	"github.com/tidemark-etl/tidemark/job"
 )
 
 // TestTuningOptionsAreNotASourceChange: max_line_size and the other tuning
@@ -16,7 +15,7 @@ import (
 func TestTuningOptionsAreNotASourceChange(t *testing.T) {
 	hive := true
 	src := func(opts map[string]any) *Source {
-		return &Source{location: "/data/in", spec: job.Source{Format: "csv", Tracking: "exact", HivePartitioning: &hive, Options: opts}}
+		return &Source{location: "/data/in", cfg: &Config{Format: "csv", Tracking: "exact", HivePartitioning: &hive, Options: opts}}
 	}
 	fp, _ := src(map[string]any{"header": true, "max_line_size": 8 << 20}).fingerprint()
 	same, _ := src(map[string]any{"header": true}).fingerprint()

@@ -54,7 +54,7 @@ type Plan struct {
 // bounds are a source's per-run limits, the disk budget included for
 // remote sources.
 func bounds(in source.Request, fs *Source) bookmark.Bounds {
-	b := bookmark.Bounds{Files: fs.spec.BoundedFiles, Bytes: fs.spec.BoundedSize.Bytes}
+	b := bookmark.Bounds{Files: fs.cfg.BoundedFiles, Bytes: fs.cfg.BoundedSize.Bytes}
 	if _, local := fs.objs.LocalPath(""); !local && in.DiskBudget > 0 && (b.Bytes == 0 || in.DiskBudget < b.Bytes) {
 		b.Bytes = in.DiskBudget
 	}
@@ -91,7 +91,7 @@ func (fs *Source) PlanFiles(ctx context.Context, in source.Request) (*Plan, erro
 		return p, nil
 	case in.RangeRuns != nil:
 		return p, planRange(ctx, st, jobName, fs, p, in.RangeRuns)
-	case bookmark.Tracking(src.Tracking) == bookmark.TrackTimestamp:
+	case bookmark.Tracking(fs.cfg.Tracking) == bookmark.TrackTimestamp:
 		ix := bookmark.NewBandIndex(p.prev)
 		var cands []bookmark.File
 		p.listedAt = time.Now() // unless the store tells its own clock
@@ -99,7 +99,7 @@ func (fs *Source) PlanFiles(ctx context.Context, in source.Request) (*Plan, erro
 			if err != nil {
 				return nil, err
 			}
-			if ix.Selects(p.prev, src.MaxBand.Duration, f) {
+			if ix.Selects(p.prev, fs.cfg.MaxBand.Duration, f) {
 				cands = append(cands, f)
 			} else {
 				p.Unchanged++
@@ -110,12 +110,12 @@ func (fs *Source) PlanFiles(ctx context.Context, in source.Request) (*Plan, erro
 		}
 		var deferred []bookmark.File
 		b := bounds(in, fs)
-		b.InBand, b.Band, b.Now = src.MaxFilesInBand, src.MaxBand.Duration, in.Now
+		b.InBand, b.Band, b.Now = fs.cfg.MaxFilesInBand, fs.cfg.MaxBand.Duration, in.Now
 		p.Take, deferred = bookmark.Limit(cands, b)
 		p.Deferred = int64(len(deferred))
 		timestampWarnings(p, p.listedAt)
 		return p, supersedeTaken(ctx, st, jobName, p)
-	case src.Listing == "ordered":
+	case fs.cfg.Listing == "ordered":
 		return p, planOrdered(ctx, fs, p, bounds(in, fs))
 	default:
 		var cands []bookmark.File
@@ -123,7 +123,7 @@ func (fs *Source) PlanFiles(ctx context.Context, in source.Request) (*Plan, erro
 		unchanged, err := bookmark.DiffExact(fs.list(ctx), st.Files(ctx, jobName, src.Ctx), func(c bookmark.Change) error {
 			if c.Kind == bookmark.Modified {
 				p.Modified++
-				switch bookmark.OnModified(src.OnModified) {
+				switch bookmark.OnModified(fs.cfg.OnModified) {
 				case bookmark.Ignore:
 					p.IgnoredModified++
 					return nil
@@ -194,7 +194,7 @@ func (p *Plan) NextState(schema []bookmark.Column) bookmark.SourceState {
 	s := p.prev
 	s.Kind = "files"
 	s.Fingerprint, s.Describe = p.fp, p.fpDoc
-	s.Tracking = bookmark.Tracking(p.src.spec.Tracking)
+	s.Tracking = bookmark.Tracking(p.src.cfg.Tracking)
 	if schema != nil {
 		s.Schema = schema
 	}
@@ -207,12 +207,12 @@ func (p *Plan) NextState(schema []bookmark.Column) bookmark.SourceState {
 		s.Bytes -= f.Size
 	}
 	for _, f := range p.Take {
-		if p.src.spec.Listing == "ordered" && f.Path > s.LastKey {
+		if p.src.cfg.Listing == "ordered" && f.Path > s.LastKey {
 			s.LastKey = f.Path
 		}
 	}
 	if s.Tracking == bookmark.TrackTimestamp {
-		s = bookmark.AdvanceTimestamp(s, p.src.spec.MaxBand.Duration, p.Take, p.listedAt)
+		s = bookmark.AdvanceTimestamp(s, p.src.cfg.MaxBand.Duration, p.Take, p.listedAt)
 	}
 	return s
 }

@@ -41,7 +41,7 @@ func (p *Plan) Downloads() int64 {
 func (p *Plan) Size() (files, bytes int64) { return int64(len(p.Take)), p.Bytes() }
 
 // BadRecords is the source's on_bad_record.
-func (p *Plan) BadRecords() string { return p.src.spec.OnBadRecord }
+func (p *Plan) BadRecords() string { return p.src.cfg.OnBadRecord }
 
 // Report logs the plan and its warnings.
 func (p *Plan) Report(log *slog.Logger) {
@@ -135,8 +135,8 @@ func (p *Plan) Open(ctx context.Context, env source.Env) (source.Reading, error)
 			return nil, err
 		}
 	}
-	spec := p.src.spec
-	es := engine.Source{Ctx: p.Ctx, Format: spec.Format, Options: spec.Options, Hive: *spec.HivePartitioning}
+	fc := p.src.cfg
+	es := engine.Source{Ctx: p.Ctx, Format: fc.Format, Options: fc.Options, Hive: *fc.HivePartitioning}
 	if p.hasPrev && len(p.prev.Schema) > 0 {
 		es.Schema = p.prev.Schema
 	}

@@ -21,6 +21,7 @@ import (
 // Source is one opened file source (source.Source).
 type Source struct {
 	spec     job.Source
+	cfg      *Config // spec's block
 	location string
 	objs     objstore.Store
 	match    *matcher
@@ -39,16 +40,20 @@ type Source struct {
 // Open opens a file source of the job spec. It touches nothing (the
 // store is opened, not listed).
 func Open(ctx context.Context, spec *job.Spec, src job.Source) (*Source, error) {
-	loc := spec.Resolve(src.Path)
-	objs, err := objstore.Open(ctx, loc, src.S3)
+	fc, ok := src.Config.(*Config)
+	if !ok {
+		return nil, fmt.Errorf("source %s: not a file source", src.Ctx)
+	}
+	loc := spec.Resolve(fc.Path)
+	objs, err := objstore.Open(ctx, loc, fc.S3)
 	if err != nil {
 		return nil, fmt.Errorf("source %s: %w", src.Ctx, err)
 	}
-	m, err := newMatcher(src.Include, src.Exclude)
+	m, err := newMatcher(fc.Include, fc.Exclude)
 	if err != nil {
 		return nil, fmt.Errorf("source %s: %w", src.Ctx, err)
 	}
-	return &Source{spec: src, location: loc, objs: objs, match: m}, nil
+	return &Source{spec: src, cfg: fc, location: loc, objs: objs, match: m}, nil
 }
 
 // list yields the source's input files in key order. Files under a
@@ -89,8 +94,8 @@ func (s *Source) list(ctx context.Context) iter.Seq2[bookmark.File, error] {
 // options, globs or tracking under the same ctx is reported, not silently
 // re-read or skipped.
 func (s *Source) fingerprint() (sum, describe string) {
-	opts := make([]string, 0, len(s.spec.Options))
-	for k, v := range s.spec.Options {
+	opts := make([]string, 0, len(s.cfg.Options))
+	for k, v := range s.cfg.Options {
 		if !tuningOptions[strings.ToLower(k)] {
 			opts = append(opts, fmt.Sprintf("%s=%v", k, v))
 		}
@@ -98,12 +103,12 @@ func (s *Source) fingerprint() (sum, describe string) {
 	sort.Strings(opts)
 	d := map[string]any{
 		"path":     s.location,
-		"format":   s.spec.Format,
+		"format":   s.cfg.Format,
 		"options":  opts,
-		"include":  s.spec.Include,
-		"exclude":  s.spec.Exclude,
-		"tracking": s.spec.Tracking,
-		"hive":     *s.spec.HivePartitioning,
+		"include":  s.cfg.Include,
+		"exclude":  s.cfg.Exclude,
+		"tracking": s.cfg.Tracking,
+		"hive":     *s.cfg.HivePartitioning,
 	}
 	b, _ := json.Marshal(d) // map keys are sorted
 	return fingerprintOf(b), string(b)

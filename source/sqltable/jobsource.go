@@ -35,26 +35,7 @@ func OpenJob(spec *job.Spec, src job.Source) *JobSource {
 // jobConfig is a source's configuration, with a relative SQLite path
 // resolved against the job file.
 func jobConfig(spec *job.Spec, src job.Source) Config {
-	conn := src.Connection
-	if p, ok := strings.CutPrefix(conn, "sqlite:"); ok && !strings.HasPrefix(p, "//") && !filepath.IsAbs(p) {
-		conn = "sqlite:" + filepath.Join(spec.Dir, p)
-	}
-	return Config{Ctx: src.Ctx, Connection: conn, PasswordEnv: src.PasswordEnv, Table: src.Table, Query: src.Query,
-		BookmarkKeys: src.BookmarkKeys, SortOrder: src.BookmarkKeysSortOrder, Lookback: src.Lookback,
-		BoundedRows: src.BoundedRows, OnNullKey: src.OnNullKey,
-		NoRegressionCheck: src.RegressionCheck != nil && !*src.RegressionCheck, RegressionRows: regressionRows(src)}
-}
-
-// regressionRows maps regression_check_rows (unset: the default; 0: every
-// row) to Config.RegressionRows (0: the default; -1: every row).
-func regressionRows(src job.Source) int64 {
-	switch {
-	case src.RegressionCheckRows == nil:
-		return 0
-	case *src.RegressionCheckRows == 0:
-		return -1
-	}
-	return *src.RegressionCheckRows
+	return src.Config.(*JobConfig).Runtime(src.Ctx, spec.Dir)
 }
 
 // Ctx is the source's ctx.

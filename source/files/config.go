@@ -1,0 +1,142 @@
+package files
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tidemark-etl/tidemark/job"
+)
+
+func init() {
+	job.RegisterSource(job.Kind{Name: "files", Noun: "file sources (path:)", New: func() job.Config { return new(Config) }})
+}
+
+// The defaults of a file source.
+const (
+	DefaultFormat         = "csv"
+	DefaultTracking       = "exact"
+	DefaultMaxBand        = 15 * time.Minute
+	DefaultMaxFilesInBand = 1000
+	DefaultOnModified     = "reprocess"
+	DefaultListing        = "full"
+)
+
+// Allowed values of the enumerated keys.
+var (
+	Formats     = []string{"csv", "json", "parquet"}
+	Trackings   = []string{"exact", "timestamp"}
+	OnModifieds = []string{"reprocess", "ignore", "fail"}
+	Listings    = []string{"full", "ordered"}
+)
+
+// Config is a file source's block in the job file: read a job's with
+// src.Config.(*files.Config).
+type Config struct {
+	// Path is s3://..., file://... or a local path (relative to the job file).
+	Path string `yaml:"path" doc:"required: a folder: s3://bucket/prefix/, file://..., or a plain path (relative to the job file)"`
+	// Format is csv, json (JSON Lines) or parquet.
+	Format string `yaml:"format" doc:"csv | json (JSON Lines) | parquet; .gz/.zst detected from the name"`
+	// Options pass through to the reader (header, delim, ...).
+	Options map[string]any `yaml:"options" doc:"passed to the engine's reader (DuckDB: read_csv / read_json / read_parquet options)"`
+	// Include and Exclude are globs over keys relative to Path ("**" spans folders).
+	Include []string `yaml:"include" doc:"optional globs over paths relative to path; ** spans folders"`
+	Exclude []string `yaml:"exclude" doc:"optional globs, likewise, of files never read"`
+	// Tracking is exact (default) or timestamp.
+	Tracking string `yaml:"tracking" doc:"exact (every processed file's identity is recorded) | timestamp (Glue's model: last-modified high-water mark and band)"`
+	// MaxBand is timestamp tracking's band (default 15m).
+	MaxBand job.Duration `yaml:"max_band" doc:"timestamp tracking only: Glue's maxBand"`
+	// MaxFilesInBand caps the files taken per run within the band (default 1000).
+	MaxFilesInBand int `yaml:"max_files_in_band" doc:"timestamp tracking: Glue's maxFilesInBand; the overflow waits for the next run"`
+	// BoundedFiles and BoundedSize limit one run's input, oldest first.
+	BoundedFiles int      `yaml:"bounded_files" doc:"per-run limit, oldest first (mtime, then path); a run always reads at least one file; 0: none"`
+	BoundedSize  job.Size `yaml:"bounded_size" doc:"per-run limit in bytes (e.g. 10GiB), likewise"`
+	// OnModified is reprocess (default), ignore or fail.
+	OnModified string `yaml:"on_modified" doc:"what a file whose identity changed since it was read does: reprocess | ignore | fail"`
+	// OnBadRecord overrides the job's default.
+	OnBadRecord string `yaml:"on_bad_record" doc:"fail | skip | quarantine; default: the job's on_bad_record"`
+	// HivePartitioning turns key=value folders into columns (default true).
+	HivePartitioning *bool `yaml:"hive_partitioning" doc:"key=value folders under path become columns"`
+	// Listing is full (default) or ordered: for prefixes whose keys sort in
+	// arrival order, list only after the last key recorded (S3 StartAfter).
+	Listing string `yaml:"listing" doc:"full | ordered: for S3 prefixes whose keys sort in arrival order, list only after the last key recorded"`
+	// S3 overrides the S3 settings for this source: endpoint, region,
+	// path_style, profile (and tuning: max_attempts, part_size, ...).
+	S3 map[string]string `yaml:"s3" doc:"S3 settings for this source: endpoint, region, path_style, profile, ... (see S3)"`
+	// AllowMissing lets a local source folder not exist yet (a run then
+	// reads nothing); without it a missing folder fails the run. On S3 it
+	// silences the warning about a prefix that holds no object.
+	AllowMissing bool `yaml:"allow_missing" doc:"true: a folder that does not exist yet is read as empty (otherwise the run fails, exit 1)"`
+}
+
+// ApplyDefaults fills the unset keys; on_bad_record comes from the job.
+func (c *Config) ApplyDefaults(s *job.Spec) {
+	if c.Format == "" {
+		c.Format = DefaultFormat
+	}
+	if c.Tracking == "" {
+		c.Tracking = DefaultTracking
+	}
+	if c.MaxBand.Duration == 0 {
+		c.MaxBand.Duration = DefaultMaxBand
+	}
+	if c.MaxFilesInBand == 0 {
+		c.MaxFilesInBand = DefaultMaxFilesInBand
+	}
+	if c.OnModified == "" {
+		c.OnModified = DefaultOnModified
+	}
+	if c.OnBadRecord == "" {
+		c.OnBadRecord = s.OnBadRecord
+	}
+	if c.Listing == "" {
+		c.Listing = DefaultListing
+	}
+	if c.HivePartitioning == nil {
+		t := true
+		c.HivePartitioning = &t
+	}
+}
+
+// Validate checks the block, every problem at its key.
+func (c *Config) Validate(ck *job.Check) {
+	if c.Path == "" {
+		ck.Fail("path", "is required (or connection: and table: for a SQL table)")
+	}
+	ck.Location("path", c.Path)
+	ck.OneOf("format", c.Format, Formats)
+	ck.OneOf("tracking", c.Tracking, Trackings)
+	ck.OneOf("on_modified", c.OnModified, OnModifieds)
+	ck.OneOf("on_bad_record", c.OnBadRecord, job.OnBadRecords)
+	ck.OneOf("listing", c.Listing, Listings)
+	if c.Listing == "ordered" && c.Tracking != "exact" {
+		ck.Fail("listing", "ordered listing needs tracking: exact")
+	}
+	if c.Listing == "ordered" && job.IsLocal(c.Path) {
+		ck.Fail("listing", "ordered listing is for S3 prefixes whose keys sort in arrival order; a local folder is always listed in full")
+	}
+	if c.MaxBand.IsSet() && c.Tracking != "timestamp" {
+		ck.Fail("max_band", "is a setting of tracking: timestamp; this source has tracking: %s", c.Tracking)
+	}
+	ck.Positive("bounded_files", int64(c.BoundedFiles))
+	ck.Duration("max_band", c.MaxBand)
+	ck.Size("bounded_size", c.BoundedSize)
+	ck.Positive("max_band", int64(c.MaxBand.Duration))
+	ck.Positive("max_files_in_band", int64(c.MaxFilesInBand))
+	for j, g := range append(slices.Clone(c.Include), c.Exclude...) {
+		key := fmt.Sprintf("include[%d]", j)
+		if j >= len(c.Include) {
+			key = fmt.Sprintf("exclude[%d]", j-len(c.Include))
+		}
+		if _, err := filepath.Match(strings.ReplaceAll(g, "**", "*"), ""); err != nil {
+			ck.Fail(key, "bad glob %q: %v", g, err)
+		}
+	}
+	ck.ReaderOptions(c.Format, c.Options)
+	ck.S3(c.S3)
+}
+
+// Place is the source's path and S3 settings (job.Placed).
+func (c *Config) Place() (string, map[string]string) { return c.Path, c.S3 }
