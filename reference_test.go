@@ -52,7 +52,10 @@ func TestEveryKeyDocumented(t *testing.T) {
 			for i := range ct.NumField() {
 				f := ct.Field(i)
 				key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-				if key == "" || key == "-" {
+				if key == "-" {
+					continue // set by the component itself, not a job-file key
+				}
+				if key == "" {
 					t.Errorf("%s %s: field %s has no yaml key", what, k.Name, f.Name)
 					continue
 				}

@@ -13,7 +13,7 @@ import (
 type Options struct {
 	MemoryLimit string `yaml:"memory_limit" doc:"DuckDB memory_limit, e.g. 512MB or 4GB; DuckDB's default (80% of RAM) when empty"`
 	Threads     int    `yaml:"threads" doc:"DuckDB worker threads; 0 means one per core"`
-	SpillDir    string `yaml:"spill_dir" doc:"folder where DuckDB spills what does not fit in memory (relative to the job file); a fresh temporary folder, removed after the run, when empty"`
+	SpillDir    string `yaml:"spill_dir" doc:"the folder for DuckDB's spill files and the run's downloaded inputs (relative to the job file); default: the system's temporary folder"`
 	// Progress asks the engine to track the progress of its statements
 	// (engine.Env.Progress); not a job-file setting.
 	Progress bool `yaml:"-"`
