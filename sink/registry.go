@@ -36,10 +36,10 @@ func Register(name string, open Opener, locate LocationOpener) {
 	kinds[name] = kind{open: open, locate: locate}
 }
 
-// KindOf is the kind of a job-file sink: this is the one place that tells.
+// KindOf is the kind of a job-file sink, as its block was decoded.
 func KindOf(k job.Sink) string {
-	if k.IsTable() {
-		return KindTable
+	if k.Kind != "" {
+		return k.Kind
 	}
 	return KindFiles
 }

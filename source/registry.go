@@ -22,11 +22,10 @@ const (
 	KindTable = "sqltable"
 )
 
-// KindOf is the kind of a job-file source: this is the one place that
-// tells.
+// KindOf is the kind of a job-file source, as its block was decoded.
 func KindOf(src job.Source) string {
-	if src.IsTable() {
-		return KindTable
+	if src.Kind != "" {
+		return src.Kind
 	}
 	return KindFiles
 }
