@@ -51,7 +51,7 @@ func OpenBookmarks(ctx context.Context, location, jobName string) (*Bookmarks, e
 		b.states, err = st.SourceStates(ctx, jobName)
 	}
 	if err == nil {
-		b.rec, err = st.BeginRun(ctx, b.rec)
+		b.rec, err = st.BeginRun(ctx, b.lease.token(), b.rec)
 	}
 	if err != nil {
 		b.Close()
@@ -140,8 +140,8 @@ func (b *Bookmarks) Close() error {
 		return nil
 	}
 	b.done = true
-	if b.rec.Seq > 0 {
-		_ = b.st.FailRun(context.Background(), b.job, b.rec.RunID, time.Now().UTC(), b.rec, "closed without commit")
+	if b.rec.Seq > 0 && b.lease != nil {
+		_ = b.st.FailRun(context.Background(), b.job, b.lease.token(), b.rec.RunID, time.Now().UTC(), b.rec, "closed without commit")
 	}
 	b.release()
 	return nil

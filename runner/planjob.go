@@ -49,7 +49,7 @@ func Plan(ctx context.Context, spec *job.Spec, opts RunOptions) (*PlanResult, er
 	defer st.Close()
 	if _, none := st.(noState); !none {
 		// A store that holds other jobs only: this job never ran either.
-		runs, err := st.Runs(ctx, jobName)
+		runs, err := st.Runs(ctx, jobName, store.RunQuery{Limit: 1})
 		if err != nil {
 			return nil, err
 		}

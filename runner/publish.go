@@ -19,7 +19,7 @@ import (
 // staged output for (or has an action at) publishes its part, then the run
 // is marked published. Every step is idempotent, so a run killed anywhere
 // in here is finished by the next command that calls publish again.
-func publish(ctx context.Context, st store.Store, jobName, runID string, log *slog.Logger) error {
+func publish(ctx context.Context, st store.Store, jobName string, token int64, runID string, log *slog.Logger) error {
 	outs, err := st.Outputs(ctx, jobName, runID)
 	if err != nil {
 		return fmt.Errorf("reading outputs of run %s: %w", runID, err)
@@ -82,7 +82,7 @@ func publish(ctx context.Context, st store.Store, jobName, runID string, log *sl
 		}
 	}
 	fault.At(fault.AfterPublish)
-	if err := st.MarkPublished(ctx, jobName, runID); err != nil {
+	if err := st.MarkPublished(ctx, jobName, token, runID); err != nil {
 		return fmt.Errorf("marking run %s published: %w", runID, err)
 	}
 	for _, l := range locs {
@@ -103,7 +103,7 @@ func (r *runner) publishRetrying(ctx context.Context) error {
 	var err error
 	wait := publishBackoff
 	for attempt := 1; attempt <= publishAttempts; attempt++ {
-		if err = publish(ctx, r.st, r.job, r.rec.RunID, r.log); err == nil {
+		if err = publish(ctx, r.st, r.job, r.lease.token(), r.rec.RunID, r.log); err == nil {
 			return nil
 		}
 		if attempt == publishAttempts || ctx.Err() != nil {
@@ -139,23 +139,34 @@ func (e *UnpublishedError) Unwrap() error { return e.Err }
 // published in part.
 func rereadHint(ctx context.Context, st store.Store, jobName, runID string) string {
 	reset := fmt.Sprintf("tidemark bookmark reset %s --purge-output", jobName)
-	runs, err := st.Runs(ctx, jobName)
-	if err != nil {
-		return "rewind the bookmark to the run before it with --purge-output (tidemark bookmark reset " + jobName + " --to-run RUN --purge-output) so that its input is read again"
+	unknown := "rewind the bookmark to the run before it with --purge-output (tidemark bookmark reset " + jobName + " --to-run RUN --purge-output) so that its input is read again"
+	none := "no earlier run to rewind to: clear the bookmark so that all input is read again: " + reset
+	lost, err := st.Run(ctx, jobName, runID)
+	if errors.Is(err, store.ErrNotFound) {
+		return none
 	}
-	seq := int64(-1)
-	for _, r := range runs { // newest first
-		if r.RunID == runID {
-			seq = r.Seq
-			continue
+	if err != nil {
+		return unknown
+	}
+	for r, err := range store.EachRun(ctx, st, jobName, lost.Seq, hintPage) { // newest first, before the lost run
+		if err != nil {
+			return unknown
 		}
-		if seq >= 0 && r.Seq < seq && r.Mode == bookmark.ModeEnable && r.Status == store.StatusSucceeded && !r.Undone {
+		if r.Mode == bookmark.ModeEnable && r.Status == store.StatusSucceeded && !r.Undone {
 			return fmt.Sprintf("rewind the bookmark to the run before it so that its input is read again: "+
 				"tidemark bookmark reset %s --to-run %s --purge-output (or clear it: %s)", jobName, r.RunID, reset)
 		}
 	}
-	return "no earlier run to rewind to: clear the bookmark so that all input is read again: " + reset
+	return none
 }
+
+// hintPage and deadPage are the page sizes of rereadHint's and markDead's
+// walks back through the runs: each stops at the first run it looks for,
+// most often within the newest few.
+const (
+	hintPage = 20
+	deadPage = 20
+)
 
 // recoverJob finishes what earlier runs of the job left behind: committed
 // runs not yet published are rolled forward, oldest first; then each of
@@ -166,18 +177,18 @@ func rereadHint(ctx context.Context, st store.Store, jobName, runID string) stri
 // of them whose output can no longer be published (sink.ErrOutputLost: its
 // staged files or uploads are gone) is given up, marked published with a
 // warning, instead of failing the reset that reads its input again.
-func recoverJob(ctx context.Context, st store.Store, jobName string, sinks []sink.Sink, log *slog.Logger, undone func(store.Run) bool) error {
+func recoverJob(ctx context.Context, st store.Store, jobName string, token int64, sinks []sink.Sink, log *slog.Logger, undone func(store.Run) bool) error {
 	pending, err := st.Unpublished(ctx, jobName)
 	if err != nil {
 		return fmt.Errorf("finding unpublished runs: %w", err)
 	}
 	for _, r := range pending {
 		log.Info("rolling forward committed run", "run", r.RunID)
-		err := publish(ctx, st, jobName, r.RunID, log)
+		err := publish(ctx, st, jobName, token, r.RunID, log)
 		if err != nil && errors.Is(err, sink.ErrOutputLost) && undone != nil && undone(r) {
 			log.Warn("giving up the output of a run being undone: its staged files or uploads are gone; what of it was published is "+
 				"deleted by --purge-output", "run", r.RunID, "err", err)
-			err = st.MarkPublished(ctx, jobName, r.RunID)
+			err = st.MarkPublished(ctx, jobName, token, r.RunID)
 		}
 		if err != nil {
 			return err
@@ -209,12 +220,11 @@ func recoverJob(ctx context.Context, st store.Store, jobName string, sinks []sin
 // (killed, crashed): the caller holds the lease, so no other run of the job
 // is alive. Runs are scanned newest first down to the last succeeded one,
 // which had marked any older ones.
-func markDead(ctx context.Context, st store.Store, jobName string, log *slog.Logger) error {
-	runs, err := st.Runs(ctx, jobName)
-	if err != nil {
-		return fmt.Errorf("reading runs: %w", err)
-	}
-	for _, r := range runs {
+func markDead(ctx context.Context, st store.Store, jobName string, token int64, log *slog.Logger) error {
+	for r, err := range store.EachRun(ctx, st, jobName, 0, deadPage) {
+		if err != nil {
+			return fmt.Errorf("reading runs: %w", err)
+		}
 		if r.Status == store.StatusSucceeded {
 			break
 		}
@@ -222,7 +232,7 @@ func markDead(ctx context.Context, st store.Store, jobName string, log *slog.Log
 			continue
 		}
 		log.Info("marking a run that died before committing as failed", "run", r.RunID)
-		if err := st.FailRun(ctx, jobName, r.RunID, time.Now().UTC(), r, "the run died before it committed (killed or crashed); nothing of it was published"); err != nil {
+		if err := st.FailRun(ctx, jobName, token, r.RunID, time.Now().UTC(), r, "the run died before it committed (killed or crashed); nothing of it was published"); err != nil {
 			return fmt.Errorf("marking run %s failed: %w", r.RunID, err)
 		}
 	}

@@ -51,10 +51,10 @@ func Reset(ctx context.Context, st store.Store, jobName string, opts ResetOption
 		return nil, err
 	}
 	defer lease.release()
-	if err := markDead(ctx, st, jobName, log); err != nil {
+	if err := markDead(ctx, st, jobName, lease.token(), log); err != nil {
 		return nil, err
 	}
-	runs, err := st.Runs(ctx, jobName)
+	runs, err := store.AllRuns(ctx, st, jobName)
 	if err != nil {
 		return nil, err
 	}
@@ -71,10 +71,10 @@ func Reset(ctx context.Context, st store.Store, jobName string, opts ResetOption
 		}
 	}
 	isUndone := func(r store.Run) bool { return r.Seq > targetSeq }
-	if err := recoverJob(ctx, st, jobName, nil, log, isUndone); err != nil {
+	if err := recoverJob(ctx, st, jobName, lease.token(), nil, log, isUndone); err != nil {
 		return nil, fmt.Errorf("recovering earlier runs: %w", err)
 	}
-	if runs, err = st.Runs(ctx, jobName); err != nil {
+	if runs, err = store.AllRuns(ctx, st, jobName); err != nil {
 		return nil, err
 	}
 	undone, err := st.Reset(ctx, jobName, lease.token(), opts.ToRun)
@@ -108,7 +108,7 @@ func Reset(ctx context.Context, st store.Store, jobName string, opts ResetOption
 		if err := purgeRun(ctx, jobName, r.RunID, outs, res, log); err != nil {
 			return res, err
 		}
-		if err := st.MarkPurged(ctx, jobName, r.RunID); err != nil {
+		if err := st.MarkPurged(ctx, jobName, lease.token(), r.RunID); err != nil {
 			return res, err
 		}
 		res.Purged = append(res.Purged, r.RunID)

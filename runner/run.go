@@ -193,7 +193,7 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 		return nil, claimErr
 	}
 	openErr := r.openSources(ctx)
-	if err := markDead(ctx, st, jobName, r.log); err != nil {
+	if err := markDead(ctx, st, jobName, lease.token(), r.log); err != nil {
 		return nil, err
 	}
 	// A usage error is found before the run is recorded: it is no run.
@@ -210,7 +210,7 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 	if err := checkPasswordEnv(spec); err != nil {
 		return nil, err
 	}
-	if r.rec, err = st.BeginRun(ctx, r.rec); err != nil {
+	if r.rec, err = st.BeginRun(ctx, lease.token(), r.rec); err != nil {
 		return nil, fmt.Errorf("recording run start: %w", err)
 	}
 	err = claimErr
@@ -236,7 +236,7 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 		var unpublished *UnpublishedError
 		if errors.As(err, &unpublished) {
 			// committed: its record stays succeeded, its publish pending
-		} else if ferr := st.FailRun(fctx, jobName, r.rec.RunID, time.Now().UTC(), r.rec, secret.Redact(err.Error())); ferr != nil {
+		} else if ferr := st.FailRun(fctx, jobName, lease.token(), r.rec.RunID, time.Now().UTC(), r.rec, secret.Redact(err.Error())); ferr != nil {
 			r.log.Error("recording run failure", "run", r.rec.RunID, "err", ferr)
 		}
 		res.Status, res.Error = store.StatusFailed, secret.Redact(err.Error())
@@ -313,7 +313,7 @@ func (r *runner) claimSinks(ctx context.Context) error {
 // recover finishes what earlier runs left: it rolls committed runs forward
 // and deletes what dead runs staged, in sinks and in the spill folder.
 func (r *runner) recover(ctx context.Context) error {
-	if err := recoverJob(ctx, r.st, r.job, r.sinks, r.log, nil); err != nil {
+	if err := recoverJob(ctx, r.st, r.job, r.lease.token(), r.sinks, r.log, nil); err != nil {
 		return fmt.Errorf("recovering earlier runs: %w", err)
 	}
 	r.cleanDeadTemp()
@@ -323,27 +323,21 @@ func (r *runner) recover(ctx context.Context) error {
 // rangeRuns resolves pause from/to into the enable runs (from, to] whose
 // inputs the run re-reads.
 func rangeRuns(ctx context.Context, st store.Store, jobName, from, to string) ([]string, error) {
-	runs, err := st.Runs(ctx, jobName)
+	fromSeq, err := runSeq(ctx, st, jobName, from, "--job-bookmark-from")
 	if err != nil {
 		return nil, err
 	}
-	var fromSeq, toSeq int64 = -1, -1
-	for _, r := range runs {
-		if r.RunID == from {
-			fromSeq = r.Seq
-		}
-		if r.RunID == to {
-			toSeq = r.Seq
-		}
-	}
-	if fromSeq < 0 {
-		return nil, fmt.Errorf("%w: --job-bookmark-from %s: no such run of job %s", ErrUsage, from, jobName)
-	}
-	if toSeq < 0 {
-		return nil, fmt.Errorf("%w: --job-bookmark-to %s: no such run of job %s", ErrUsage, to, jobName)
+	toSeq, err := runSeq(ctx, st, jobName, to, "--job-bookmark-to")
+	if err != nil {
+		return nil, err
 	}
 	if toSeq <= fromSeq {
 		return nil, fmt.Errorf("%w: --job-bookmark-to %s is not after --job-bookmark-from %s", ErrUsage, to, from)
+	}
+	// The runs (from, to], newest first: exactly toSeq-fromSeq of them.
+	runs, err := st.Runs(ctx, jobName, store.RunQuery{BeforeSeq: toSeq + 1, Limit: int(toSeq - fromSeq)})
+	if err != nil {
+		return nil, err
 	}
 	ids := []string{}
 	for _, r := range runs {
@@ -352,6 +346,19 @@ func rangeRuns(ctx context.Context, st store.Store, jobName, from, to string) ([
 		}
 	}
 	return ids, nil
+}
+
+// runSeq returns the Seq of run id, named by flag; a usage error if the
+// job has no such run.
+func runSeq(ctx context.Context, st store.Store, jobName, id, flag string) (int64, error) {
+	r, err := st.Run(ctx, jobName, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, fmt.Errorf("%w: %s %s: no such run of job %s", ErrUsage, flag, id, jobName)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return r.Seq, nil
 }
 
 // checkSourceDefinitions refuses a run whose source's definition (path,

@@ -139,27 +139,30 @@ func (noState) RunInputs(context.Context, string, []string) iter.Seq2[store.File
 func (noState) RunRanges(context.Context, string, []string) iter.Seq2[store.RangeRecord, error] {
 	return func(func(store.RangeRecord, error) bool) {}
 }
-func (noState) BeginRun(context.Context, store.Run) (store.Run, error) {
+func (noState) BeginRun(context.Context, int64, store.Run) (store.Run, error) {
 	return store.Run{}, errNoStateWrite
 }
-func (noState) FailRun(context.Context, string, string, time.Time, store.Run, string) error {
+func (noState) FailRun(context.Context, string, int64, string, time.Time, store.Run, string) error {
 	return errNoStateWrite
 }
 func (noState) Commit(context.Context, store.Commit) (store.Head, error) {
 	return store.Head{}, errNoStateWrite
 }
-func (noState) Runs(context.Context, string) ([]store.Run, error) { return nil, nil }
+func (noState) Runs(context.Context, string, store.RunQuery) ([]store.Run, error) {
+	return nil, nil
+}
 func (noState) Run(context.Context, string, string) (store.Run, error) {
 	return store.Run{}, store.ErrNotFound
 }
 func (noState) Outputs(context.Context, string, string) ([]store.Output, error)     { return nil, nil }
 func (noState) Actions(context.Context, string, string) ([]store.SinkAction, error) { return nil, nil }
 func (noState) Unpublished(context.Context, string) ([]store.Run, error)            { return nil, nil }
-func (noState) MarkPublished(context.Context, string, string) error                 { return errNoStateWrite }
+func (noState) MarkPublished(context.Context, string, int64, string) error          { return errNoStateWrite }
 func (noState) Reset(context.Context, string, int64, string) ([]store.Run, error) {
 	return nil, errNoStateWrite
 }
-func (noState) MarkPurged(context.Context, string, string) error { return errNoStateWrite }
+func (noState) MarkPurged(context.Context, string, int64, string) error { return errNoStateWrite }
+func (noState) Now(context.Context) (time.Time, error)                  { return time.Now().UTC(), nil }
 func (noState) Stats(context.Context) (map[string]int64, error) {
 	return map[string]int64{}, nil
 }

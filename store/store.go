@@ -198,59 +198,104 @@ type Identity struct {
 
 // Store is the state store. All methods are safe for concurrent use by
 // several processes; a method that returns an error changed nothing, unless
-// its comment says otherwise.
+// its comment says otherwise. Every method may be retried after an error
+// (a timeout, a lost connection): reads and the writes marked idempotent
+// simply run again; the other writes say what a retry sees.
+//
+// Every write a run makes under the job's lease carries the lease's fencing
+// token: if it is not the job's current token (the lease was broken, or
+// expired and was taken by another run) the write fails with ErrLeaseLost
+// and changes nothing. Expiry alone fences nothing out: a holder whose
+// lease expired but was not taken may still write, and renew it.
 type Store interface {
 	// AcquireLease takes the job's lease for ttl if it is free or expired,
 	// with a fencing token greater than any before. If a live holder has it,
-	// it returns a *LeaseHeldError at once (no waiting).
+	// it returns a *LeaseHeldError at once (no waiting). Expiry is judged
+	// by the store's clock (Now), never the caller's. Not idempotent: a
+	// retry after an unknown outcome may see its own lease as held
+	// (LeaseHeldError naming the same Holder.ID).
 	AcquireLease(ctx context.Context, job string, h Holder, ttl time.Duration) (Lease, error)
-	// RenewLease extends a held lease; ErrLeaseLost if the token is stale.
+	// RenewLease extends a held lease to ttl from now on the store's clock
+	// (expiry is judged by the store's clock, never the caller's);
+	// ErrLeaseLost if the token is stale. Idempotent.
 	RenewLease(ctx context.Context, l Lease, ttl time.Duration) (Lease, error)
 	// BreakLease frees the job's lease if its token is still token: for a
 	// holder known to be dead (a crashed process on this host). A live
-	// holder that was broken cannot commit: its token is stale. Idempotent.
+	// holder that was broken cannot write: its token is stale. Whether the
+	// lease had expired does not matter (expiry is judged by the store's
+	// clock, never the caller's). Idempotent.
 	BreakLease(ctx context.Context, job string, token int64) error
 	// ReleaseLease frees the lease if the token is still current; releasing
 	// a lost lease is not an error. Idempotent.
 	ReleaseLease(ctx context.Context, l Lease) error
+	// Now returns the time on the store's clock: the clock that judges
+	// lease expiry and stamps the times a caller leaves zero. A read.
+	Now(ctx context.Context) (time.Time, error)
 
 	// Head returns the job's current bookmark version (Version 0 if none).
+	// A read.
 	Head(ctx context.Context, job string) (Head, error)
-	// SourceStates returns the source states of the job's head version.
+	// SourceStates returns the source states of the job's head version (an
+	// empty map if none). A read.
 	SourceStates(ctx context.Context, job string) (map[string]bookmark.SourceState, error)
 	// Files yields the current (not superseded) file records of one source
-	// ctx in ascending Path order (byte order), streaming.
+	// ctx in ascending Path order (byte order), streaming, from one
+	// snapshot. A read error is yielded once, last; breaking out of the
+	// loop ends the read.
 	Files(ctx context.Context, job, srcCtx string) iter.Seq2[bookmark.File, error]
 	// RunInputs yields the files recorded by the given runs (superseded
-	// records included), per source ctx, in Path order within each ctx.
+	// records included), per source ctx, in Path order within each ctx,
+	// from one snapshot. Records of runs undone by a reset are gone;
+	// unknown run ids yield nothing. A read error is yielded once, last.
 	RunInputs(ctx context.Context, job string, runIDs []string) iter.Seq2[FileRecord, error]
 	// RunRanges yields the key ranges recorded by the given runs, ordered
-	// by ctx, then run Seq. Records of runs undone by a reset are gone.
+	// by ctx, then run Seq, from one snapshot; each record's RunID names
+	// its run. Records of runs undone by a reset are gone; unknown run ids
+	// yield nothing. A read error is yielded once, last.
 	RunRanges(ctx context.Context, job string, runIDs []string) iter.Seq2[RangeRecord, error]
 
 	// BeginRun records a run as running and assigns its Seq and Attempt
-	// (1 + the number of failed runs since the last succeeded one).
-	BeginRun(ctx context.Context, r Run) (Run, error)
-	// FailRun records a run's failure; the bookmark does not move.
-	FailRun(ctx context.Context, job, runID string, finished time.Time, summary Run, msg string) error
+	// (1 + the number of failed runs since the last succeeded one), under
+	// the job's lease: ErrLeaseLost if token is not the job's current
+	// lease token. A run id may be begun once: a retry after an unknown
+	// outcome fails (the run exists) and Run reads what was recorded.
+	BeginRun(ctx context.Context, token int64, r Run) (Run, error)
+	// FailRun records a running run's failure under the job's lease
+	// (ErrLeaseLost if token is stale); the bookmark does not move.
+	// ErrNotFound for an unknown run; a run already finished is not
+	// changed and is an error (a retry after an unknown outcome that had
+	// succeeded says the run already failed).
+	FailRun(ctx context.Context, job string, token int64, runID string, finished time.Time, summary Run, msg string) error
 	// Commit makes c durable atomically: run record, outputs, actions and,
 	// with Advance, the new bookmark version. ErrLeaseLost if c.Token is not
 	// the job's current lease token; ErrVersionConflict on a stale base.
+	// Not idempotent: a retry after an unknown outcome that had succeeded
+	// fails (ErrVersionConflict, or the run already succeeded); Head and
+	// Run tell whether it had.
 	Commit(ctx context.Context, c Commit) (Head, error)
-	// Runs returns the job's runs, newest first.
-	Runs(ctx context.Context, job string) ([]Run, error)
-	// Run returns one run; ErrNotFound if unknown.
+	// Runs returns the job's runs newest (highest Seq) first, bounded by q:
+	// at most q.Limit runs (0: all), with Seq below q.BeforeSeq (0: from
+	// the newest). An unknown job has none. To walk every run in pages,
+	// pass the last Seq of one page as the next's BeforeSeq (AllRuns does).
+	// A read.
+	Runs(ctx context.Context, job string, q RunQuery) ([]Run, error)
+	// Run returns one run; ErrNotFound if unknown. A read.
 	Run(ctx context.Context, job, runID string) (Run, error)
 
-	// Outputs returns the outputs of a run, ordered by sink then Final.
+	// Outputs returns the outputs of a run, ordered by sink then Final
+	// (none for an unknown run). A read.
 	Outputs(ctx context.Context, job, runID string) ([]Output, error)
-	// Actions returns the publish actions of a run.
+	// Actions returns the publish actions of a run in commit order (none
+	// for an unknown run). A read.
 	Actions(ctx context.Context, job, runID string) ([]SinkAction, error)
-	// Unpublished returns the committed runs whose outputs are not all
-	// published yet, oldest first (what a roll-forward must finish).
+	// Unpublished returns the committed, not undone runs whose outputs are
+	// not all published yet, oldest first (what a roll-forward must
+	// finish). A read.
 	Unpublished(ctx context.Context, job string) ([]Run, error)
-	// MarkPublished records that all of a run's outputs are in place.
-	MarkPublished(ctx context.Context, job, runID string) error
+	// MarkPublished records that all of a run's outputs are in place, under
+	// the job's lease (ErrLeaseLost if token is stale). Idempotent;
+	// ErrNotFound for an unknown run.
+	MarkPublished(ctx context.Context, job string, token int64, runID string) error
 	// PublishedOutputs yields, in one query and streaming, the outputs at
 	// root (Output.Root exactly) that the job's succeeded runs published
 	// and that no purge has deleted since: what the job's manifests say it
@@ -262,21 +307,27 @@ type Store interface {
 	// Reset restores the bookmark as run toRunID committed it (or clears it
 	// when toRunID is empty) under a new head version, marks every later
 	// committed run (any mode) Undone and returns them, oldest first.
-	// toRunID must name a committed, not undone, enable-mode run.
+	// toRunID must name a committed, not undone, enable-mode run
+	// (ErrNotFound if unknown). ErrLeaseLost if token is stale. Not
+	// idempotent: each call makes a new version; a retry after an unknown
+	// outcome that had succeeded makes another, undoing nothing more.
 	Reset(ctx context.Context, job string, token int64, toRunID string) ([]Run, error)
-	// MarkPurged records that a run's published output was deleted.
-	MarkPurged(ctx context.Context, job, runID string) error
+	// MarkPurged records that a run's published output was deleted, under
+	// the job's lease (ErrLeaseLost if token is stale). Idempotent;
+	// ErrNotFound for an unknown run.
+	MarkPurged(ctx context.Context, job string, token int64, runID string) error
 
 	// Identity returns the store's identity: an ID made at random when the
 	// store was created and kept inside it (the same for every process and
 	// every later open; a copy of the store, a backup restored, has the same
 	// ID; a store made anew where one was lost has another), and where it
 	// is, for messages. Sinks record it to tell their owner's state from
-	// another (store.Identity).
+	// another (store.Identity). A read.
 	Identity(ctx context.Context) (Identity, error)
 
-	// Stats returns backend-specific size figures (for reports).
+	// Stats returns backend-specific size figures (for reports). A read.
 	Stats(ctx context.Context) (map[string]int64, error)
+	// Close releases the store's resources; no method may be called after.
 	Close() error
 }
 

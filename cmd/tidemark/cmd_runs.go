@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tidemark-etl/tidemark"
+	"github.com/tidemark-etl/tidemark/store"
 )
 
 func newRunsCmd(g *globals) *cobra.Command {
@@ -33,7 +34,7 @@ func runRuns(ctx context.Context, g *globals, arg string) error {
 		return err
 	}
 	defer st.Close()
-	runs, err := st.Runs(ctx, name)
+	runs, err := store.AllRuns(ctx, st, name)
 	if err != nil {
 		return err
 	}

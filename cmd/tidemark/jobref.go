@@ -89,7 +89,7 @@ func knownJob(ctx context.Context, st store.Store, name, flag string, spec *job.
 	if head.Version > 0 {
 		return nil
 	}
-	runs, err := st.Runs(ctx, name)
+	runs, err := st.Runs(ctx, name, store.RunQuery{Limit: 1})
 	if err != nil {
 		return err
 	}

@@ -77,3 +77,6 @@ func (j *jobState) checkToken(job string, token int64) error {
 	}
 	return nil
 }
+
+// Now returns the store's clock (Options.Now), which judges lease expiry.
+func (s *Store) Now(context.Context) (time.Time, error) { return s.clock(), nil }

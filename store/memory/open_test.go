@@ -19,7 +19,11 @@ func TestOpenByName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.BeginRun(ctx, store.Run{Job: "j", RunID: "r1"}); err != nil {
+	l, err := a.AcquireLease(ctx, "j", store.Holder{ID: "a"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.BeginRun(ctx, l.Token, store.Run{Job: "j", RunID: "r1"}); err != nil {
 		t.Fatal(err)
 	}
 	a.Close()
@@ -76,7 +80,7 @@ func TestCopies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := s.BeginRun(ctx, store.Run{Job: "j", RunID: "r1"})
+	r, err := s.BeginRun(ctx, l.Token, store.Run{Job: "j", RunID: "r1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,11 +59,12 @@ func (s *Store) Unpublished(_ context.Context, job string) ([]store.Run, error) 
 }
 
 // MarkPublished marks all of a run's outputs published. Idempotent;
-// store.ErrNotFound for an unknown run.
-func (s *Store) MarkPublished(_ context.Context, job, runID string) error {
+// store.ErrNotFound for an unknown run. token must be the job's current
+// lease token.
+func (s *Store) MarkPublished(_ context.Context, job string, token int64, runID string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec, err := s.run(job, runID)
+	rec, err := s.fenced(job, token, runID)
 	if err != nil {
 		return fmt.Errorf("marking outputs of run %s of job %q published: %w", runID, job, err)
 	}

@@ -11,11 +11,14 @@ import (
 
 // BeginRun records r as running with the next Seq of its job and its
 // Attempt: 1 + the failed runs since the job's last succeeded run. A run id
-// may be begun once.
-func (s *Store) BeginRun(_ context.Context, r store.Run) (store.Run, error) {
+// may be begun once. token must be the job's current lease token.
+func (s *Store) BeginRun(_ context.Context, token int64, r store.Run) (store.Run, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r, err := s.insertRun(r)
+	err := s.job(r.Job).checkToken(r.Job, token)
+	if err == nil {
+		r, err = s.insertRun(r)
+	}
 	if err != nil {
 		return store.Run{}, fmt.Errorf("beginning run %s of job %q: %w", r.RunID, r.Job, err)
 	}
@@ -55,11 +58,12 @@ func (s *Store) insertRun(r store.Run) (store.Run, error) {
 }
 
 // FailRun marks a running run failed with its summary counts and message.
-// A run that already finished is not changed.
-func (s *Store) FailRun(_ context.Context, job, runID string, finished time.Time, summary store.Run, msg string) error {
+// A run that already finished is not changed. token must be the job's
+// current lease token.
+func (s *Store) FailRun(_ context.Context, job string, token int64, runID string, finished time.Time, summary store.Run, msg string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec, err := s.run(job, runID)
+	rec, err := s.fenced(job, token, runID)
 	if err == nil && rec.run.Status != store.StatusRunning {
 		err = fmt.Errorf("run already %s", rec.run.Status)
 	}
@@ -75,6 +79,16 @@ func (s *Store) FailRun(_ context.Context, job, runID string, finished time.Time
 	return nil
 }
 
+// fenced returns one run's record if token is the job's current lease
+// token: store.ErrLeaseLost if not, store.ErrNotFound for an unknown run.
+// s.mu is held.
+func (s *Store) fenced(job string, token int64, runID string) (*runRec, error) {
+	if err := s.job(job).checkToken(job, token); err != nil {
+		return nil, err
+	}
+	return s.run(job, runID)
+}
+
 // run returns one run's record; store.ErrNotFound if there is none. s.mu
 // is held.
 func (s *Store) run(job, runID string) (*runRec, error) {
@@ -86,16 +100,20 @@ func (s *Store) run(job, runID string) (*runRec, error) {
 	return nil, fmt.Errorf("run %s of job %q: %w", runID, job, store.ErrNotFound)
 }
 
-// Runs returns the job's runs, newest (highest Seq) first.
-func (s *Store) Runs(_ context.Context, job string) ([]store.Run, error) {
+// Runs returns the job's runs, newest (highest Seq) first, bounded by q.
+func (s *Store) Runs(_ context.Context, job string, q store.RunQuery) ([]store.Run, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	j, ok := s.jobs[job]
 	if !ok {
 		return nil, nil
 	}
+	top := int64(len(j.runs)) // runs[i] has Seq i+1
+	if q.BeforeSeq > 0 {
+		top = min(top, q.BeforeSeq-1)
+	}
 	var runs []store.Run
-	for i := len(j.runs) - 1; i >= 0; i-- {
+	for i := top - 1; i >= 0 && (q.Limit <= 0 || len(runs) < q.Limit); i-- {
 		runs = append(runs, cloneRun(j.runs[i].run))
 	}
 	return runs, nil
@@ -113,11 +131,12 @@ func (s *Store) Run(_ context.Context, job, runID string) (store.Run, error) {
 }
 
 // MarkPurged records that the run's published output was deleted.
-// Idempotent; store.ErrNotFound for an unknown run.
-func (s *Store) MarkPurged(_ context.Context, job, runID string) error {
+// Idempotent; store.ErrNotFound for an unknown run. token must be the
+// job's current lease token.
+func (s *Store) MarkPurged(_ context.Context, job string, token int64, runID string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec, err := s.run(job, runID)
+	rec, err := s.fenced(job, token, runID)
 	if err != nil {
 		return fmt.Errorf("marking run %s of job %q purged: %w", runID, job, err)
 	}

@@ -63,7 +63,7 @@ func TestCommitRefusesPlannerBugs(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			id := "bad" + string(rune('0'+i))
-			r, err := s.BeginRun(ctx, store.Run{Job: "j", RunID: id})
+			r, err := s.BeginRun(ctx, l.Token, store.Run{Job: "j", RunID: id})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,7 +113,7 @@ func TestStatsCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	commitFiles(t, s, l, "r1", 0, "a", "b", "c")
-	if _, err := s.BeginRun(t.Context(), store.Run{Job: "j", RunID: "r2"}); err != nil {
+	if _, err := s.BeginRun(t.Context(), l.Token, store.Run{Job: "j", RunID: "r2"}); err != nil {
 		t.Fatal(err)
 	}
 	st, err := s.Stats(t.Context())

@@ -81,7 +81,7 @@ func FuzzPathOrder(f *testing.F) {
 			t.Fatal(err)
 		}
 		srcCtx := fmt.Sprint("src-", n) // a fresh ctx per input
-		r, err := s.BeginRun(t.Context(), store.Run{Job: "j", RunID: fmt.Sprint("r", n)})
+		r, err := s.BeginRun(t.Context(), l.Token, store.Run{Job: "j", RunID: fmt.Sprint("r", n)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,7 +13,7 @@ const leaseTTL = time.Hour
 // commitFiles begins run id and commits it at base with one file per path.
 func commitFiles(t *testing.T, s *Store, l store.Lease, id string, base int64, paths ...string) store.Head {
 	t.Helper()
-	r, err := s.BeginRun(t.Context(), store.Run{Job: l.Job, RunID: id, Mode: bookmark.ModeEnable})
+	r, err := s.BeginRun(t.Context(), l.Token, store.Run{Job: l.Job, RunID: id, Mode: bookmark.ModeEnable})
 	if err != nil {
 		t.Fatal(err)
 	}

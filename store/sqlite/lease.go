@@ -146,3 +146,7 @@ func (s *Store) BreakLease(ctx context.Context, job string, token int64) error {
 	}
 	return nil
 }
+
+// Now returns the host's clock: SQLite is a file on this host, and every
+// process sharing it reads the same clock, which judges lease expiry.
+func (s *Store) Now(context.Context) (time.Time, error) { return time.Now().UTC(), nil }

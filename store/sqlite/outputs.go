@@ -87,9 +87,13 @@ func (s *Store) Unpublished(ctx context.Context, job string) ([]store.Run, error
 }
 
 // MarkPublished marks all of a run's outputs published. Idempotent;
-// store.ErrNotFound for an unknown run.
-func (s *Store) MarkPublished(ctx context.Context, job, runID string) error {
+// store.ErrNotFound for an unknown run. token must be the job's current
+// lease token.
+func (s *Store) MarkPublished(ctx context.Context, job string, token int64, runID string) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
+		if err := checkToken(ctx, tx, job, token); err != nil {
+			return err
+		}
 		if _, err := getRun(ctx, tx, job, runID); err != nil {
 			return err
 		}

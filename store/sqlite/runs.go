@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
@@ -16,9 +17,12 @@ const runColumns = `job, run_id, seq, attempt, mode, status, started_at, finishe
 
 // BeginRun inserts r as running with the next Seq of its job and its
 // Attempt: 1 + the failed runs since the job's last succeeded run. A run id
-// may be begun once.
-func (s *Store) BeginRun(ctx context.Context, r store.Run) (store.Run, error) {
+// may be begun once. token must be the job's current lease token.
+func (s *Store) BeginRun(ctx context.Context, token int64, r store.Run) (store.Run, error) {
 	err := s.write(ctx, func(tx *sql.Tx) error {
+		if err := checkToken(ctx, tx, r.Job, token); err != nil {
+			return err
+		}
 		var err error
 		r, err = insertRun(ctx, tx, r)
 		return err
@@ -73,9 +77,13 @@ func insertRun(ctx context.Context, tx *sql.Tx, r store.Run) (store.Run, error) 
 
 // FailRun marks a running run failed with its summary counts and message.
 // A run that already finished (succeeded or failed) is not changed: failing
-// a committed run would hide a bookmark that did move.
-func (s *Store) FailRun(ctx context.Context, job, runID string, finished time.Time, summary store.Run, msg string) error {
+// a committed run would hide a bookmark that did move. token must be the
+// job's current lease token.
+func (s *Store) FailRun(ctx context.Context, job string, token int64, runID string, finished time.Time, summary store.Run, msg string) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
+		if err := checkToken(ctx, tx, job, token); err != nil {
+			return err
+		}
 		r, err := getRun(ctx, tx, job, runID)
 		if err != nil {
 			return err
@@ -101,9 +109,18 @@ func (s *Store) FailRun(ctx context.Context, job, runID string, finished time.Ti
 	return nil
 }
 
-// Runs returns the job's runs, newest (highest Seq) first.
-func (s *Store) Runs(ctx context.Context, job string) ([]store.Run, error) {
-	runs, err := queryRuns(ctx, s.db, `SELECT `+runColumns+` FROM runs WHERE job = ? ORDER BY seq DESC`, job)
+// Runs returns the job's runs, newest (highest Seq) first, bounded by q;
+// the primary key's UNIQUE (job, seq) index serves the range and order.
+func (s *Store) Runs(ctx context.Context, job string, q store.RunQuery) ([]store.Run, error) {
+	before, limit := q.BeforeSeq, int64(q.Limit)
+	if before <= 0 {
+		before = math.MaxInt64
+	}
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	runs, err := queryRuns(ctx, s.db, `SELECT `+runColumns+` FROM runs WHERE job = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+		job, before, limit)
 	if err != nil {
 		return nil, fmt.Errorf("listing runs of job %q: %w", job, err)
 	}
@@ -120,9 +137,13 @@ func (s *Store) Run(ctx context.Context, job, runID string) (store.Run, error) {
 }
 
 // MarkPurged records that the run's published output was deleted.
-// Idempotent; store.ErrNotFound for an unknown run.
-func (s *Store) MarkPurged(ctx context.Context, job, runID string) error {
+// Idempotent; store.ErrNotFound for an unknown run. token must be the
+// job's current lease token.
+func (s *Store) MarkPurged(ctx context.Context, job string, token int64, runID string) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
+		if err := checkToken(ctx, tx, job, token); err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `UPDATE runs SET purged = 1 WHERE job = ? AND run_id = ?`, job, runID)
 		if err != nil {
 			return err

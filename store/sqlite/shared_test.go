@@ -76,7 +76,7 @@ func TestInstancesShareFile(t *testing.T) {
 	if got := paths(t, b, "j"); !reflect.DeepEqual(got, []string{"x", "y"}) {
 		t.Errorf("other instance sees files %v, want [x y]", got)
 	}
-	r, err := b.BeginRun(t.Context(), store.Run{Job: "j", RunID: "r2"})
+	r, err := b.BeginRun(t.Context(), l.Token, store.Run{Job: "j", RunID: "r2"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ func testEmptyJob(t *testing.T, s store.Store) {
 	}
 	wantStates(t, s, job, nil)
 	wantFiles(t, "Files of a new job", files(t, s, job, src), nil)
-	runs, err := s.Runs(ctx, job)
+	runs, err := s.Runs(ctx, job, store.RunQuery{})
 	if err != nil || len(runs) != 0 {
 		t.Errorf("Runs of a new job = %v, %v; want none", runIDs(runs), err)
 	}

@@ -40,11 +40,11 @@ func acquire(t *testing.T, s store.Store, job, id string) store.Lease {
 }
 
 // begin starts run id or fails the test.
-func begin(t *testing.T, s store.Store, job, id string, mode bookmark.Mode) store.Run {
+func begin(t *testing.T, s store.Store, l store.Lease, id string, mode bookmark.Mode) store.Run {
 	t.Helper()
-	r, err := s.BeginRun(t.Context(), store.Run{Job: job, RunID: id, Mode: mode, StartedAt: t0})
+	r, err := s.BeginRun(t.Context(), l.Token, store.Run{Job: l.Job, RunID: id, Mode: mode, StartedAt: t0})
 	if err != nil {
-		t.Fatalf("BeginRun(%q, %q): %v", job, id, err)
+		t.Fatalf("BeginRun(%q, %q): %v", l.Job, id, err)
 	}
 	return r
 }
@@ -53,7 +53,7 @@ func begin(t *testing.T, s store.Store, job, id string, mode bookmark.Mode) stor
 // what the run read and wrote. Advancing runs are enable runs.
 func commitOf(t *testing.T, s store.Store, l store.Lease, id string, mode bookmark.Mode, base int64) store.Commit {
 	t.Helper()
-	r := begin(t, s, l.Job, id, mode)
+	r := begin(t, s, l, id, mode)
 	r.Status = store.StatusSucceeded
 	r.FinishedAt = t0.Add(time.Duration(r.Seq) * time.Minute)
 	r.Sources = map[string]store.Count{src: {Files: 1, Bytes: 10, Rows: 100}}

@@ -48,7 +48,7 @@ func testOutputsAndActions(t *testing.T, s store.Store) {
 		t.Errorf("Actions(r1):\n got %+v\nwant %+v", acts, c.Actions)
 	}
 
-	if err := s.MarkPublished(ctx, job, "r1"); err != nil {
+	if err := s.MarkPublished(ctx, job, l.Token, "r1"); err != nil {
 		t.Fatal(err)
 	}
 	outs, _ = s.Outputs(ctx, job, "r1")
@@ -58,7 +58,7 @@ func testOutputsAndActions(t *testing.T, s store.Store) {
 	if !reflect.DeepEqual(outs, want) {
 		t.Errorf("Outputs(r1) after MarkPublished:\n got %+v\nwant %+v", outs, want)
 	}
-	if err := s.MarkPublished(ctx, job, "r1"); err != nil {
+	if err := s.MarkPublished(ctx, job, l.Token, "r1"); err != nil {
 		t.Errorf("second MarkPublished: %v, want nil", err)
 	}
 	if outs, _ := s.Outputs(ctx, otherJob, "r1"); len(outs) != 0 {
@@ -91,18 +91,18 @@ func testUnpublished(t *testing.T, s store.Store) {
 	published := output("r4", "sink", "part-r4-0.csv")
 	published.Published = true
 	c4.Outputs = []store.Output{published}
-	mustCommit(t, s, c4)                        // committed as already published
-	begin(t, s, job, "r5", bookmark.ModeEnable) // running: not committed
-	if err := s.FailRun(ctx, job, "r5", t0, store.Run{}, "boom"); err != nil {
+	mustCommit(t, s, c4)                      // committed as already published
+	begin(t, s, l, "r5", bookmark.ModeEnable) // running: not committed
+	if err := s.FailRun(ctx, job, l.Token, "r5", t0, store.Run{}, "boom"); err != nil {
 		t.Fatal(err)
 	}
 
 	wantUnpublished("r1", "r3")
-	if err := s.MarkPublished(ctx, job, "r1"); err != nil {
+	if err := s.MarkPublished(ctx, job, l.Token, "r1"); err != nil {
 		t.Fatal(err)
 	}
 	wantUnpublished("r3")
-	if err := s.MarkPublished(ctx, job, "r3"); err != nil {
+	if err := s.MarkPublished(ctx, job, l.Token, "r3"); err != nil {
 		t.Fatal(err)
 	}
 	wantUnpublished()
@@ -147,7 +147,7 @@ func testPublishedOutputs(t *testing.T, s store.Store) {
 		output("r1", "other", "part-r1-0.csv")} // another root
 	mustCommit(t, s, c1)
 	wantPublished("before MarkPublished")
-	if err := s.MarkPublished(ctx, job, "r1"); err != nil {
+	if err := s.MarkPublished(ctx, job, l.Token, "r1"); err != nil {
 		t.Fatal(err)
 	}
 	wantPublished("after r1", "r1:part-r1-0.csv", "r1:part-r1-1.csv")
@@ -160,21 +160,21 @@ func testPublishedOutputs(t *testing.T, s store.Store) {
 	c3 := commitOf(t, s, l, "r3", bookmark.ModeEnable, 1)
 	c3.Outputs = []store.Output{output("r3", "sink", "part-r3-0.csv")}
 	mustCommit(t, s, c3) // committed, not yet published
-	begin(t, s, job, "r4", bookmark.ModeEnable)
-	if err := s.FailRun(ctx, job, "r4", t0, store.Run{}, "boom"); err != nil {
+	begin(t, s, l, "r4", bookmark.ModeEnable)
+	if err := s.FailRun(ctx, job, l.Token, "r4", t0, store.Run{}, "boom"); err != nil {
 		t.Fatal(err)
 	}
 	wantPublished("with r2 published, r3 not", "r1:part-r1-0.csv", "r1:part-r1-1.csv", "r2:x=1/part-r2-0.csv")
 
 	// Undone without purge: still in the sink. Purged: gone.
-	if err := s.MarkPublished(ctx, job, "r3"); err != nil {
+	if err := s.MarkPublished(ctx, job, l.Token, "r3"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Reset(ctx, job, l.Token, "r1"); err != nil {
 		t.Fatal(err)
 	}
 	wantPublished("after a reset without purge", "r1:part-r1-0.csv", "r1:part-r1-1.csv", "r2:x=1/part-r2-0.csv", "r3:part-r3-0.csv")
-	if err := s.MarkPurged(ctx, job, "r3"); err != nil {
+	if err := s.MarkPurged(ctx, job, l.Token, "r3"); err != nil {
 		t.Fatal(err)
 	}
 	wantPublished("after purging r3", "r1:part-r1-0.csv", "r1:part-r1-1.csv", "r2:x=1/part-r2-0.csv")

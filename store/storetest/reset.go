@@ -71,8 +71,8 @@ func testResetToRun(t *testing.T, s store.Store) {
 	advance(t, s, l, "r3", 1, map[string]bookmark.SourceState{src: state("fp", 3), src2: state("fp2", 1)},
 		append(recs(src, file("a", 2), file("c", 1)), recs(src2, file("x", 1))...), recs(src, file("a", 1)))
 	mustCommit(t, s, commitOf(t, s, l, "r4", bookmark.ModeDisable, 2))
-	begin(t, s, job, "r5", bookmark.ModeEnable)
-	if err := s.FailRun(ctx, job, "r5", t0, store.Run{}, "boom"); err != nil {
+	begin(t, s, l, "r5", bookmark.ModeEnable)
+	if err := s.FailRun(ctx, job, l.Token, "r5", t0, store.Run{}, "boom"); err != nil {
 		t.Fatal(err)
 	}
 	advance(t, s, l, "r6", 2, map[string]bookmark.SourceState{src: state("fp", 4), src2: state("fp2", 2)},
@@ -109,11 +109,11 @@ func testResetErrors(t *testing.T, s store.Store) {
 	l := acquire(t, s, job, "r")
 	advance(t, s, l, "r1", 0, map[string]bookmark.SourceState{src: state("fp", 1)}, recs(src, file("a", 1)), nil)
 	mustCommit(t, s, commitOf(t, s, l, "r2", bookmark.ModePause, 1))
-	begin(t, s, job, "r3", bookmark.ModeEnable)
-	if err := s.FailRun(ctx, job, "r3", t0, store.Run{}, "boom"); err != nil {
+	begin(t, s, l, "r3", bookmark.ModeEnable)
+	if err := s.FailRun(ctx, job, l.Token, "r3", t0, store.Run{}, "boom"); err != nil {
 		t.Fatal(err)
 	}
-	begin(t, s, job, "r4", bookmark.ModeEnable) // still running
+	begin(t, s, l, "r4", bookmark.ModeEnable) // still running
 	advance(t, s, l, "r5", 1, map[string]bookmark.SourceState{src: state("fp", 2)}, recs(src, file("b", 1)), nil)
 	mustReset(t, s, l, "r1", "r2", "r5")
 	at := take(t, s, job, src)

@@ -16,13 +16,13 @@ func testRunsSeqAttempt(t *testing.T, s store.Store) {
 	l := acquire(t, s, job, "r")
 	fail := func(id string, wantSeq int64, wantAttempt int) {
 		t.Helper()
-		r := begin(t, s, job, id, bookmark.ModeEnable)
+		r := begin(t, s, l, id, bookmark.ModeEnable)
 		if r.Seq != wantSeq || r.Attempt != wantAttempt || r.Status != store.StatusRunning {
 			t.Errorf("BeginRun(%s) = seq %d attempt %d status %q, want seq %d attempt %d running",
 				id, r.Seq, r.Attempt, r.Status, wantSeq, wantAttempt)
 		}
 		sum := store.Run{Sources: map[string]store.Count{src: {Files: 3, Bytes: 30, Rows: 7, Rejected: 1}}}
-		if err := s.FailRun(ctx, job, id, t0.Add(time.Hour), sum, "reading a.csv line 3: bad quote"); err != nil {
+		if err := s.FailRun(ctx, job, l.Token, id, t0.Add(time.Hour), sum, "reading a.csv line 3: bad quote"); err != nil {
 			t.Fatalf("FailRun(%s): %v", id, err)
 		}
 	}
@@ -35,16 +35,17 @@ func testRunsSeqAttempt(t *testing.T, s store.Store) {
 	mustCommit(t, s, c)
 	fail("r4", 4, 1)
 	// Another job's runs neither take seqs nor count as attempts.
-	begin(t, s, otherJob, "x1", bookmark.ModeEnable)
-	if err := s.FailRun(ctx, otherJob, "x1", t0, store.Run{}, "boom"); err != nil {
+	lo := acquire(t, s, otherJob, "x")
+	begin(t, s, lo, "x1", bookmark.ModeEnable)
+	if err := s.FailRun(ctx, otherJob, lo.Token, "x1", t0, store.Run{}, "boom"); err != nil {
 		t.Fatal(err)
 	}
-	r5 := begin(t, s, job, "r5", bookmark.ModePause)
+	r5 := begin(t, s, l, "r5", bookmark.ModePause)
 	if r5.Seq != 5 || r5.Attempt != 2 {
 		t.Errorf("BeginRun(r5) = seq %d attempt %d, want 5, 2", r5.Seq, r5.Attempt)
 	}
 
-	runs, err := s.Runs(ctx, job)
+	runs, err := s.Runs(ctx, job, store.RunQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,30 +79,30 @@ func testRunErrors(t *testing.T, s store.Store) {
 	l := acquire(t, s, job, "r1")
 	_, err := s.Run(ctx, job, "nope")
 	wantErr(t, "Run(unknown)", err, store.ErrNotFound)
-	err = s.FailRun(ctx, job, "nope", t0, store.Run{}, "x")
+	err = s.FailRun(ctx, job, l.Token, "nope", t0, store.Run{}, "x")
 	wantErr(t, "FailRun(unknown)", err, store.ErrNotFound)
-	wantErr(t, "MarkPublished(unknown)", s.MarkPublished(ctx, job, "nope"), store.ErrNotFound)
-	wantErr(t, "MarkPurged(unknown)", s.MarkPurged(ctx, job, "nope"), store.ErrNotFound)
+	wantErr(t, "MarkPublished(unknown)", s.MarkPublished(ctx, job, l.Token, "nope"), store.ErrNotFound)
+	wantErr(t, "MarkPurged(unknown)", s.MarkPurged(ctx, job, l.Token, "nope"), store.ErrNotFound)
 
-	begin(t, s, job, "r1", bookmark.ModeEnable)
-	if _, err := s.BeginRun(ctx, store.Run{Job: job, RunID: "r1", Mode: bookmark.ModeEnable, StartedAt: t0}); err == nil {
+	begin(t, s, l, "r1", bookmark.ModeEnable)
+	if _, err := s.BeginRun(ctx, l.Token, store.Run{Job: job, RunID: "r1", Mode: bookmark.ModeEnable, StartedAt: t0}); err == nil {
 		t.Error("BeginRun of an existing run id succeeded, want an error")
 	}
-	if runs, _ := s.Runs(ctx, job); len(runs) != 1 {
+	if runs, _ := s.Runs(ctx, job, store.RunQuery{}); len(runs) != 1 {
 		t.Errorf("after a duplicate BeginRun: %d runs, want 1", len(runs))
 	}
 
 	// A committed run cannot be failed afterwards: its bookmark moved.
 	c := commitOf(t, s, l, "r2", bookmark.ModeEnable, 0)
 	mustCommit(t, s, c)
-	if err := s.FailRun(ctx, job, "r2", t0, store.Run{}, "late"); err == nil {
+	if err := s.FailRun(ctx, job, l.Token, "r2", t0, store.Run{}, "late"); err == nil {
 		t.Error("FailRun of a committed run succeeded, want an error")
 	}
 	if r := getRun(t, s, job, "r2"); r.Status != store.StatusSucceeded || r.Error != "" {
 		t.Errorf("committed run after FailRun: status %q error %q, want succeeded and none", r.Status, r.Error)
 	}
 	// Nor can a failed run be committed.
-	if err := s.FailRun(ctx, job, "r1", t0, store.Run{}, "boom"); err != nil {
+	if err := s.FailRun(ctx, job, l.Token, "r1", t0, store.Run{}, "boom"); err != nil {
 		t.Fatal(err)
 	}
 	c.Run = getRun(t, s, job, "r1")
@@ -112,10 +113,10 @@ func testRunErrors(t *testing.T, s store.Store) {
 	}
 	wantHead(t, s, job, 1, "r2")
 
-	if err := s.MarkPurged(ctx, job, "r2"); err != nil {
+	if err := s.MarkPurged(ctx, job, l.Token, "r2"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.MarkPurged(ctx, job, "r2"); err != nil {
+	if err := s.MarkPurged(ctx, job, l.Token, "r2"); err != nil {
 		t.Errorf("second MarkPurged: %v, want nil", err)
 	}
 	if r := getRun(t, s, job, "r2"); !r.Purged {

@@ -19,7 +19,7 @@ func testStats(t *testing.T, s store.Store) {
 	c.Added = recs(src, file("a", 1), file("b", 1), file("c", 1))
 	c.Outputs = []store.Output{output("r1", "sink", "p0"), output("r1", "sink", "p1")}
 	mustCommit(t, s, c)
-	begin(t, s, job, "r2", bookmark.ModeEnable)
+	begin(t, s, l, "r2", bookmark.ModeEnable)
 	st, err := s.Stats(t.Context())
 	if err != nil {
 		t.Fatal(err)
