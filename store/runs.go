@@ -37,6 +37,11 @@ func EachRun(ctx context.Context, st Store, job string, beforeSeq int64, page in
 				return
 			}
 			for _, r := range runs {
+				if q.BeforeSeq > 0 && r.Seq >= q.BeforeSeq {
+					yield(Run{}, fmt.Errorf("listing runs of job %q: the store returned run %s (seq %d) for runs before seq %d",
+						job, r.RunID, r.Seq, q.BeforeSeq))
+					return
+				}
 				if !yield(r, nil) {
 					return
 				}

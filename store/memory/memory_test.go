@@ -14,3 +14,9 @@ func TestStore(t *testing.T) {
 		return s
 	})
 }
+
+func TestStoreClock(t *testing.T) {
+	storetest.RunClock(t, func(t *testing.T, clock *storetest.Clock) store.Store {
+		return New(Options{Now: clock.Now})
+	})
+}

@@ -12,6 +12,8 @@
 //		})
 //	}
 //
+// A backend whose clock a test can set also calls RunClock.
+//
 // Times the suite writes have microsecond precision, which every backend
 // keeps (PostgreSQL's timestamptz has no more). The 100k-file test is
 // skipped with -short.
@@ -36,6 +38,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"LeaseRelease", testLeaseRelease},
 		{"LeaseRace", testLeaseRace},
 		{"LeaseBreak", testLeaseBreak},
+		{"LeaseOnStoreClock", testLeaseOnStoreClock},
+		{"FencedWrites", testFencedWrites},
+		{"FencedAfterRelease", testFencedAfterRelease},
 
 		{"EmptyJob", testEmptyJob},
 		{"CommitAdvances", testCommitAdvances},
@@ -57,6 +62,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 
 		{"RunsSeqAttempt", testRunsSeqAttempt},
 		{"RunErrors", testRunErrors},
+		{"RunsPaging", testRunsPaging},
+		{"EachRun", testEachRun},
 		{"OutputsAndActions", testOutputsAndActions},
 		{"Unpublished", testUnpublished},
 		{"PublishedOutputs", testPublishedOutputs},
