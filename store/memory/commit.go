@@ -28,17 +28,8 @@ func (s *Store) Commit(_ context.Context, c store.Commit) (store.Head, error) {
 
 // commit is Commit under s.mu.
 func (s *Store) commit(c store.Commit) (store.Head, error) {
-	if c.Run.Job == "" {
-		c.Run.Job = c.Job
-	}
-	if c.Run.Job != c.Job {
-		return store.Head{}, fmt.Errorf("run belongs to job %q", c.Run.Job)
-	}
-	if c.Run.Status == store.StatusFailed {
-		return store.Head{}, fmt.Errorf("run status is %q, a commit records %q", c.Run.Status, store.StatusSucceeded)
-	}
-	if !c.Advance && (len(c.Sources) > 0 || len(c.Added) > 0 || len(c.Superseded) > 0 || len(c.Ranges) > 0) {
-		return store.Head{}, fmt.Errorf("sources or file records given without Advance")
+	if err := store.CheckCommit(&c); err != nil {
+		return store.Head{}, err
 	}
 	j := s.job(c.Job)
 	if err := j.checkToken(c.Job, c.Token); err != nil {

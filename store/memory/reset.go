@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 
-	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/store"
 )
 
@@ -41,13 +40,8 @@ func (s *Store) reset(job string, token int64, toRunID string) ([]store.Run, err
 			return nil, err
 		}
 		target = rec.run
-		switch {
-		case target.Status != store.StatusSucceeded:
-			return nil, fmt.Errorf("run %s %s; only a committed run can be rewound to", toRunID, target.Status)
-		case target.Undone:
-			return nil, fmt.Errorf("run %s was undone by an earlier reset; its bookmark is gone", toRunID)
-		case target.Mode != bookmark.ModeEnable:
-			return nil, fmt.Errorf("run %s ran in %s mode and did not advance the bookmark; rewind to an enable-mode run", toRunID, target.Mode)
+		if err := store.CheckResetTarget(target); err != nil {
+			return nil, err
 		}
 	}
 	states := map[string][]byte{}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/store"
 )
 
@@ -50,13 +49,8 @@ func reset(ctx context.Context, tx *sql.Tx, job string, token int64, toRunID str
 		if target, err = getRun(ctx, tx, job, toRunID); err != nil {
 			return nil, err
 		}
-		switch {
-		case target.Status != store.StatusSucceeded:
-			return nil, fmt.Errorf("run %s %s; only a committed run can be rewound to", toRunID, target.Status)
-		case target.Undone:
-			return nil, fmt.Errorf("run %s was undone by an earlier reset; its bookmark is gone", toRunID)
-		case target.Mode != bookmark.ModeEnable:
-			return nil, fmt.Errorf("run %s ran in %s mode and did not advance the bookmark; rewind to an enable-mode run", toRunID, target.Mode)
+		if err := store.CheckResetTarget(target); err != nil {
+			return nil, err
 		}
 	}
 	h, err := head(ctx, tx, job)
