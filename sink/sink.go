@@ -59,6 +59,8 @@ type Run struct {
 	TempDir func(pattern string) (string, error)
 	// Concurrency bounds parallel uploads (io.concurrency).
 	Concurrency int
+	// Engine is what the engine that writes the staging area can do.
+	Engine engine.Caps
 	Progress    Progress
 	Log         *slog.Logger
 }
