@@ -60,9 +60,9 @@ type Run struct {
 	// Concurrency bounds parallel uploads (io.concurrency).
 	Concurrency int
 	// Engine is what the engine that writes the staging area can do.
-	Engine engine.Caps
-	Progress    Progress
-	Log         *slog.Logger
+	Engine   engine.Caps
+	Progress Progress
+	Log      *slog.Logger
 }
 
 // Progress receives upload progress (nil: none).
