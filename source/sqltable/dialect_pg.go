@@ -274,6 +274,12 @@ func (d pgDialect) mapType(ctx context.Context, db *sqldb.DB, name string, oid u
 	if err != nil {
 		return column{}, fmt.Errorf("column %s: looking up its type: %w", name, err)
 	}
+	return pgColumn(name, t), nil
+}
+
+// pgColumn describes a column of type t (as pgModel reads it): how its
+// values are rendered, compared and moved by a lookback.
+func pgColumn(name string, t pgType) column {
 	typ := pgModel(t)
 	c := column{Name: name, DBType: t.format, Type: typ, key: keyKindOf(typ), cast: t.format}
 	q := sqldb.Postgres.Quote(name)
@@ -292,7 +298,7 @@ func (d pgDialect) mapType(ctx context.Context, db *sqldb.DB, name string, oid u
 			` || array_ndims(` + q + `) AS integer)::text ELSE '[' || array_to_string(ARRAY(SELECT CASE WHEN e IS NULL THEN 'NULL' ELSE '"' || ` +
 			`replace(replace(e::text, '\', '\\'), '"', '\"') || '"' END FROM unnest(` + q + `) AS u(e)), ',') || ']' END`
 	}
-	return c, nil
+	return c
 }
 
 // scanStrings reads one text column of every row.
