@@ -284,7 +284,7 @@ func pgColumn(name string, t pgType) column {
 	c := column{Name: name, DBType: t.format, Type: typ, key: keyKindOf(typ), cast: t.format}
 	q := sqldb.Postgres.Quote(name)
 	switch {
-	case typ.Kind == bookmark.Varchar && t.elem == "" && strings.HasPrefix(t.base, "numeric"):
+	case typ.Kind == bookmark.Varchar && t.elem == "" && t.typtype != "e" && strings.HasPrefix(t.base, "numeric"):
 		c.key = keyDecimal // compared in the database; lookback works on the text
 	case typ.Kind == bookmark.Blob:
 		c.out = `regexp_replace(encode(` + q + `, 'hex'), '(..)', '\\x\1', 'g')`
