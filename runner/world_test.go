@@ -118,11 +118,15 @@ func (w *world) runErr(opts RunOptions) (*Result, error) {
 // crash is the panic of a simulated crash at a fault step.
 type crash struct{ step string }
 
-// runCrashing runs the job, crashing it (a panic from fault.Hook) at step.
-func (w *world) runCrashing(step string) {
+// runCrashing runs the job, crashing it (a panic from fault.Hook) at step;
+// before, if set, is called there first.
+func (w *world) runCrashing(step string, before func()) {
 	w.t.Helper()
 	fault.Hook = func(s string) {
 		if s == step {
+			if before != nil {
+				before()
+			}
 			panic(crash{s})
 		}
 	}
