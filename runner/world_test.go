@@ -15,7 +15,7 @@ import (
 	"github.com/tidemark-etl/tidemark/job"
 	_ "github.com/tidemark-etl/tidemark/objstore/local"
 	"github.com/tidemark-etl/tidemark/store"
-	_ "github.com/tidemark-etl/tidemark/store/sqlite"
+	_ "github.com/tidemark-etl/tidemark/store/memory"
 )
 
 // world is one job of a runner test: an input folder, a sink folder, a
@@ -50,8 +50,9 @@ func newWorld(t *testing.T) *world {
 	return w
 }
 
-// stateLocation is where a test's state store is.
-func stateLocation(_ *testing.T, dir string) string { return filepath.Join(dir, "state.db") }
+// stateLocation is where a test's state store is: an in-memory store of
+// its own.
+func stateLocation(_ *testing.T, dir string) string { return "memory://" + dir }
 
 // spec parses the job file of the world.
 func (w *world) spec() *job.Spec {
