@@ -353,3 +353,23 @@ func TestLeaseLost(t *testing.T) {
 	}
 	w.wantLines()
 }
+
+// TestSinkOwned: a sink another job owns is refused before a run is
+// recorded; AdoptSink hands it over.
+func TestSinkOwned(t *testing.T) {
+	w := newWorld(t)
+	w.write("a.csv", "1")
+	w.run(RunOptions{})
+	_, err := Run(t.Context(), w.spec(), RunOptions{JobName: "other"})
+	var owned *sink.OwnedError
+	if !errors.As(err, &owned) || owned.Sink != "out" || owned.Job != "other" {
+		t.Fatalf("run of another job: got %v, want a *sink.OwnedError of sink out", err)
+	}
+	if runs, _ := w.store().Runs(t.Context(), "other"); len(runs) != 0 {
+		t.Errorf("runs of the refused job: got %d, want none", len(runs))
+	}
+	if _, err := Run(t.Context(), w.spec(), RunOptions{JobName: "other", AdoptSink: true}); err != nil {
+		t.Fatalf("run adopting the sink: %v", err)
+	}
+	w.wantLines("1", "1")
+}
