@@ -156,6 +156,15 @@ func (f *fakeEngine) Execute(ctx context.Context, p engine.Plan) (engine.Result,
 	if f.waitPoll {
 		<-f.polled
 	}
+	// The contract: nothing exists at a sink's Location before Execute
+	// (a retry's caller deleted what the last execution wrote).
+	for _, k := range p.Sinks {
+		if local, err := engine.LocalPath(k.Location); err == nil {
+			if _, err := os.Stat(local); err == nil {
+				return engine.Result{}, fmt.Errorf("fake engine: sink %s: location %s exists before Execute", k.Ctx, local)
+			}
+		}
+	}
 	res := engine.Result{Sources: map[string]engine.SourceResult{}, Sinks: map[string]engine.SinkResult{}}
 	rows := map[string][]string{}
 	for _, s := range p.Sources {

@@ -373,3 +373,21 @@ func TestSinkOwned(t *testing.T) {
 	}
 	w.wantLines("1", "1")
 }
+
+// TestRereadHint: the hint names the newest enable run before the lost
+// one, never a later one, and says to clear the bookmark when there is
+// none.
+func TestRereadHint(t *testing.T) {
+	w := newWorld(t)
+	ids := w.threeRuns()
+	st := w.store()
+	if got := rereadHint(t.Context(), st, jobName, ids[1]); !strings.Contains(got, "--to-run "+ids[0]+" ") {
+		t.Errorf("hint for the second run: got %q, want it to name %s", got, ids[0])
+	}
+	if got := rereadHint(t.Context(), st, jobName, ids[2]); !strings.Contains(got, "--to-run "+ids[1]+" ") {
+		t.Errorf("hint for the third run: got %q, want it to name %s", got, ids[1])
+	}
+	if got := rereadHint(t.Context(), st, jobName, ids[0]); !strings.HasPrefix(got, "no earlier run to rewind to") {
+		t.Errorf("hint for the first run: got %q, want no earlier run", got)
+	}
+}
