@@ -1,0 +1,157 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tidemark-etl/tidemark/store"
+)
+
+// Commit makes c durable at once: it checks the fencing token, (with
+// Advance) the base version and every record, then writes the new bookmark
+// version, the file and range records, the finished run record, its outputs
+// and actions. On any error nothing changed.
+//
+// The run must be running: begun with BeginRun, or unknown, in which case
+// Commit records it. Sources, Added, Superseded and Ranges without Advance
+// are refused rather than dropped.
+func (s *Store) Commit(_ context.Context, c store.Commit) (store.Head, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h, err := s.commit(c)
+	if err != nil {
+		return store.Head{}, fmt.Errorf("committing run %s of job %q: %w", c.Run.RunID, c.Job, err)
+	}
+	return h, nil
+}
+
+// commit is Commit under s.mu.
+func (s *Store) commit(c store.Commit) (store.Head, error) {
+	if c.Run.Job == "" {
+		c.Run.Job = c.Job
+	}
+	if c.Run.Job != c.Job {
+		return store.Head{}, fmt.Errorf("run belongs to job %q", c.Run.Job)
+	}
+	if c.Run.Status == store.StatusFailed {
+		return store.Head{}, fmt.Errorf("run status is %q, a commit records %q", c.Run.Status, store.StatusSucceeded)
+	}
+	if !c.Advance && (len(c.Sources) > 0 || len(c.Added) > 0 || len(c.Superseded) > 0 || len(c.Ranges) > 0) {
+		return store.Head{}, fmt.Errorf("sources or file records given without Advance")
+	}
+	j := s.job(c.Job)
+	if err := j.checkToken(c.Job, c.Token); err != nil {
+		return store.Head{}, err
+	}
+	h := j.head(c.Job)
+	if c.Advance && h.Version != c.BaseVersion {
+		return store.Head{}, fmt.Errorf("planned against version %d, head is %d (run %s): %w",
+			c.BaseVersion, h.Version, h.RunID, store.ErrVersionConflict)
+	}
+	rec, err := s.run(c.Job, c.Run.RunID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		if c.Run.RunID == "" {
+			return store.Head{}, fmt.Errorf("run needs a job and a run id")
+		}
+	case rec.run.Status != store.StatusRunning:
+		return store.Head{}, fmt.Errorf("run already %s", rec.run.Status)
+	}
+	if err := j.checkRecords(c); err != nil {
+		return store.Head{}, err
+	}
+	states, err := encodeStates(c.Sources)
+	if err != nil {
+		return store.Head{}, fmt.Errorf("encoding source states: %w", err)
+	}
+
+	// Everything is checked: from here on nothing fails.
+	if rec == nil {
+		if _, err := s.insertRun(c.Run); err != nil {
+			return store.Head{}, err
+		}
+		rec = j.byID[c.Run.RunID]
+	}
+	now := s.clock()
+	if c.Advance {
+		h = store.Head{Job: c.Job, Version: c.BaseVersion + 1, RunID: c.Run.RunID, UpdatedAt: now}
+		j.versions = append(j.versions, version{head: h, states: states})
+		for _, r := range c.Superseded {
+			k := fileKey{r.Ctx, r.File.Path}
+			j.files[j.current[k]].removed = h.Version
+			delete(j.current, k)
+		}
+		for _, r := range c.Added {
+			j.current[fileKey{r.Ctx, r.File.Path}] = len(j.files)
+			j.files = append(j.files, fileRec{ctx: r.Ctx, file: r.File, run: c.Run.RunID, added: h.Version})
+		}
+		for _, r := range c.Ranges {
+			r = cloneRange(r)
+			r.RunID = c.Run.RunID
+			j.ranges = append(j.ranges, rangeRec{rec: r, added: h.Version})
+		}
+	}
+	finished := c.Run.FinishedAt
+	if finished.IsZero() {
+		finished = now
+	}
+	r := &rec.run
+	r.Status, r.FinishedAt, r.Version, r.Error = store.StatusSucceeded, utc(finished), h.Version, ""
+	r.Sources, r.Sinks = cloneCounts(c.Run.Sources), cloneCounts(c.Run.Sinks)
+	for _, o := range c.Outputs {
+		o = cloneOutput(o)
+		o.RunID = c.Run.RunID
+		rec.outputs = append(rec.outputs, o)
+	}
+	for _, a := range c.Actions {
+		rec.actions = append(rec.actions, cloneAction(a))
+	}
+	return h, nil
+}
+
+// checkRecords checks what a commit would write, as a database's
+// constraints would: each superseded record is current and named once, no
+// added path is current after superseding or added twice, outputs and
+// ranges name the run, and outputs are unique by sink and final.
+func (j *jobState) checkRecords(c store.Commit) error {
+	gone := map[fileKey]bool{}
+	for _, r := range c.Superseded {
+		k := fileKey{r.Ctx, r.File.Path}
+		if _, ok := j.current[k]; !ok || gone[k] {
+			return fmt.Errorf("superseding %s in source %q: no current record", r.File.Path, r.Ctx)
+		}
+		gone[k] = true
+	}
+	added := map[fileKey]bool{}
+	for _, r := range c.Added {
+		k := fileKey{r.Ctx, r.File.Path}
+		if _, ok := j.current[k]; (ok && !gone[k]) || added[k] {
+			return fmt.Errorf("recording %s in source %q: a current record exists", r.File.Path, r.Ctx)
+		}
+		added[k] = true
+	}
+	for _, r := range c.Ranges {
+		if r.RunID != "" && r.RunID != c.Run.RunID {
+			return fmt.Errorf("range of source %q names run %s", r.Ctx, r.RunID)
+		}
+	}
+	type outKey struct{ sink, final string }
+	outs := map[outKey]bool{}
+	if rec, ok := j.byID[c.Run.RunID]; ok {
+		for _, o := range rec.outputs {
+			outs[outKey{o.Sink, o.Final}] = true
+		}
+	}
+	for _, o := range c.Outputs {
+		if o.RunID != "" && o.RunID != c.Run.RunID {
+			return fmt.Errorf("output %s names run %s", o.Final, o.RunID)
+		}
+		k := outKey{o.Sink, o.Final}
+		if outs[k] {
+			return fmt.Errorf("recording output %s of sink %q: recorded twice", o.Final, o.Sink)
+		}
+		outs[k] = true
+	}
+	return nil
+}

@@ -1,0 +1,89 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/store"
+)
+
+// Reset writes a new head version holding the bookmark as run toRunID
+// committed it (or an empty one when toRunID is ""), under the job's
+// lease: the target version's source states are copied, file and range
+// records added after it are deleted and records superseded after it are
+// current again, and every succeeded, not yet undone run after the target
+// (any mode) is marked undone and returned, oldest first.
+func (s *Store) Reset(_ context.Context, job string, token int64, toRunID string) ([]store.Run, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	undone, err := s.reset(job, token, toRunID)
+	if err != nil {
+		if toRunID == "" {
+			return nil, fmt.Errorf("resetting bookmark of job %q: %w", job, err)
+		}
+		return nil, fmt.Errorf("rewinding bookmark of job %q to run %s: %w", job, toRunID, err)
+	}
+	return undone, nil
+}
+
+// reset is Reset under s.mu.
+func (s *Store) reset(job string, token int64, toRunID string) ([]store.Run, error) {
+	j := s.job(job)
+	if err := j.checkToken(job, token); err != nil {
+		return nil, err
+	}
+	var target store.Run // zero for a full reset: Version 0, Seq 0
+	if toRunID != "" {
+		rec, err := s.run(job, toRunID)
+		if err != nil {
+			return nil, err
+		}
+		target = rec.run
+		switch {
+		case target.Status != store.StatusSucceeded:
+			return nil, fmt.Errorf("run %s %s; only a committed run can be rewound to", toRunID, target.Status)
+		case target.Undone:
+			return nil, fmt.Errorf("run %s was undone by an earlier reset; its bookmark is gone", toRunID)
+		case target.Mode != bookmark.ModeEnable:
+			return nil, fmt.Errorf("run %s ran in %s mode and did not advance the bookmark; rewind to an enable-mode run", toRunID, target.Mode)
+		}
+	}
+	states := map[string][]byte{}
+	if target.Version > 0 {
+		states = maps.Clone(j.versions[target.Version-1].states)
+	}
+	h := j.head(job)
+	next := store.Head{Job: job, Version: h.Version + 1, RunID: toRunID, UpdatedAt: s.clock()}
+	j.versions = append(j.versions, version{head: next, states: states})
+
+	var files []fileRec
+	for _, f := range j.files {
+		if f.added > target.Version {
+			continue
+		}
+		if f.removed > target.Version {
+			f.removed = 0
+		}
+		files = append(files, f)
+	}
+	j.files = files
+	j.rebuildCurrent()
+	var ranges []rangeRec
+	for _, r := range j.ranges {
+		if r.added <= target.Version {
+			ranges = append(ranges, r)
+		}
+	}
+	j.ranges = ranges
+
+	var undone []store.Run
+	for _, rec := range j.runs[target.Seq:] {
+		if rec.run.Status == store.StatusSucceeded && !rec.run.Undone {
+			rec.run.Undone = true
+			undone = append(undone, cloneRun(rec.run))
+		}
+	}
+	return undone, nil
+}
