@@ -52,6 +52,12 @@ type Caps struct {
 	// Pipes says the engine reads a Source with Stream set: named pipes
 	// another goroutine fills while Execute runs.
 	Pipes bool
+	// Growing, when set, is the name prefix of a file the engine writes
+	// into a sink's local folder front to back while Execute runs (and
+	// never rewrites), when it writes the sink as one file: a sink may send
+	// its bytes on while they are written, and check them once Execute
+	// returned. "" when the engine promises nothing of the kind.
+	Growing string
 }
 
 // Reads reports whether the engine reads locations of scheme itself.

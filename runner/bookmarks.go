@@ -41,8 +41,7 @@ func OpenBookmarks(ctx context.Context, location, jobName string) (*Bookmarks, e
 	}
 	started := time.Now().UTC()
 	b := &Bookmarks{st: st, job: jobName}
-	b.rec = store.Run{Job: jobName, RunID: newRunID(started), Mode: bookmark.ModeEnable, Status: store.StatusRunning, StartedAt: started,
-		Sources: map[string]store.Count{}, Sinks: map[string]store.Count{}}
+	b.rec = store.Run{Job: jobName, RunID: newRunID(started), Mode: bookmark.ModeEnable, Status: store.StatusRunning, StartedAt: started}
 	if b.lease, err = acquire(ctx, st, jobName, b.rec.RunID, DefaultLeaseTTL, nil, slog.New(slog.DiscardHandler)); err != nil {
 		st.Close()
 		return nil, err
@@ -52,6 +51,8 @@ func OpenBookmarks(ctx context.Context, location, jobName string) (*Bookmarks, e
 	}
 	if err == nil {
 		b.rec, err = st.BeginRun(ctx, b.lease.token(), b.rec)
+		// A store may return the empty counts as nil maps; Commit fills them.
+		b.rec.Sources, b.rec.Sinks = map[string]store.Count{}, map[string]store.Count{}
 	}
 	if err != nil {
 		b.Close()

@@ -1,10 +1,9 @@
 package runner
 
-// The kinds the tests' job files use register themselves.
+// The kinds the tests' job files use register themselves (the fake
+// engine in fakeengine_test.go): the runner's tests link neither DuckDB
+// nor SQLite.
 import (
-	_ "github.com/tidemark-etl/tidemark/engine/duckdb"
 	_ "github.com/tidemark-etl/tidemark/sink/files"
-	_ "github.com/tidemark-etl/tidemark/sink/sqltable"
 	_ "github.com/tidemark-etl/tidemark/source/files"
-	_ "github.com/tidemark-etl/tidemark/source/sqltable"
 )

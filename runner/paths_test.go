@@ -63,7 +63,7 @@ func TestCheckSinkPaths(t *testing.T) {
 			if c.sinkS3 != "" {
 				yaml += fmt.Sprintf("    s3: {endpoint: %q}\n", c.sinkS3)
 			}
-			spec, err := job.Parse(filepath.Join(dir, "job.yaml"), []byte(yaml))
+			spec, err := parseJob(dir, yaml)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,7 +81,7 @@ func TestCheckSinkPaths(t *testing.T) {
 	}
 	// A source with a different explicit endpoint is another store.
 	yaml := "job: j\nsources:\n  - ctx: src\n    path: s3://b/\n    s3: {endpoint: \"http://a:1\"}\nsinks:\n  - ctx: out\n    path: s3://b/out/\n    s3: {endpoint: \"http://b:1\"}\n"
-	spec, err := job.Parse(filepath.Join(dir, "job.yaml"), []byte(yaml))
+	spec, err := parseJob(dir, yaml)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestCheckSinkPaths(t *testing.T) {
 		t.Errorf("two endpoints: got %v, want no error", err)
 	}
 	// The state store on S3: a sink in its prefix is refused.
-	spec, _ = job.Parse(filepath.Join(dir, "job.yaml"), []byte("job: j\nsources:\n  - ctx: src\n    path: in\nsinks:\n  - ctx: out\n    path: s3://st/state/out/\n"))
+	spec, _ = parseJob(dir, "job: j\nsources:\n  - ctx: src\n    path: in\nsinks:\n  - ctx: out\n    path: s3://st/state/out/\n")
 	if err := checkSinkPaths(spec, "s3://st/state"); err == nil || !strings.Contains(err.Error(), "state store's folder") {
 		t.Errorf("sink in an S3 state prefix: got %v", err)
 	}
@@ -98,19 +98,24 @@ func TestCheckSinkPaths(t *testing.T) {
 	}
 	// Credentials in a URL name no place and are never shown (if the job
 	// file's validation lets them through at all).
-	if spec, err := job.Parse(filepath.Join(dir, "job.yaml"), []byte("job: j\nsources:\n  - ctx: src\n    path: s3://AKIAX:hunter2@b/in/\nsinks:\n  - ctx: out\n    path: s3://b/in/out/\n")); err == nil {
+	if spec, err := parseJob(dir, "job: j\nsources:\n  - ctx: src\n    path: s3://AKIAX:hunter2@b/in/\nsinks:\n  - ctx: out\n    path: s3://b/in/out/\n"); err == nil {
 		if err := checkSinkPaths(spec, state); err == nil || strings.Contains(err.Error(), "hunter2") {
 			t.Errorf("source URL with credentials: got %v, want an error that does not show the secret", err)
 		}
 	}
 	// A state file beside the job file: its folder is the project's; a sink
 	// below it is fine, the folder itself is not.
-	spec, _ = job.Parse(filepath.Join(dir, "job.yaml"), []byte("job: j\nsources:\n  - ctx: src\n    path: in\nsinks:\n  - ctx: out\n    path: out/\n"))
+	spec, _ = parseJob(dir, "job: j\nsources:\n  - ctx: src\n    path: in\nsinks:\n  - ctx: out\n    path: out/\n")
 	if err := checkSinkPaths(spec, filepath.Join(dir, "state.db")); err != nil {
 		t.Errorf("sink below the folder of a state file beside the job file: got %v", err)
 	}
-	spec, _ = job.Parse(filepath.Join(dir, "job.yaml"), []byte("job: j\nsources:\n  - ctx: src\n    path: s3://b/in/\nsinks:\n  - ctx: out\n    path: ./\n"))
+	spec, _ = parseJob(dir, "job: j\nsources:\n  - ctx: src\n    path: s3://b/in/\nsinks:\n  - ctx: out\n    path: ./\n")
 	if err := checkSinkPaths(spec, filepath.Join(dir, "state.db")); err == nil || !strings.Contains(err.Error(), "state store's folder") {
 		t.Errorf("sink at the folder of a state file beside the job file: got %v", err)
 	}
+}
+
+// parseJob parses a job file in dir, on the tests' fake engine.
+func parseJob(dir, yaml string) (*job.Spec, error) {
+	return job.Parse(filepath.Join(dir, "job.yaml"), []byte(yaml+"engine: fake\n"))
 }

@@ -213,7 +213,7 @@ func (r *runner) executeOnce(ctx context.Context, eng engine.Engine, last bool) 
 	for _, t := range r.spec.Transforms {
 		plan.Transforms = append(plan.Transforms, engine.Transform{Name: t.Key.(string), SQL: t.Value.(string)})
 	}
-	run := sink.Run{ID: r.rec.RunID, TempDir: r.stageDir, Concurrency: r.spec.IO.Concurrency, Log: r.log}
+	run := sink.Run{ID: r.rec.RunID, TempDir: r.stageDir, Concurrency: r.spec.IO.Concurrency, Engine: env.Caps, Log: r.log}
 	if r.opts.Progress != nil {
 		run.Progress = r.opts.Progress
 	}

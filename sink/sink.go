@@ -59,8 +59,10 @@ type Run struct {
 	TempDir func(pattern string) (string, error)
 	// Concurrency bounds parallel uploads (io.concurrency).
 	Concurrency int
-	Progress    Progress
-	Log         *slog.Logger
+	// Engine is what the engine that writes the staging area can do.
+	Engine   engine.Caps
+	Progress Progress
+	Log      *slog.Logger
 }
 
 // Progress receives upload progress (nil: none).

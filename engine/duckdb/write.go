@@ -33,6 +33,10 @@ const jsonColumn = internalPrefix + "_json"
 //
 // A result with no rows leaves no file behind: an empty Parquet or a
 // header-only CSV would be published as a part holding nothing.
+// singleFile is the name (before its extension) of the one file DuckDB
+// writes for an unpartitioned sink, front to back (engine.Caps.Growing).
+const singleFile = "data_0"
+
 func (x *execution) writeSink(ctx context.Context, s *engine.Sink) (engine.SinkResult, error) {
 	var res engine.SinkResult
 	opts, err := parseOptions(writerOptions, s.Format, s.Options)
@@ -71,7 +75,7 @@ func (x *execution) writeSink(ctx context.Context, s *engine.Sink) (engine.SinkR
 	multi := len(parts) > 0 || opts.has("file_size_bytes") || opts.boolean("per_thread_output", false)
 	target := dir
 	if !multi {
-		target = filepath.Join(dir, "data_0"+extension(s.Format, opts))
+		target = filepath.Join(dir, singleFile+extension(s.Format, opts))
 	}
 	stmt := fmt.Sprintf("COPY (%s) TO %s (%s)", query, literal(target), copyOptions(s.Format, opts, parts))
 

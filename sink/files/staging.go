@@ -90,7 +90,7 @@ func (st *staging) Stage(ctx context.Context, res engine.SinkResult, rejects boo
 		}
 	}
 	if st.tail != nil {
-		st.tail.drop(ctx) // not taken: no file of the sink was data_0
+		st.tail.drop(ctx) // not taken: no file of the sink was the growing one
 	}
 	out.Count = store.Count{Files: int64(len(res.Files)), Rows: res.Rows, Bytes: bytes}
 	switch kc.Mode {

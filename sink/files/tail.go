@@ -16,7 +16,8 @@ import (
 )
 
 // tailUpload sends a remote sink's first output file while the engine
-// writes it: the engine writes data_0.<ext> front to back, so the bytes
+// writes it: an engine that says so (engine.Caps.Growing) writes an
+// unpartitioned sink's one file front to back, so the bytes
 // already on disk can go up as parts of an upload to the file's final key
 // (part-<run>-00000.<ext>, the name it gets when it is the first of the
 // sink's files) while the conversion goes on, and publishing later
@@ -39,11 +40,12 @@ const tailPoll = 20 * time.Millisecond
 // can prepare uploads; nil otherwise.
 func (st *staging) startTail(ctx context.Context) *tailUpload {
 	p, ok := st.sink.objs.(objstore.Preparer)
-	if !ok || !st.remote {
+	growing := st.run.Engine.Growing
+	if !ok || !st.remote || growing == "" {
 		return nil
 	}
 	t := &tailUpload{objs: st.sink.objs, key: partName(st.run.ID, 0, sinkExt(st.sink.cfg.Format)),
-		file: &growingFile{ctx: ctx, dir: st.dataDir(), ended: make(chan struct{}), h: xxh3.New()},
+		file: &growingFile{ctx: ctx, dir: st.dataDir(), prefix: growing, ended: make(chan struct{}), h: xxh3.New()},
 		done: make(chan struct{})}
 	go func() {
 		defer close(t.done)
@@ -99,12 +101,13 @@ func (t *tailUpload) drop(ctx context.Context) {
 	t.id = ""
 }
 
-// growingFile reads the first data_0.* file in dir while the engine writes
-// it: at the end of what is there it waits for more until the engine has
+// growingFile reads the first file in dir whose name starts with prefix
+// while the engine writes it: at the end of what is there it waits for more until the engine has
 // returned. It hashes what it hands out.
 type growingFile struct {
 	ctx    context.Context
 	dir    string
+	prefix string        // of the file's name (engine.Caps.Growing)
 	ended  chan struct{} // closed when the engine returned
 	failed error         // set before ended is closed
 	f      *os.File
@@ -142,7 +145,7 @@ func (g *growingFile) Read(p []byte) (int, error) {
 		case ended && g.failed != nil:
 			return 0, fmt.Errorf("the engine failed: %w", g.failed)
 		case ended && g.f == nil:
-			return 0, errors.New("the engine wrote no data_0 file")
+			return 0, fmt.Errorf("the engine wrote no %s file", g.prefix)
 		case ended:
 			return 0, io.EOF
 		}
@@ -164,7 +167,7 @@ func (g *growingFile) open() error {
 	return err
 }
 
-// first opens the first data_0.* file in dir; nil when there is none yet.
+// first opens the first file named prefix* in dir; nil when there is none yet.
 func (g *growingFile) first() (*os.File, error) {
 	entries, err := os.ReadDir(g.dir)
 	if err != nil {
@@ -174,7 +177,7 @@ func (g *growingFile) first() (*os.File, error) {
 		return nil, err
 	}
 	for _, e := range entries {
-		if e.Type().IsRegular() && strings.HasPrefix(e.Name(), "data_0.") {
+		if e.Type().IsRegular() && strings.HasPrefix(e.Name(), g.prefix) {
 			return os.Open(filepath.Join(g.dir, e.Name()))
 		}
 	}

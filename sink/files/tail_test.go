@@ -24,7 +24,7 @@ func TestGrowingFile(t *testing.T) {
 	for i := range want {
 		want[i] = byte(rand.IntN(256))
 	}
-	g := &growingFile{ctx: context.Background(), dir: dir, ended: make(chan struct{}), h: xxh3.New()}
+	g := &growingFile{ctx: context.Background(), dir: dir, prefix: "data_0.", ended: make(chan struct{}), h: xxh3.New()}
 	go func() {
 		time.Sleep(50 * time.Millisecond) // the file appears late
 		f, err := os.Create(filepath.Join(dir, "data_0.parquet"))
@@ -74,14 +74,14 @@ func TestGrowingFileEngineFailed(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "data_0.csv"), []byte("a,b\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	g := &growingFile{ctx: context.Background(), dir: dir, ended: make(chan struct{}), h: xxh3.New()}
+	g := &growingFile{ctx: context.Background(), dir: dir, prefix: "data_0.", ended: make(chan struct{}), h: xxh3.New()}
 	boom := errors.New("boom")
 	g.failed = boom
 	close(g.ended)
 	if _, err := io.ReadAll(g); !errors.Is(err, boom) {
 		t.Fatalf("ReadAll after a failed engine: %v, want boom", err)
 	}
-	empty := &growingFile{ctx: context.Background(), dir: t.TempDir(), ended: make(chan struct{}), h: xxh3.New()}
+	empty := &growingFile{ctx: context.Background(), dir: t.TempDir(), prefix: "data_0.", ended: make(chan struct{}), h: xxh3.New()}
 	close(empty.ended)
 	if _, err := io.ReadAll(empty); err == nil {
 		t.Fatal("ReadAll without a data_0 file: no error")

@@ -2,7 +2,6 @@ package sqltable
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
@@ -21,27 +20,66 @@ type target struct {
 	unhex bool
 }
 
-var duckDecimal = regexp.MustCompile(`^DECIMAL\((\d+),\s*(\d+)\)$`)
-
-// pgTypes maps DuckDB scalar types to PostgreSQL.
-var pgTypes = map[string]string{
-	"BOOLEAN": "boolean", "TINYINT": "smallint", "SMALLINT": "smallint", "INTEGER": "integer",
-	"BIGINT": "bigint", "HUGEINT": "numeric(39,0)", "UTINYINT": "smallint", "USMALLINT": "integer",
-	"UINTEGER": "bigint", "UBIGINT": "numeric(20,0)", "FLOAT": "real", "DOUBLE": "double precision",
-	"VARCHAR": "text", "DATE": "date", "TIMESTAMP": "timestamp(6)", "TIMESTAMP WITH TIME ZONE": "timestamptz",
-	"TIMESTAMPTZ": "timestamptz", "TIME": "time", "INTERVAL": "interval", "BLOB": "bytea", "UUID": "uuid",
-	"JSON": "jsonb", "TIMESTAMP_S": "timestamp(0)", "TIMESTAMP_MS": "timestamp(3)", "TIMESTAMP_NS": "timestamp(6)",
+// pgScalars are PostgreSQL's column types for the scalar kinds it has a
+// counterpart for.
+var pgScalars = map[bookmark.Kind]string{
+	bookmark.Boolean: "boolean", bookmark.TinyInt: "smallint", bookmark.SmallInt: "smallint",
+	bookmark.Integer: "integer", bookmark.BigInt: "bigint", bookmark.HugeInt: "numeric(39,0)",
+	bookmark.UTinyInt: "smallint", bookmark.USmallInt: "integer", bookmark.UInteger: "bigint",
+	bookmark.UBigInt: "numeric(20,0)", bookmark.Float: "real", bookmark.Double: "double precision",
+	bookmark.Varchar: "text", bookmark.Date: "date", bookmark.Timestamp: "timestamp(6)",
+	bookmark.TimestampTZ: "timestamptz", bookmark.Time: "time", bookmark.Interval: "interval",
+	bookmark.Blob: "bytea", bookmark.UUID: "uuid", bookmark.JSON: "jsonb", bookmark.TimestampS: "timestamp(0)",
+	bookmark.TimestampMS: "timestamp(3)", bookmark.TimestampNS: "timestamp(6)",
 }
 
-// mysqlTypes maps DuckDB scalar types to MySQL/MariaDB. TIMESTAMPTZ is
-// stored as DATETIME(6) in UTC (MySQL's TIMESTAMP ends in 2038).
-var mysqlTypes = map[string]string{
-	"BOOLEAN": "boolean", "TINYINT": "tinyint", "SMALLINT": "smallint", "INTEGER": "int",
-	"BIGINT": "bigint", "HUGEINT": "decimal(39,0)", "UTINYINT": "tinyint unsigned", "USMALLINT": "smallint unsigned",
-	"UINTEGER": "int unsigned", "UBIGINT": "bigint unsigned", "FLOAT": "float", "DOUBLE": "double",
-	"VARCHAR": "longtext", "DATE": "date", "TIMESTAMP": "datetime(6)", "TIMESTAMP WITH TIME ZONE": "datetime(6)",
-	"TIMESTAMPTZ": "datetime(6)", "TIME": "time(6)", "INTERVAL": "varchar(100)", "BLOB": "longblob",
-	"UUID": "char(36)", "JSON": "json", "TIMESTAMP_S": "datetime", "TIMESTAMP_MS": "datetime(3)", "TIMESTAMP_NS": "datetime(6)",
+// mysqlScalars are MySQL/MariaDB's column types for the scalar kinds.
+// TIMESTAMP WITH TIME ZONE is stored as DATETIME(6) in UTC (MySQL's
+// TIMESTAMP ends in 2038).
+var mysqlScalars = map[bookmark.Kind]string{
+	bookmark.Boolean: "boolean", bookmark.TinyInt: "tinyint", bookmark.SmallInt: "smallint",
+	bookmark.Integer: "int", bookmark.BigInt: "bigint", bookmark.HugeInt: "decimal(39,0)",
+	bookmark.UTinyInt: "tinyint unsigned", bookmark.USmallInt: "smallint unsigned",
+	bookmark.UInteger: "int unsigned", bookmark.UBigInt: "bigint unsigned", bookmark.Float: "float",
+	bookmark.Double: "double", bookmark.Varchar: "longtext", bookmark.Date: "date",
+	bookmark.Timestamp: "datetime(6)", bookmark.TimestampTZ: "datetime(6)", bookmark.Time: "time(6)",
+	bookmark.Interval: "varchar(100)", bookmark.Blob: "longblob", bookmark.UUID: "char(36)",
+	bookmark.JSON: "json", bookmark.TimestampS: "datetime", bookmark.TimestampMS: "datetime(3)",
+	bookmark.TimestampNS: "datetime(6)",
+}
+
+// pgColumnType returns the PostgreSQL column type for t: a scalar, a
+// decimal, or a one-dimensional array of either (not of bytea). ok is
+// false when PostgreSQL has no counterpart.
+func pgColumnType(t bookmark.Type) (ddl string, ok bool) {
+	switch t.Kind {
+	case bookmark.List:
+		if t.Elem.Nested() || t.Elem.Kind == bookmark.Blob {
+			return "", false
+		}
+		if elem, ok := pgColumnType(*t.Elem); ok {
+			return elem + "[]", true
+		}
+		return "", false
+	case bookmark.Decimal:
+		return fmt.Sprintf("numeric(%d,%d)", t.Precision, t.Scale), true
+	}
+	ddl, ok = pgScalars[t.Kind]
+	return ddl, ok
+}
+
+// mysqlColumnType returns the MySQL/MariaDB column type for t: lists are
+// stored as JSON. ok is false when MySQL has no counterpart (structs,
+// maps).
+func mysqlColumnType(t bookmark.Type) (ddl string, ok bool) {
+	switch t.Kind {
+	case bookmark.List:
+		return "json", true
+	case bookmark.Decimal:
+		return fmt.Sprintf("decimal(%d,%d)", t.Precision, t.Scale), true
+	}
+	ddl, ok = mysqlScalars[t.Kind]
+	return ddl, ok
 }
 
 // targets maps the output schema for kind k. keys are the merge keys,
@@ -58,54 +96,42 @@ func targets(k sqldb.Kind, schema []bookmark.Column, keys []string) ([]target, e
 	return out, nil
 }
 
+// mapColumn maps one output column; its type is a canonical text or
+// DuckDB's spelling (the staged Parquet's schema).
 func mapColumn(k sqldb.Kind, c bookmark.Column, key bool) (target, error) {
-	typ := strings.ToUpper(strings.TrimSpace(c.Type))
 	col := `"` + strings.ReplaceAll(c.Name, `"`, `""`) + `"` // DuckDB identifier
 	t := target{col: c, load: col}
-	if strings.HasSuffix(typ, "[]") {
-		elem := strings.TrimSuffix(typ, "[]")
-		if k == sqldb.MySQL {
-			t.ddl, t.load = "json", "CAST(to_json("+col+") AS VARCHAR)"
-			return t, nil
-		}
-		e, ok := pgTypes[elem]
-		if m := duckDecimal.FindStringSubmatch(elem); m != nil {
-			e, ok = "numeric("+m[1]+","+m[2]+")", true
-		}
-		if !ok || strings.HasSuffix(elem, "[]") || elem == "BLOB" {
-			return t, fmt.Errorf("type %s cannot be written to a PostgreSQL array", c.Type)
-		}
-		t.ddl = e + "[]"
-		// PostgreSQL's array text: {"a","b",NULL}, backslash escapes.
-		t.load = `'{' || array_to_string(list_transform(` + col + `, x -> CASE WHEN x IS NULL THEN 'NULL' ELSE '"' || ` +
-			`replace(replace(CAST(x AS VARCHAR), '\', '\\'), '"', '\"') || '"' END), ',') || '}'`
-		return t, nil
+	typ, err := bookmark.ParseType(c.Type)
+	if err != nil {
+		return t, err
 	}
-	types := pgTypes
+	ddl, ok := pgColumnType(typ)
 	if k == sqldb.MySQL {
-		types = mysqlTypes
+		ddl, ok = mysqlColumnType(typ)
 	}
-	ddl, ok := types[typ]
-	if m := duckDecimal.FindStringSubmatch(typ); m != nil {
-		ddl, ok = "numeric("+m[1]+","+m[2]+")", true
-		if k == sqldb.MySQL {
-			ddl = "decimal(" + m[1] + "," + m[2] + ")"
-		}
-	}
-	if !ok {
+	switch {
+	case !ok && typ.Kind == bookmark.List && k == sqldb.Postgres:
+		return t, fmt.Errorf("type %s cannot be written to a PostgreSQL array", c.Type)
+	case !ok:
 		return t, fmt.Errorf("type %s has no counterpart in %s", c.Type, k)
 	}
 	t.ddl = ddl
 	switch {
-	case typ == "BLOB" && k == sqldb.Postgres:
+	case typ.Kind == bookmark.List && k == sqldb.MySQL:
+		t.load = "CAST(to_json(" + col + ") AS VARCHAR)"
+	case typ.Kind == bookmark.List:
+		// PostgreSQL's array text: {"a","b",NULL}, backslash escapes.
+		t.load = `'{' || array_to_string(list_transform(` + col + `, x -> CASE WHEN x IS NULL THEN 'NULL' ELSE '"' || ` +
+			`replace(replace(CAST(x AS VARCHAR), '\', '\\'), '"', '\"') || '"' END), ',') || '}'`
+	case typ.Kind == bookmark.Blob && k == sqldb.Postgres:
 		t.load = `'\x' || hex(` + col + `)`
-	case typ == "BLOB":
+	case typ.Kind == bookmark.Blob:
 		t.load, t.unhex = "hex("+col+")", true
-	case k == sqldb.MySQL && typ == "BOOLEAN":
+	case k == sqldb.MySQL && typ.Kind == bookmark.Boolean:
 		t.load = "CAST(" + col + " AS INTEGER)"
-	case k == sqldb.MySQL && (typ == "TIMESTAMPTZ" || typ == "TIMESTAMP WITH TIME ZONE"):
+	case k == sqldb.MySQL && typ.Kind == bookmark.TimestampTZ:
 		t.load = "CAST(CAST(" + col + " AS TIMESTAMP) AS VARCHAR)" // UTC: the conversion session is in UTC
-	case k == sqldb.MySQL && typ == "VARCHAR" && key:
+	case k == sqldb.MySQL && typ.Kind == bookmark.Varchar && key:
 		t.ddl = "varchar(255)" // an index needs a bounded length
 	}
 	return t, nil

@@ -20,7 +20,8 @@ import (
 // downloadPartSize is the ranged-GET part size for large inputs.
 const downloadPartSize = 16 << 20
 
-// fetch copies the plan's remote inputs into dir, env.Concurrency objects
+// fetch copies the plan's remote inputs that the engine cannot read itself
+// into the run's spill folder, env.Concurrency objects
 // at a time (large objects in parallel ranges), and returns the local path
 // of each file of Take (local stores' files are read in place). The planned
 // identity is replaced by the one actually read, so the bookmark records
@@ -33,9 +34,16 @@ func (p *Plan) fetch(ctx context.Context, env source.Env) ([]string, error) {
 	var files, bytes int64
 	var mu sync.Mutex
 	changed := map[int]bool{}
+	direct := env.Caps.Reads(objstore.Scheme(p.src.location))
 	for j, f := range p.Take {
 		if lp, ok := p.src.objs.LocalPath(f.Path); ok {
 			locals[j] = lp
+			continue
+		}
+		if direct {
+			// The engine reads the store itself: it is handed the object's
+			// URL, and the run records the identity the listing gave.
+			locals[j] = layout.Join(p.src.location, f.Path)
 			continue
 		}
 		dir, err := env.TempDir()

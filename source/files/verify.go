@@ -150,7 +150,7 @@ func startVerify(ctx context.Context, s engine.Source) func() []error {
 	var checks []compressedCheck
 	if !s.Stream && (s.Format == "csv" || s.Format == "json") {
 		for _, f := range s.Files {
-			if kind := compressionOf(f.Key, s.Options); kind != "" && f.Size != 0 {
+			if kind := compressionOf(f.Key, s.Options); kind != "" && f.Size != 0 && !strings.Contains(f.Location, "://") {
 				checks = append(checks, compressedCheck{src: s.Ctx, key: f.Key, path: f.Location, kind: kind})
 			}
 		}

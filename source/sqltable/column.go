@@ -1,9 +1,6 @@
 package sqltable
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/tidemark-etl/tidemark/bookmark"
 )
 
@@ -13,13 +10,13 @@ type column struct {
 	// DBType is the type as the database spells it (PostgreSQL
 	// format_type, MySQL COLUMN_TYPE, SQLite declared type), for messages.
 	DBType string
-	// Type is the DuckDB type the engine reads the column as.
-	Type string
+	// Type is the type the engine reads the column as.
+	Type bookmark.Type
 	// out is the SQL expression that renders the column in the text form
-	// DuckDB parses as Type (PostgreSQL only: bytea and arrays); empty
-	// means the column itself.
+	// the engine parses as Type (PostgreSQL only: bytea and arrays);
+	// empty means the column itself.
 	out string
-	// format turns a value fetched through Go into DuckDB text (MySQL,
+	// format turns a value fetched through Go into the engine's text (MySQL,
 	// SQLite); nil means the fetched text as it is.
 	format formatter
 	// key is what lookback arithmetic may do with the column's values.
@@ -45,23 +42,22 @@ const (
 	keyTimestampTZ                // a duration
 )
 
-// keyKindOf derives the key kind from a DuckDB type.
-func keyKindOf(duck string) keyKind {
-	t := strings.ToUpper(duck)
+// keyKindOf derives the key kind from a column's type. A dialect
+// overrides it where the database type says more (a decimal read as text
+// still moves by key distances).
+func keyKindOf(t bookmark.Type) keyKind {
 	switch {
-	case strings.HasSuffix(t, "[]"), t == "BLOB", t == "JSON", t == "BOOLEAN":
-		return keyOther
-	case strings.HasPrefix(t, "DECIMAL"):
-		return keyDecimal
-	case t == "FLOAT" || t == "DOUBLE":
-		return keyFloat
-	case strings.HasSuffix(t, "INT") || strings.HasSuffix(t, "INTEGER"):
+	case t.Integral():
 		return keyInteger
-	case t == "DATE":
+	case t.Kind == bookmark.Decimal:
+		return keyDecimal
+	case t.Kind == bookmark.Float || t.Kind == bookmark.Double:
+		return keyFloat
+	case t.Kind == bookmark.Date:
 		return keyDate
-	case t == "TIMESTAMP":
+	case t.Kind == bookmark.Timestamp:
 		return keyTimestamp
-	case t == "TIMESTAMPTZ":
+	case t.Kind == bookmark.TimestampTZ:
 		return keyTimestampTZ
 	}
 	return keyOther
@@ -70,26 +66,32 @@ func keyKindOf(duck string) keyKind {
 // orderable reports whether a column can be a bookmark key: its values
 // must compare the same in the database every run.
 func (c column) orderable() bool {
-	t := strings.ToUpper(c.Type)
-	return !(strings.HasSuffix(t, "[]") || t == "BLOB" || t == "JSON" || t == "INTERVAL")
+	switch c.Type.Kind {
+	case bookmark.List, bookmark.Blob, bookmark.JSON, bookmark.Interval:
+		return false
+	}
+	return true
 }
 
-// schema converts columns to the engine's schema.
+// schema converts columns to the recorded schema: canonical type texts.
 func schema(cols []column) []bookmark.Column {
 	out := make([]bookmark.Column, len(cols))
 	for i, c := range cols {
-		out[i] = bookmark.Column{Name: c.Name, Type: c.Type}
+		out[i] = bookmark.Column{Name: c.Name, Type: c.Type.String()}
 	}
 	return out
 }
 
-// decimalType maps a precision and scale to DuckDB's DECIMAL, or reports
-// that DuckDB cannot hold it (precision above 38, or none given).
-func decimalType(p, s int) (string, bool) {
+// varchar is the type of columns read as text.
+var varchar = bookmark.Scalar(bookmark.Varchar)
+
+// decimalType returns DECIMAL(p,s), or reports that the type model (and
+// the engine) cannot hold it: precision above 38, or none given.
+func decimalType(p, s int) (bookmark.Type, bool) {
 	if p < 1 || p > 38 || s < 0 || s > p {
-		return "", false
+		return bookmark.Type{}, false
 	}
-	return fmt.Sprintf("DECIMAL(%d,%d)", p, s), true
+	return bookmark.DecimalOf(p, s), true
 }
 
 // findColumn returns the index of name in cols (exact match).

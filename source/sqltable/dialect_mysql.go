@@ -7,13 +7,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
 )
 
 // mysqlDialect reads MySQL and MariaDB over the text protocol: every value
 // arrives as the server's text and is streamed into the file row by row
 // (the driver reads rows off the socket as they are asked for), converted
-// where DuckDB spells a type differently (blobs, BIT, TIMESTAMP's zone).
+// where the engine's text differs (blobs, BIT, TIMESTAMP's zone).
 type mysqlDialect struct{}
 
 func (mysqlDialect) kind() sqldb.Kind { return sqldb.MySQL }
@@ -188,65 +189,107 @@ var (
 	mysqlDecimal = regexp.MustCompile(`^decimal\((\d+),(\d+)\)`)
 )
 
-// mysqlMap maps a MySQL/MariaDB column type (COLUMN_TYPE or the driver's
-// type name, lower case) to DuckDB.
-func mysqlMap(name, t string, isJSON bool) column {
-	c := column{Name: name, DBType: t, Type: "VARCHAR"}
-	unsigned := strings.Contains(t, "unsigned")
-	base := strings.TrimPrefix(t, "unsigned ")
+// mysqlInts are the integer types, signed and unsigned.
+var mysqlInts = map[string][2]bookmark.Kind{
+	"tinyint": {bookmark.TinyInt, bookmark.UTinyInt}, "smallint": {bookmark.SmallInt, bookmark.USmallInt},
+	"mediumint": {bookmark.Integer, bookmark.UInteger}, "int": {bookmark.Integer, bookmark.UInteger},
+	"integer": {bookmark.Integer, bookmark.UInteger}, "bigint": {bookmark.BigInt, bookmark.UBigInt},
+}
+
+// mysqlKinds are the other types read as a type of their own.
+var mysqlKinds = map[string]bookmark.Kind{
+	"float": bookmark.Float, "double": bookmark.Double, "real": bookmark.Double,
+	"date": bookmark.Date, "datetime": bookmark.Timestamp, "timestamp": bookmark.TimestampTZ,
+	"time": bookmark.Time, "year": bookmark.SmallInt, "json": bookmark.JSON,
+	"binary": bookmark.Blob, "varbinary": bookmark.Blob, "blob": bookmark.Blob, "tinyblob": bookmark.Blob,
+	"mediumblob": bookmark.Blob, "longblob": bookmark.Blob, "geometry": bookmark.Blob, "point": bookmark.Blob,
+	"linestring": bookmark.Blob, "polygon": bookmark.Blob, "multipoint": bookmark.Blob,
+	"multilinestring": bookmark.Blob, "multipolygon": bookmark.Blob, "geometrycollection": bookmark.Blob,
+	"bit": bookmark.UBigInt, "uuid": bookmark.UUID,
+}
+
+// mysqlBase returns a MySQL/MariaDB column type's name without
+// arguments and attributes, and whether it is unsigned.
+func mysqlBase(t string) (base string, unsigned bool) {
+	base = strings.TrimPrefix(t, "unsigned ")
 	if i := strings.IndexAny(base, "( "); i >= 0 {
 		base = base[:i]
 	}
-	ints := map[string][2]string{
-		"tinyint": {"TINYINT", "UTINYINT"}, "smallint": {"SMALLINT", "USMALLINT"},
-		"mediumint": {"INTEGER", "UINTEGER"}, "int": {"INTEGER", "UINTEGER"},
-		"integer": {"INTEGER", "UINTEGER"}, "bigint": {"BIGINT", "UBIGINT"},
-	}
-	if pair, ok := ints[base]; ok {
-		c.Type, c.key, c.cast = pair[0], keyInteger, "SIGNED"
+	return base, strings.Contains(t, "unsigned")
+}
+
+// mysqlModel maps a MySQL/MariaDB column type (COLUMN_TYPE or the
+// driver's type name, lower case) to the type model; isJSON marks
+// MariaDB's JSON columns (LONGTEXT with a json_valid check). A type the
+// model has no counterpart for (text, enum, set, a decimal wider than 38
+// digits) is read as text (VARCHAR).
+func mysqlModel(t string, isJSON bool) bookmark.Type {
+	base, unsigned := mysqlBase(t)
+	if pair, ok := mysqlInts[base]; ok {
 		if unsigned {
-			c.Type, c.cast = pair[1], "UNSIGNED"
+			return bookmark.Scalar(pair[1])
 		}
-		return c
+		return bookmark.Scalar(pair[0])
+	}
+	if k, ok := mysqlKinds[base]; ok {
+		return bookmark.Scalar(k)
 	}
 	switch base {
 	case "decimal", "numeric":
-		c.key = keyDecimal
-		if m := mysqlDecimal.FindStringSubmatch(t); m != nil {
-			p, _ := strconv.Atoi(m[1])
-			s, _ := strconv.Atoi(m[2])
-			c.cast = fmt.Sprintf("DECIMAL(%d,%d)", p, s)
+		if p, s, ok := mysqlDecimalArgs(t); ok {
 			if d, ok := decimalType(p, s); ok {
-				c.Type = d
+				return d
 			}
 		}
-	case "float":
-		c.Type, c.key, c.cast = "FLOAT", keyFloat, "FLOAT"
-	case "double", "real":
-		c.Type, c.key, c.cast = "DOUBLE", keyFloat, "DOUBLE"
-	case "date":
-		c.Type, c.key, c.cast = "DATE", keyDate, "DATE"
-	case "datetime":
-		c.Type, c.key, c.cast = "TIMESTAMP", keyTimestamp, "DATETIME(6)"
-	case "timestamp":
-		c.Type, c.key, c.cast, c.format = "TIMESTAMPTZ", keyTimestampTZ, "DATETIME(6)", fmtUTC
-	case "time":
-		c.Type, c.cast = "TIME", "TIME(6)"
-	case "year":
-		c.Type, c.key, c.cast = "SMALLINT", keyInteger, "SIGNED"
-	case "json":
-		c.Type = "JSON"
 	case "longtext":
 		if isJSON {
-			c.Type = "JSON"
+			return bookmark.Scalar(bookmark.JSON)
 		}
-	case "binary", "varbinary", "blob", "tinyblob", "mediumblob", "longblob",
-		"geometry", "point", "linestring", "polygon", "multipoint", "multilinestring", "multipolygon", "geometrycollection":
-		c.Type, c.format = "BLOB", fmtBlob
-	case "bit":
-		c.Type, c.format = "UBIGINT", fmtBits
-	case "uuid":
-		c.Type = "UUID"
+	}
+	return varchar
+}
+
+// mysqlDecimalArgs reads the precision and scale of decimal(p,s).
+func mysqlDecimalArgs(t string) (p, s int, ok bool) {
+	m := mysqlDecimal.FindStringSubmatch(t)
+	if m == nil {
+		return 0, 0, false
+	}
+	p, _ = strconv.Atoi(m[1])
+	s, _ = strconv.Atoi(m[2])
+	return p, s, true
+}
+
+// mysqlCasts are the types a key value given as text is cast to, by the
+// kind it is read as.
+var mysqlCasts = map[bookmark.Kind]string{
+	bookmark.Float: "FLOAT", bookmark.Double: "DOUBLE", bookmark.Date: "DATE",
+	bookmark.Timestamp: "DATETIME(6)", bookmark.TimestampTZ: "DATETIME(6)", bookmark.Time: "TIME(6)",
+}
+
+// mysqlMap describes a MySQL/MariaDB column of type t (as mysqlModel
+// reads it): how its values are fetched, compared and moved by a lookback.
+func mysqlMap(name, t string, isJSON bool) column {
+	typ := mysqlModel(t, isJSON)
+	c := column{Name: name, DBType: t, Type: typ, key: keyKindOf(typ), cast: mysqlCasts[typ.Kind]}
+	base, unsigned := mysqlBase(t)
+	switch {
+	case base == "bit":
+		// BIT(n) arrives as big-endian bytes; no key arithmetic on it.
+		c.key, c.format = keyOther, fmtBits
+	case base == "decimal" || base == "numeric":
+		c.key = keyDecimal // a wide decimal too: compared in the database
+		if p, s, ok := mysqlDecimalArgs(t); ok {
+			c.cast = fmt.Sprintf("DECIMAL(%d,%d)", p, s)
+		}
+	case typ.Integral() && unsigned:
+		c.cast = "UNSIGNED"
+	case typ.Integral():
+		c.cast = "SIGNED"
+	case typ.Kind == bookmark.TimestampTZ:
+		c.format = fmtUTC
+	case typ.Kind == bookmark.Blob:
+		c.format = fmtBlob
 	}
 	return c
 }

@@ -13,13 +13,14 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
 )
 
 // pgDialect reads PostgreSQL. Values travel as the server's text output
 // (pinned by sqldb's session settings); the new rows of a run are written
 // to the file by COPY (SELECT ...) TO STDOUT (FORMAT csv), which converts
-// bytea and arrays with SQL expressions into the text DuckDB parses.
+// bytea and arrays with SQL expressions into the text the engine parses.
 type pgDialect struct{}
 
 func (pgDialect) kind() sqldb.Kind { return sqldb.Postgres }
@@ -214,54 +215,58 @@ func (pgDialect) lookupType(ctx context.Context, db *sqldb.DB, oid uint32, mod i
 
 var pgNumeric = regexp.MustCompile(`^numeric\((\d+),(\d+)\)$`)
 
-// pgScalar maps a non-array type to DuckDB. ok is false for types read as
-// text (VARCHAR).
-func pgScalar(t, typtype string) (duck string, key keyKind, ok bool) {
+// pgModel maps a PostgreSQL type (format_type of the base type, with
+// pg_type's typtype and, for arrays, the element's format_type) to the
+// type model. A type the model has no counterpart for is read as the
+// server's text (VARCHAR).
+func pgModel(t pgType) bookmark.Type {
+	if t.elem == "" {
+		return pgScalar(t.base, t.typtype)
+	}
+	elem := pgScalar(t.elem, "")
+	if elem.Kind == bookmark.Blob {
+		elem = varchar // bytea elements keep their \x hex text
+	}
+	return bookmark.ListOf(elem)
+}
+
+// pgScalars are the non-array types read as a type of their own.
+var pgScalars = map[string]bookmark.Kind{
+	"smallint": bookmark.SmallInt, "integer": bookmark.Integer, "bigint": bookmark.BigInt,
+	"oid": bookmark.UInteger, "real": bookmark.Float, "double precision": bookmark.Double,
+	"boolean": bookmark.Boolean, "date": bookmark.Date, "json": bookmark.JSON, "jsonb": bookmark.JSON,
+	"bytea": bookmark.Blob, "uuid": bookmark.UUID,
+	"text": bookmark.Varchar, "name": bookmark.Varchar, `"char"`: bookmark.Varchar, "citext": bookmark.Varchar,
+	"character": bookmark.Varchar,
+}
+
+// pgScalar maps a non-array type.
+func pgScalar(t, typtype string) bookmark.Type {
+	if k, ok := pgScalars[t]; ok && typtype != "e" {
+		return bookmark.Scalar(k)
+	}
 	switch {
-	case typtype == "e":
-		return "VARCHAR", keyOther, true
-	case t == "smallint":
-		return "SMALLINT", keyInteger, true
-	case t == "integer":
-		return "INTEGER", keyInteger, true
-	case t == "bigint":
-		return "BIGINT", keyInteger, true
-	case t == "oid":
-		return "UINTEGER", keyInteger, true
-	case t == "real":
-		return "FLOAT", keyFloat, true
-	case t == "double precision":
-		return "DOUBLE", keyFloat, true
-	case t == "boolean":
-		return "BOOLEAN", keyOther, true
-	case t == "date":
-		return "DATE", keyDate, true
+	case typtype == "e": // enum
+		return varchar
 	case strings.HasPrefix(t, "timestamp") && strings.HasSuffix(t, "without time zone"):
-		return "TIMESTAMP", keyTimestamp, true
+		return bookmark.Scalar(bookmark.Timestamp)
 	case strings.HasPrefix(t, "timestamp") && strings.HasSuffix(t, "with time zone"):
-		return "TIMESTAMPTZ", keyTimestampTZ, true
+		return bookmark.Scalar(bookmark.TimestampTZ)
 	case strings.HasPrefix(t, "time") && strings.HasSuffix(t, "without time zone"):
-		return "TIME", keyOther, true
+		return bookmark.Scalar(bookmark.Time)
 	case strings.HasPrefix(t, "interval"):
-		return "INTERVAL", keyOther, true
-	case t == "json" || t == "jsonb":
-		return "JSON", keyOther, true
-	case t == "bytea":
-		return "BLOB", keyOther, true
-	case t == "uuid":
-		return "UUID", keyOther, true
-	case t == "text", t == "name", t == `"char"`, t == "citext",
-		strings.HasPrefix(t, "character varying"), strings.HasPrefix(t, "character("), t == "character":
-		return "VARCHAR", keyOther, true
+		return bookmark.Scalar(bookmark.Interval)
+	case strings.HasPrefix(t, "character varying"), strings.HasPrefix(t, "character("):
+		return varchar
 	}
 	if m := pgNumeric.FindStringSubmatch(t); m != nil {
 		p, _ := strconv.Atoi(m[1])
 		s, _ := strconv.Atoi(m[2])
 		if d, ok := decimalType(p, s); ok {
-			return d, keyDecimal, true
+			return d
 		}
 	}
-	return "VARCHAR", keyOther, false
+	return varchar
 }
 
 func (d pgDialect) mapType(ctx context.Context, db *sqldb.DB, name string, oid uint32, mod int32) (column, error) {
@@ -269,32 +274,31 @@ func (d pgDialect) mapType(ctx context.Context, db *sqldb.DB, name string, oid u
 	if err != nil {
 		return column{}, fmt.Errorf("column %s: looking up its type: %w", name, err)
 	}
-	c := column{Name: name, DBType: t.format, cast: t.format}
+	return pgColumn(name, t), nil
+}
+
+// pgColumn describes a column of type t (as pgModel reads it): how its
+// values are rendered, compared and moved by a lookback.
+func pgColumn(name string, t pgType) column {
+	typ := pgModel(t)
+	c := column{Name: name, DBType: t.format, Type: typ, key: keyKindOf(typ), cast: t.format}
 	q := sqldb.Postgres.Quote(name)
-	if t.elem == "" {
-		duck, key, ok := pgScalar(t.base, t.typtype)
-		c.Type, c.key = duck, key
-		if !ok && strings.HasPrefix(t.base, "numeric") {
-			c.key = keyDecimal // compared in the database; lookback works on the text
-		}
-		if duck == "BLOB" {
-			c.out = `regexp_replace(encode(` + q + `, 'hex'), '(..)', '\\x\1', 'g')`
-		}
-		return c, nil
+	switch {
+	case typ.Kind == bookmark.Varchar && t.elem == "" && t.typtype != "e" && strings.HasPrefix(t.base, "numeric"):
+		c.key = keyDecimal // compared in the database; lookback works on the text
+	case typ.Kind == bookmark.Blob:
+		c.out = `regexp_replace(encode(` + q + `, 'hex'), '(..)', '\\x\1', 'g')`
+	case typ.Kind == bookmark.List:
+		// The engine parses lists as [a, "b", NULL]: every element is
+		// quoted with backslash escapes, NULL stays bare. A
+		// multidimensional array fails the read with a message naming the
+		// column (the cast cannot succeed).
+		c.out = `CASE WHEN ` + q + ` IS NULL THEN NULL WHEN array_ndims(` + q + `) > 1 THEN CAST(` +
+			sqldb.Postgres.Literal("tidemark: column "+name+" holds a multidimensional array, which is not supported; dimensions: ") +
+			` || array_ndims(` + q + `) AS integer)::text ELSE '[' || array_to_string(ARRAY(SELECT CASE WHEN e IS NULL THEN 'NULL' ELSE '"' || ` +
+			`replace(replace(e::text, '\', '\\'), '"', '\"') || '"' END FROM unnest(` + q + `) AS u(e)), ',') || ']' END`
 	}
-	elem, _, _ := pgScalar(t.elem, "")
-	if elem == "BLOB" {
-		elem = "VARCHAR" // bytea elements keep their \x hex text
-	}
-	c.Type = elem + "[]"
-	// DuckDB parses lists as [a, "b", NULL]: every element is quoted with
-	// backslash escapes, NULL stays bare. A multidimensional array fails
-	// the read with a message naming the column (the cast cannot succeed).
-	c.out = `CASE WHEN ` + q + ` IS NULL THEN NULL WHEN array_ndims(` + q + `) > 1 THEN CAST(` +
-		sqldb.Postgres.Literal("tidemark: column "+name+" holds a multidimensional array, which is not supported; dimensions: ") +
-		` || array_ndims(` + q + `) AS integer)::text ELSE '[' || array_to_string(ARRAY(SELECT CASE WHEN e IS NULL THEN 'NULL' ELSE '"' || ` +
-		`replace(replace(e::text, '\', '\\'), '"', '\"') || '"' END FROM unnest(` + q + `) AS u(e)), ',') || ']' END`
-	return c, nil
+	return c
 }
 
 // scanStrings reads one text column of every row.

@@ -8,11 +8,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
 )
 
 // sqliteDialect reads SQLite files. SQLite's values carry their own types
-// whatever the column declares, so the DuckDB type comes from the declared
+// whatever the column declares, so the engine's type comes from the declared
 // type's name (SQLite's affinity rules, refined for DATE, TIMESTAMP,
 // BOOLEAN, JSON, UUID and DECIMAL(p,s)), and key values are kept as SQL
 // literals from quote(), which preserve the stored type exactly.
@@ -162,41 +163,60 @@ func (sqliteDialect) columns(ctx context.Context, db *sqldb.DB, from string, _ *
 
 var sqliteDecimal = regexp.MustCompile(`^(DECIMAL|NUMERIC)\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)$`)
 
-// sqliteMap maps a declared type to DuckDB.
-func sqliteMap(name, decl string) column {
+// sqliteModel maps a declared type (as PRAGMA table_info and the driver
+// report it; any case) to the type model, by SQLite's affinity rules
+// refined for the names that say more.
+func sqliteModel(decl string) bookmark.Type {
 	t := strings.ToUpper(strings.TrimSpace(decl))
-	c := column{Name: name, DBType: decl, Type: "VARCHAR", format: fmtText}
 	switch {
 	case t == "":
 	case strings.Contains(t, "BOOL"):
-		c.Type, c.format = "BOOLEAN", fmtBool
+		return bookmark.Scalar(bookmark.Boolean)
 	case strings.Contains(t, "INT"):
-		c.Type, c.key = "BIGINT", keyInteger
+		return bookmark.Scalar(bookmark.BigInt)
 	case sqliteDecimal.MatchString(t):
 		m := sqliteDecimal.FindStringSubmatch(t)
 		p, _ := strconv.Atoi(m[2])
 		s, _ := strconv.Atoi(m[3])
 		if d, ok := decimalType(p, s); ok {
-			c.Type, c.key = d, keyDecimal
+			return d
 		}
 	case strings.Contains(t, "REAL"), strings.Contains(t, "FLOA"), strings.Contains(t, "DOUB"):
-		c.Type, c.key = "DOUBLE", keyFloat
+		return bookmark.Scalar(bookmark.Double)
 	case strings.HasPrefix(t, "TIMESTAMP") || strings.HasPrefix(t, "DATETIME"):
-		c.Type, c.key = "TIMESTAMP", keyTimestamp
 		if strings.Contains(t, "TZ") || strings.Contains(t, "TIME ZONE") {
-			c.Type, c.key = "TIMESTAMPTZ", keyTimestampTZ
+			return bookmark.Scalar(bookmark.TimestampTZ)
 		}
-		c.format = fmtTime(c.Type)
+		return bookmark.Scalar(bookmark.Timestamp)
 	case t == "DATE":
-		c.Type, c.key, c.format = "DATE", keyDate, fmtTime("DATE")
+		return bookmark.Scalar(bookmark.Date)
 	case strings.HasPrefix(t, "TIME"):
-		c.Type, c.format = "TIME", fmtTime("TIME")
+		return bookmark.Scalar(bookmark.Time)
 	case strings.Contains(t, "JSON"):
-		c.Type = "JSON"
+		return bookmark.Scalar(bookmark.JSON)
 	case strings.Contains(t, "UUID"):
-		c.Type, c.format = "UUID", fmtUUID
+		return bookmark.Scalar(bookmark.UUID)
 	case strings.Contains(t, "BLOB"), strings.Contains(t, "BINARY"):
-		c.Type, c.format = "BLOB", fmtBlob
+		return bookmark.Scalar(bookmark.Blob)
+	}
+	return varchar
+}
+
+// sqliteMap describes a column of declared type decl: the values the
+// driver hands out are written in the text form of the type sqliteModel
+// reads it as.
+func sqliteMap(name, decl string) column {
+	typ := sqliteModel(decl)
+	c := column{Name: name, DBType: decl, Type: typ, key: keyKindOf(typ), format: fmtText}
+	switch typ.Kind {
+	case bookmark.Boolean:
+		c.format = fmtBool
+	case bookmark.Date, bookmark.Time, bookmark.Timestamp, bookmark.TimestampTZ:
+		c.format = fmtTime(typ.Kind)
+	case bookmark.UUID:
+		c.format = fmtUUID
+	case bookmark.Blob:
+		c.format = fmtBlob
 	}
 	return c
 }

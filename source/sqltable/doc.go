@@ -39,34 +39,38 @@
 // empty string (allow_quoted_nulls false). Values are in the text form
 // DuckDB parses for the column's type.
 //
-// # Type mapping (database type -> engine type)
+// # Type mapping (database type -> recorded type)
 //
-//	PostgreSQL                          DuckDB
+// Columns are typed in the engine-neutral type model (bookmark.Type); the
+// recorded schema holds its canonical texts. One function per dialect
+// maps (pgModel, mysqlModel, sqliteModel):
+//
+//	PostgreSQL                          type model
 //	smallint, integer, bigint           SMALLINT, INTEGER, BIGINT
 //	numeric(p,s), p <= 38               DECIMAL(p,s)
-//	numeric(p,s), p > 38; numeric       VARCHAR (exact text; DuckDB has no wider decimal; noted)
+//	numeric(p,s), p > 38; numeric       VARCHAR (exact text; the model has no wider decimal; noted)
 //	real, double precision              FLOAT, DOUBLE (NaN, ±Infinity kept)
 //	text, varchar(n), char(n), enums    VARCHAR
 //	boolean                             BOOLEAN
 //	date                                DATE (infinity kept as DuckDB's extreme dates)
 //	timestamp [without time zone]       TIMESTAMP
-//	timestamp with time zone            TIMESTAMPTZ (read in UTC)
+//	timestamp with time zone            TIMESTAMP WITH TIME ZONE (read in UTC)
 //	time                                TIME
 //	interval                            INTERVAL
 //	json, jsonb                         JSON
 //	bytea                               BLOB
 //	uuid                                UUID
-//	T[] (one dimension)                 T'[] (element mapped as above; bytea[] -> VARCHAR[] hex);
+//	T[] (one dimension)                 ARRAY<T'> (element mapped as above; bytea[] -> ARRAY<VARCHAR> hex);
 //	                                    a multidimensional value fails the read naming the column
 //	anything else (inet, money, ...)    VARCHAR (the server's text; noted)
 //
-//	MySQL / MariaDB                     DuckDB
+//	MySQL / MariaDB                     type model
 //	tinyint .. bigint [unsigned]        TINYINT .. BIGINT, UTINYINT .. UBIGINT (mediumint: INTEGER)
 //	decimal(p,s), p <= 38 / p > 38      DECIMAL(p,s) / VARCHAR
 //	float, double                       FLOAT, DOUBLE
 //	char, varchar, text, enum, set      VARCHAR
 //	date, datetime(n)                   DATE, TIMESTAMP
-//	timestamp(n)                        TIMESTAMPTZ (MySQL keeps it in UTC; read with time_zone +00:00)
+//	timestamp(n)                        TIMESTAMP WITH TIME ZONE (MySQL keeps it in UTC; read with time_zone +00:00)
 //	time(n)                             TIME (values outside 00:00-24:00 fail in the engine)
 //	year                                SMALLINT
 //	json; MariaDB JSON (longtext        JSON
@@ -75,12 +79,12 @@
 //	bit(n)                              UBIGINT
 //	uuid (MariaDB)                      UUID
 //
-//	SQLite (by declared type)           DuckDB
+//	SQLite (by declared type)           type model
 //	...BOOL...                          BOOLEAN (0/1)
 //	...INT...                           BIGINT
 //	DECIMAL(p,s), NUMERIC(p,s), p <= 38 DECIMAL(p,s)
 //	...REAL..., ...FLOA..., ...DOUB...  DOUBLE
-//	DATETIME..., TIMESTAMP...           TIMESTAMP (TIMESTAMPTZ when the name says TZ / TIME ZONE)
+//	DATETIME..., TIMESTAMP...           TIMESTAMP (WITH TIME ZONE when the name says TZ / TIME ZONE)
 //	DATE, TIME...                       DATE, TIME
 //	...JSON..., ...UUID...              JSON, UUID (16-byte blobs written as UUID text)
 //	...BLOB..., ...BINARY...            BLOB

@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/tidemark-etl/tidemark/bookmark"
 )
 
 // formatter appends the DuckDB text form of a non-NULL value fetched
@@ -106,19 +108,20 @@ func fmtBits(dst []byte, v any) ([]byte, error) {
 }
 
 // fmtTime writes a SQLite value the driver turned into time.Time in the
-// form of the column's DuckDB type; other values pass as text.
-func fmtTime(duck string) formatter {
+// text form of the column's type (kind Date, Time, Timestamp or
+// TimestampTZ); other values pass as text.
+func fmtTime(kind bookmark.Kind) formatter {
 	return func(dst []byte, v any) ([]byte, error) {
 		t, ok := v.(time.Time)
 		if !ok {
 			return fmtText(dst, v)
 		}
-		switch duck {
-		case "DATE":
+		switch kind {
+		case bookmark.Date:
 			return t.AppendFormat(dst, "2006-01-02"), nil
-		case "TIMESTAMPTZ":
+		case bookmark.TimestampTZ:
 			return t.UTC().AppendFormat(dst, "2006-01-02 15:04:05.999999+00"), nil
-		case "TIME":
+		case bookmark.Time:
 			return t.AppendFormat(dst, "15:04:05.999999"), nil
 		}
 		return t.AppendFormat(dst, "2006-01-02 15:04:05.999999"), nil

@@ -13,6 +13,7 @@ import (
 
 	_ "github.com/duckdb/duckdb-go/v2"
 
+	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/internal/sqltest"
 	"github.com/tidemark-etl/tidemark/source/sqltable"
 	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
@@ -120,15 +121,30 @@ func duckDB(t *testing.T) *sql.DB {
 
 func lit(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
+// duckSpelling returns DuckDB's spelling of a recorded type: the
+// canonical scalar names are DuckDB's, lists are T[] (the only nested type
+// a table source reads).
+func duckSpelling(t *testing.T, text string) string {
+	t.Helper()
+	typ, err := bookmark.ParseType(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if typ.Kind == bookmark.List {
+		return typ.Elem.String() + "[]"
+	}
+	return typ.String()
+}
+
 // readCall renders the read_csv call the engine would make for ex.
-func readCall(ex *sqltable.Extract) string {
+func readCall(t *testing.T, ex *sqltable.Extract) string {
 	paths := make([]string, len(ex.Files))
 	for i, f := range ex.Files {
 		paths[i] = lit(f)
 	}
 	cols := make([]string, len(ex.Schema))
 	for i, c := range ex.Schema {
-		cols[i] = lit(c.Name) + ": " + lit(c.Type)
+		cols[i] = lit(c.Name) + ": " + lit(duckSpelling(t, c.Type))
 	}
 	var opts []string
 	for k, v := range ex.Options {
@@ -155,7 +171,7 @@ func readBack(t *testing.T, ex *sqltable.Extract) [][]string {
 	for i, c := range ex.Schema {
 		casts[i] = fmt.Sprintf("coalesce(CAST(%q AS VARCHAR), 'NULL')", c.Name)
 	}
-	q := "SELECT " + strings.Join(casts, ", ") + " FROM " + readCall(ex)
+	q := "SELECT " + strings.Join(casts, ", ") + " FROM " + readCall(t, ex)
 	rows, err := duckDB(t).Query(q)
 	if err != nil {
 		t.Fatalf("reading the extract through DuckDB: %v\n%s", err, q)

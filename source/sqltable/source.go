@@ -166,7 +166,7 @@ func (s *Source) describe(ctx context.Context) error {
 		s.notes = append(s.notes, n)
 	}
 	for _, c := range cols {
-		if c.Type == "VARCHAR" && s.db.Kind != sqldb.SQLite && !textual(c.DBType) {
+		if c.Type.Kind == bookmark.Varchar && s.db.Kind != sqldb.SQLite && !textual(c.DBType) {
 			s.notes = append(s.notes, fmt.Sprintf("column %s (%s) is read as text (VARCHAR)", c.Name, c.DBType))
 		}
 	}
