@@ -6,6 +6,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -21,7 +22,8 @@ import (
 // OpenExisting opens the state database at path, which must exist: it
 // never creates a file or folder (store.ErrNoState if there is none). With
 // readOnly it writes nothing at all and works on a read-only folder or
-// file (see openReadOnly); the schema must then be current.
+// file (see openReadOnly); a file an older tidemark wrote is then read
+// through an upgraded copy (see openUpgradedCopy), the file left as it is.
 func OpenExisting(ctx context.Context, path string, readOnly bool) (*Store, error) {
 	if path == "" {
 		return nil, fmt.Errorf("opening sqlite state store: empty path")
@@ -57,9 +59,14 @@ func OpenExisting(ctx context.Context, path string, readOnly bool) (*Store, erro
 // another user can write the folder) is the file opened immutable=1:
 // without locks, which is safe as long as nothing writes it meanwhile.
 func openReadOnly(ctx context.Context, abs string) (*Store, error) {
+	immutable := false
 	s, err := open(ctx, abs, dsnReadOnly(abs, false), true)
 	if err != nil && isCantWrite(err) && !exists(abs+"-wal") && !exists(abs+"-shm") && notWritable(abs) != "" {
+		immutable = true
 		s, err = open(ctx, abs, dsnReadOnly(abs, true), true)
+	}
+	if errors.Is(err, errSchemaOld) {
+		s, err = openUpgradedCopy(ctx, abs, immutable)
 	}
 	if err != nil {
 		if why := notWritable(abs); why != "" && isCantWrite(err) {
@@ -150,7 +157,38 @@ func (s *Store) check(ctx context.Context) error {
 		return fmt.Errorf("%w: the file has schema version %d, this tidemark knows up to %d; upgrade tidemark",
 			ErrSchemaTooNew, v, len(migrations))
 	case v < len(migrations):
-		return fmt.Errorf("the file has schema version %d and needs an upgrade to %d, which takes a write: run a command that writes state (tidemark run) first", v, len(migrations))
+		return fmt.Errorf("%w: the file has schema version %d and needs an upgrade to %d, which takes a write", errSchemaOld, v, len(migrations))
 	}
 	return nil
+}
+
+// errSchemaOld marks a database an older tidemark wrote, whose schema a
+// read-only open cannot upgrade in place.
+var errSchemaOld = errors.New("state database schema is older than this tidemark's")
+
+// openUpgradedCopy reads a database an older tidemark wrote without
+// writing it: a consistent copy (VACUUM INTO, which a read-only connection
+// may run) is made in a temporary folder and upgraded there, and the store
+// reads the copy; Close deletes it. Messages name the original file.
+func openUpgradedCopy(ctx context.Context, abs string, immutable bool) (*Store, error) {
+	dir, err := os.MkdirTemp("", "tidemark-state-view-")
+	if err != nil {
+		return nil, fmt.Errorf("opening sqlite state store %s read-only: making a folder for an upgraded copy: %w", abs, err)
+	}
+	cp := filepath.Join(dir, "state.db")
+	src, err := sql.Open("sqlite", dsnReadOnly(abs, immutable))
+	if err == nil {
+		_, err = src.ExecContext(ctx, "VACUUM INTO ?", cp)
+		src.Close()
+	}
+	var s *Store
+	if err == nil {
+		s, err = Open(ctx, cp)
+	}
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("opening sqlite state store %s read-only: reading it through an upgraded copy: %w", abs, err)
+	}
+	s.path, s.cleanup = abs, func() { os.RemoveAll(dir) }
+	return s, nil
 }

@@ -36,6 +36,9 @@ const busyTimeout = 30 * time.Second
 type Store struct {
 	db   *sql.DB
 	path string
+	// cleanup, when set, deletes the upgraded copy a read-only open of an
+	// older file reads (openUpgradedCopy).
+	cleanup func()
 }
 
 var (
@@ -172,7 +175,13 @@ func (s *Store) init(ctx context.Context) error {
 func (s *Store) Path() string { return s.path }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	err := s.db.Close()
+	if s.cleanup != nil {
+		s.cleanup()
+	}
+	return err
+}
 
 // Identity returns the id made when the database was created (or first
 // opened by a tidemark that keeps one) and the file's absolute path.
