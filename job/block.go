@@ -98,7 +98,11 @@ func decodeBlockAll(file string, m ast.MapNode, h holder, path string) []*Error 
 		if !found || e.Msg != fmt.Sprintf("unknown key %q", key) {
 			continue
 		}
-		if other, ok := r.otherKey(k.Name, key); ok {
+		other, ok := r.otherKey(k.Name, key)
+		switch {
+		case ok && key == other.anchor() && keys[k.anchor()]:
+			e.Msg = fmt.Sprintf("a %s has either %s: or %s:, not both", r.what, other.anchor(), k.anchor())
+		case ok:
 			e.Msg = fmt.Sprintf("is for %s, not %s", other.Noun, k.Noun)
 		}
 	}

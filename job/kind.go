@@ -35,6 +35,10 @@ type Kind struct {
 	// default kind, taken when no other kind's marker is present. Engines
 	// are selected by name instead.
 	Marker string
+	// Anchor is the key every block of this kind has when it is not the
+	// Marker: "path" for files. A block holding the anchors of two kinds
+	// is told to give one or the other, not both.
+	Anchor string
 	// Noun names the kind's blocks in messages and the reference:
 	// "file sources (path:)", "SQL tables (connection:)".
 	Noun string
@@ -153,4 +157,12 @@ func (r *registry) names() []string {
 		out = append(out, k.Name)
 	}
 	return out
+}
+
+// anchor is the key every block of k has: its Anchor, else its Marker.
+func (k Kind) anchor() string {
+	if k.Anchor != "" {
+		return k.Anchor
+	}
+	return k.Marker
 }

@@ -76,6 +76,27 @@ func TestKeyOfAnotherKind(t *testing.T) {
 	}
 }
 
+// TestPathAndConnection: a block with both path: and connection: is told
+// to choose one, as before kinds were decoded by their component (the
+// message is not that path: belongs to file blocks).
+func TestPathAndConnection(t *testing.T) {
+	src := strings.Replace(validTable, "    table: orders\n", "    table: orders\n    path: in/\n", 1)
+	src = strings.Replace(src, "    path: out/\n", "    path: out/\n    connection: postgres://etl@db/shop\n    table: t\n", 1)
+	_, err := Parse("job.yaml", []byte(src))
+	for _, c := range []struct {
+		key, says string
+		line      int
+	}{
+		{"sources[0].path", "a source has either path: or connection:, not both", 7},
+		{"sinks[0].path", "a sink has either path: or connection:, not both", 10},
+	} {
+		e := errorAt(t, err, c.key)
+		if e.Msg != c.says || e.Line != c.line {
+			t.Errorf("%s: got line %d %q, want line %d %q", c.key, e.Line, e.Msg, c.line, c.says)
+		}
+	}
+}
+
 // TestSparkIsRefused: an engine not built into the program is a job-file
 // error at engine:, by name or with options; what it was given is still
 // checked for secrets.

@@ -186,3 +186,28 @@ func TestTypeChangeBeyondSample(t *testing.T) {
 	res = execute(t, e, plan(map[string]any{"sample_size": -1}))
 	equal(t, "schema with sample_size -1", schemaString(res.Sources["src"].Schema), "id VARCHAR, v BIGINT")
 }
+
+// TestParquetNestedRecordedSchema: a recorded schema with nested types, in
+// the canonical texts a run records or in DuckDB's spellings an older
+// state holds, fits the next file with the same columns (DuckDB describes
+// STRUCT(k INTEGER, ...) where the recorded schema quotes the names).
+func TestParquetNestedRecordedSchema(t *testing.T) {
+	e := newEngine(t)
+	root := t.TempDir()
+	q := "SELECT %d AS id, [%[1]d] AS li, {'k': %[1]d, 'Odd Name': 'z'} AS st, MAP {'a': %[1]d} AS mp"
+	plan := func(in engine.Input, schema []bookmark.Column) engine.Plan {
+		return engine.Plan{
+			Sources: []engine.Source{{Ctx: "p", Format: "parquet", Files: []engine.Input{in}, Schema: schema}},
+			Sinks:   []engine.Sink{{Ctx: "snk", Format: "parquet", Location: filepath.Join(t.TempDir(), "out")}},
+		}
+	}
+	res := execute(t, e, plan(writeParquet(t, root, "1.parquet", fmt.Sprintf(q, 1)), nil))
+	recorded := res.Sources["p"].Schema
+	older := []bookmark.Column{{Name: "id", Type: "INTEGER"}, {Name: "li", Type: "INTEGER[]"},
+		{Name: "st", Type: `STRUCT(k INTEGER, "Odd Name" VARCHAR)`}, {Name: "mp", Type: "MAP(VARCHAR, INTEGER)"}}
+	for i, schema := range [][]bookmark.Column{recorded, older} {
+		res := execute(t, e, plan(writeParquet(t, root, fmt.Sprintf("%d.parquet", i+2), fmt.Sprintf(q, i+2)), schema))
+		equal(t, "rows", res.Sources["p"].Rows, 1)
+		equal(t, "applied", schemaString(res.Sources["p"].Schema), schemaString(recorded))
+	}
+}

@@ -7,7 +7,7 @@ import (
 )
 
 func init() {
-	job.RegisterSink(job.Kind{Name: "files", Noun: "file sinks (path:)", New: func() job.Config { return new(Config) }})
+	job.RegisterSink(job.Kind{Name: "files", Anchor: "path", Noun: "file sinks (path:)", New: func() job.Config { return new(Config) }})
 }
 
 // The defaults of a file sink.

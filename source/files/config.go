@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	job.RegisterSource(job.Kind{Name: "files", Noun: "file sources (path:)", New: func() job.Config { return new(Config) }})
+	job.RegisterSource(job.Kind{Name: "files", Anchor: "path", Noun: "file sources (path:)", New: func() job.Config { return new(Config) }})
 }
 
 // The defaults of a file source.

@@ -148,7 +148,12 @@ ALTER TABLE outputs ADD COLUMN target TEXT NOT NULL DEFAULT '';  -- JSON manifes
 ALTER TABLE outputs ADD COLUMN rejects TEXT NOT NULL DEFAULT '';
 UPDATE outputs SET kind = 'upload', upload_id = substr(staged, 8), staged = ''
 	WHERE substr(staged, 1, 7) = 'upload:';
-UPDATE outputs SET kind = 'table_load', target = substr(root, 7), root = '', staged = ''
+-- The old JSON has Go's field names (sinksql.SinkConfig had no json tags):
+-- PasswordEnv and MergeKeys would not decode into manifest.Table.
+UPDATE outputs SET kind = 'table_load', root = '', staged = '', target = json_object(
+		'ctx', substr(root, 7) ->> '$.Ctx', 'connection', substr(root, 7) ->> '$.Connection',
+		'password_env', substr(root, 7) ->> '$.PasswordEnv', 'table', substr(root, 7) ->> '$.Table',
+		'mode', substr(root, 7) ->> '$.Mode', 'merge_keys', substr(root, 7) -> '$.MergeKeys')
 	WHERE substr(root, 1, 6) = 'table:';
 UPDATE outputs SET rejects = substr(sink, 9), sink = ''
 	WHERE substr(sink, 1, 8) = 'rejects:';
