@@ -23,6 +23,8 @@
 //	sql-extract      1M rows PostgreSQL/MariaDB -> Parquet vs psql COPY / mariadb --quick
 //	sql-incremental  1,000 new rows in a 10M-row PostgreSQL table: time and rows read,
 //	                 regression_check on and off
+//	serve    tidemark serve over 100 jobs × 1,000 runs in SQLite: p50/p99 of the
+//	         jobs list and a job's runs page, the server's RSS
 //
 // The S3 scenarios start versitygw (from PATH, GOBIN or GOPATH/bin), the SQL
 // ones a throwaway PostgreSQL and MariaDB from the installed packages, as
@@ -93,6 +95,10 @@ type config struct {
 	SQLTableRows     int
 	SQLNewRows       int
 	SQLScanFactor    float64
+
+	ServeJobs     int
+	ServeRuns     int
+	ServeRequests int
 
 	root string // module root
 	work string // scratch folder of this run
@@ -169,6 +175,10 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.SQLNewRows, "sql-new-rows", 1000, "sql-incremental: new rows each incremental run finds")
 	fs.Float64Var(&c.SQLScanFactor, "sql-scan-factor", 10, "sql-incremental: most table rows PostgreSQL may read per new row (the index is used)")
 
+	fs.IntVar(&c.ServeJobs, "serve-jobs", 100, "serve: jobs in the state store")
+	fs.IntVar(&c.ServeRuns, "serve-runs", 1000, "serve: runs per job")
+	fs.IntVar(&c.ServeRequests, "serve-requests", 200, "serve: timed requests per route")
+
 	// TMBENCH_<FLAG> sets a flag's default; the command line wins.
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
@@ -197,6 +207,7 @@ func parseFlags(args []string) (*config, error) {
 			"memory-files": "2", "memory-file-bytes": "20000000",
 			"s3-objects": "2000", "s3-objects-per-day": "100",
 			"sql-rows": "50000", "sql-table-rows": "200000",
+			"serve-jobs": "10", "serve-runs": "100", "serve-requests": "50",
 			"timeout": "3m",
 		}
 		for name, v := range quick {
@@ -220,6 +231,9 @@ func parseFlags(args []string) (*config, error) {
 	}
 	if c.S3Objects < 1 || c.S3PerDay < 1 || c.SQLRows < 1 || c.SQLTableRows < 1 || c.SQLNewRows < 1 {
 		return nil, fmt.Errorf("-s3-objects, -s3-objects-per-day, -sql-rows, -sql-table-rows and -sql-new-rows must be at least 1")
+	}
+	if c.ServeJobs < 1 || c.ServeRuns < 1 || c.ServeRequests < 1 {
+		return nil, fmt.Errorf("-serve-jobs, -serve-runs and -serve-requests must be at least 1")
 	}
 	return c, nil
 }
@@ -292,8 +306,9 @@ var (
 		"s3-noop":         benchS3Noop,
 		"sql-extract":     benchSQLExtract,
 		"sql-incremental": benchSQLIncremental,
+		"serve":           benchServe,
 	}
-	scenarioNames = []string{"convert", "noop", "memory", "s3-convert", "s3-noop", "sql-extract", "sql-incremental", "convert-gz"}
+	scenarioNames = []string{"convert", "noop", "memory", "s3-convert", "s3-noop", "sql-extract", "sql-incremental", "convert-gz", "serve"}
 )
 
 // build compiles tidemark (unless -tidemark names a binary) and the DuckDB
