@@ -149,3 +149,35 @@ func TestStoreDownIs503(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorsAreJSON: an unknown route, a wrong method and an unknown job
+// answer a JSON error, markup in it escaped.
+func TestErrorsAreJSON(t *testing.T) {
+	st := memory.New(memory.Options{})
+	fill(t, st, "j", 1)
+	h, err := New(Options{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		method, path string
+		code         int
+	}{
+		{"GET", "/api/v1/nope", http.StatusNotFound},
+		{"DELETE", "/api/v1/jobs/j", http.StatusMethodNotAllowed},
+		{"GET", "/api/v1/jobs/j/reset", http.StatusMethodNotAllowed},
+		{"GET", "/api/v1/jobs/%3Cscript%3E", http.StatusNotFound},
+		{"GET", "/api/v1/jobs/j/runs/%3Cscript%3E", http.StatusNotFound},
+		{"POST", "/", http.StatusMethodNotAllowed},
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(c.method, c.path, nil))
+		var e struct {
+			Error string `json:"error"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || rec.Code != c.code || e.Error == "" ||
+			strings.Contains(rec.Body.String(), "<script>") || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
+			t.Errorf("%s %s: got %d %s, want %d with an escaped JSON error", c.method, c.path, rec.Code, rec.Body, c.code)
+		}
+	}
+}

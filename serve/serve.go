@@ -10,7 +10,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/tidemark-etl/tidemark/serve/web"
@@ -98,8 +100,17 @@ func New(opts Options) (http.Handler, error) {
 	s := &server{opts: opts, log: opts.Logger}
 	s.plans = newPlanCache(s)
 	mux := http.NewServeMux()
+	methods := map[string][]string{}
 	for _, rt := range apiRoutes {
 		mux.HandleFunc(rt.method+" "+rt.pattern, func(w http.ResponseWriter, r *http.Request) { rt.handle(s, w, r) })
+		methods[rt.pattern] = append(methods[rt.pattern], rt.method)
+	}
+	for pattern, ms := range methods {
+		allow := strings.Join(ms, ", ")
+		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allow)
+			s.fail(w, r, http.StatusMethodNotAllowed, fmt.Errorf("%s %s: this route answers %s", r.Method, pattern, allow))
+		})
 	}
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusNotFound, errors.New("no such API route: "+r.Method+" "+r.URL.Path))

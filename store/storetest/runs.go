@@ -123,3 +123,26 @@ func testRunErrors(t *testing.T, s store.Store) {
 		t.Error("run r2 not Purged after MarkPurged")
 	}
 }
+
+// testRunJobFile checks that a run's JobFile, given at BeginRun, is kept
+// through FailRun and Commit (whose summaries may leave it out).
+func testRunJobFile(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	l := acquire(t, s, job, "r")
+	const file = "/jobs/sales <é>.yaml"
+	for _, id := range []string{"f1", "c2"} {
+		if _, err := s.BeginRun(ctx, l.Token, store.Run{Job: job, RunID: id, Mode: bookmark.ModeEnable, StartedAt: t0, JobFile: file}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.FailRun(ctx, job, l.Token, "f1", t0.Add(time.Minute), store.Run{}, "boom"); err != nil {
+		t.Fatal(err)
+	}
+	r := store.Run{Job: job, RunID: "c2", Mode: bookmark.ModeEnable, Status: store.StatusSucceeded, StartedAt: t0, FinishedAt: t0.Add(time.Minute)}
+	mustCommit(t, s, store.Commit{Job: job, Token: l.Token, Advance: true, Run: r})
+	for _, id := range []string{"f1", "c2"} {
+		if got := getRun(t, s, job, id).JobFile; got != file {
+			t.Errorf("run %s: got job file %q, want %q", id, got, file)
+		}
+	}
+}

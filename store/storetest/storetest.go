@@ -62,6 +62,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 
 		{"RunsSeqAttempt", testRunsSeqAttempt},
 		{"RunErrors", testRunErrors},
+		{"RunJobFile", testRunJobFile},
 		{"RunsPaging", testRunsPaging},
 		{"EachRun", testEachRun},
 		{"OutputsAndActions", testOutputsAndActions},
