@@ -9,8 +9,8 @@ package serve
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
