@@ -96,7 +96,7 @@ func TestBrowserDashboard(t *testing.T) {
 	var out dashboardOutput
 	runBrowserScript(t, b, "dashboard.py", in, &out)
 	srv.checkQuiet(sales)
-	t.Logf("checked in the browser: %s", strings.Join(out.Checked, "; "))
+	t.Logf("the browser checked %d things (listed above)", len(out.Checked))
 	if len(out.Screenshots) < 3 {
 		t.Errorf("screenshots: got %v, want one of each page (jobs, job, run)", out.Screenshots)
 	}
