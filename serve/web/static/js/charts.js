@@ -1,0 +1,64 @@
+// charts.js: a job's runs over time (rows, bytes, duration) drawn with the
+// vendored uPlot; failed runs are red points, undone runs (reset or rewound
+// away) grey points.
+"use strict";
+(function (TM) {
+  function when(r) { return new Date(r.started_at || r.finished_at || 0).getTime() / 1000; }
+
+  // series turns runs (any order) into uPlot columns: time, then one column
+  // per value function, then the failed and undone markers of the first.
+  function columns(runs, values) {
+    var rs = runs.slice().sort(function (a, b) { return when(a) - when(b) || (a.seq || 0) - (b.seq || 0); });
+    var cols = [rs.map(when)];
+    values.forEach(function (f) { cols.push(rs.map(f)); });
+    var first = values[0];
+    cols.push(rs.map(function (r) { return r.status === "failed" ? first(r) : null; }));
+    cols.push(rs.map(function (r) { return r.undone ? first(r) : null; }));
+    return cols;
+  }
+
+  function marker(label, color) {
+    return { label: label, stroke: color, width: 0, paths: function () { return null; },
+      points: { show: true, size: 9, stroke: color, fill: color } };
+  }
+
+  function chart(into, test, title, runs, lines, fmt) {
+    var box = TM.el("div", { "class": "chart", "data-test": test, "data-points": runs.length });
+    into.appendChild(box);
+    if (typeof uPlot === "undefined") { box.appendChild(TM.message("error", "The chart library did not load.")); return; }
+    var series = [{}];
+    lines.forEach(function (l) {
+      series.push({ label: l.label, stroke: l.color, width: 2, points: { show: true, size: 5 },
+        value: function (u, v) { return v === null || v === undefined ? "" : fmt(v); } });
+    });
+    series.push(marker("failed", "#cf222e"));
+    series.push(marker("undone", "#8c959f"));
+    var opts = {
+      title: title, width: 420, height: 220, series: series,
+      axes: [{}, { size: 70, values: function (u, vals) { return vals.map(fmt); } }],
+      scales: { x: { time: true } }
+    };
+    try {
+      new uPlot(opts, columns(runs, lines.map(function (l) { return l.value; })), box);
+    } catch (e) {
+      box.appendChild(TM.message("error", "The chart could not be drawn: " + String(e && e.message || e)));
+    }
+  }
+
+  // TM.charts draws the three charts of runs into an element.
+  TM.charts = function (into, runs) {
+    TM.clear(into);
+    if (!runs.length) { into.appendChild(TM.message("info", "No runs to chart yet.")); return; }
+    chart(into, "chart-rows", "Rows per run", runs, [
+      { label: "rows in", color: "#0969da", value: function (r) { return TM.sum(r.sources, "rows"); } },
+      { label: "rows out", color: "#1a7f37", value: function (r) { return TM.sum(r.sinks, "rows"); } }
+    ], TM.fmt.int);
+    chart(into, "chart-bytes", "Bytes per run", runs, [
+      { label: "bytes in", color: "#0969da", value: function (r) { return TM.sum(r.sources, "bytes"); } },
+      { label: "bytes out", color: "#1a7f37", value: function (r) { return TM.sum(r.sinks, "bytes"); } }
+    ], TM.fmt.bytes);
+    chart(into, "chart-duration", "Duration per run", runs, [
+      { label: "duration", color: "#8250df", value: function (r) { return r.duration_ms || 0; } }
+    ], TM.fmt.duration);
+  };
+})(window.TM);

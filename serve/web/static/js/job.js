@@ -1,0 +1,153 @@
+// job.js: a job's page (#/jobs/NAME): bookmark per ctx, charts and the run
+// history (paged with next_before), and the actions when they are on.
+"use strict";
+(function (TM) {
+  var pageSize = 50;
+
+  function schemaTable(cols) {
+    if (!cols || !cols.length) return null;
+    return TM.table("schema", ["Column", "Type"], cols.map(function (c) {
+      return [{ text: c.name, test: "column-name" }, { text: c.type, test: "column-type" }];
+    }));
+  }
+
+  function cursorPairs(c) {
+    if (!c || typeof c !== "object") return [["cursor", c === undefined || c === null ? "none" : String(c), "cursor"]];
+    return [
+      ["keys", (c.keys || []).join(", ") + (c.order ? " (" + c.order + ")" : ""), "keys"],
+      ["key mark", c.mark ? c.mark.join(", ") : "nothing read yet", "key-mark"],
+      c.window !== undefined && c.window !== null ? ["window from", String(c.window) + (c.lookback ? " (lookback " + c.lookback + ")" : ""), "window"] : null,
+      c.behind !== undefined && c.behind !== null ? ["rows behind the window (regression baseline)", TM.fmt.int(c.behind), "behind"] : null
+    ];
+  }
+
+  function sourceSection(ctx, s, lastRun) {
+    var sec = TM.el("section", { "data-test": "bookmark-source", "data-ctx": ctx, "data-kind": s.kind, "data-tracking": s.tracking || null });
+    sec.appendChild(TM.el("h3", null, "Source " + ctx));
+    var pairs = [["kind", s.kind + (s.tracking ? ", " + s.tracking + " tracking" : ""), "kind"]];
+    if (s.kind === "table") {
+      pairs.push(["rows read", TM.fmt.int(s.rows !== undefined ? s.rows : s.bytes), "bookmark-rows"]);
+      pairs.push(["runs that read rows", TM.fmt.int(s.runs !== undefined ? s.runs : s.files), "bookmark-runs"]);
+      pairs = pairs.concat(cursorPairs(s.cursor));
+      var last = lastRun && lastRun.sources && lastRun.sources[ctx];
+      pairs.push(["regressions (last run)", last ? TM.fmt.int(last.regressions || 0) : "no run", "regressions"]);
+    } else {
+      pairs.push(["files processed", TM.fmt.int(s.files), "bookmark-files"]);
+      pairs.push(["bytes recorded", TM.fmt.bytes(s.bytes), "bookmark-bytes"]);
+      if (s.tracking === "timestamp") {
+        pairs.push(["mark (high water)", s.high_water ? TM.fmt.nanos(s.high_water) : "none", "high-water"]);
+        pairs.push(["files in band", TM.fmt.int((s.band || []).length), "band-count"]);
+      }
+      if (s.last_key) pairs.push(["last key (ordered listing)", s.last_key, "last-key"]);
+    }
+    pairs.push(["fingerprint", s.fingerprint || "", "fingerprint"]);
+    if (s.describe) pairs.push(["source", s.describe, "describe"]);
+    sec.appendChild(TM.kv("bookmark-kv", pairs));
+    if (s.band && s.band.length) {
+      sec.appendChild(TM.table("band", ["File in band", { text: "Size", num: true }, "Modified"], s.band.map(function (f) {
+        return [{ text: f.path, test: "band-path" }, { text: TM.fmt.bytes(f.size), num: true }, TM.fmt.nanos(f.mtime)];
+      })));
+    }
+    TM.append(sec, schemaTable(s.schema));
+    return sec;
+  }
+
+  function bookmarkSection(into, bm, lastRun) {
+    TM.clear(into);
+    into.appendChild(TM.kv("bookmark-head", [
+      ["bookmark version", String(bm.version), "bookmark-version"],
+      ["from run", bm.run_id || "none", "bookmark-run"],
+      bm.updated_at ? ["updated", TM.fmt.time(bm.updated_at), "bookmark-updated"] : null
+    ]));
+    var keys = TM.sortedKeys(bm.sources);
+    if (!keys.length) into.appendChild(TM.message("info", "The bookmark is empty: the next run reads everything."));
+    keys.forEach(function (k) { into.appendChild(sourceSection(k, bm.sources[k], lastRun)); });
+  }
+
+  function runRow(job, r, actions) {
+    var act = null;
+    if (actions && r.status === "succeeded" && !r.undone) {
+      act = TM.el("button", { type: "button", "data-test": "rewind", "data-run": r.run_id,
+        onclick: function () { TM.actions.reset(job, r.run_id); } }, "Rewind to here");
+    }
+    return TM.row({ "data-test": "run-row", "data-run": r.run_id, "data-seq": r.seq || null, "data-status": r.status,
+      "data-undone": r.undone ? "true" : null, "class": r.undone ? "undone" : null,
+      "data-rows-in": TM.sum(r.sources, "rows"), "data-rows-out": TM.sum(r.sinks, "rows"),
+      "data-bytes-in": TM.sum(r.sources, "bytes"), "data-bytes-out": TM.sum(r.sinks, "bytes") }, [
+      { text: r.seq === undefined ? "" : String(r.seq), num: true, test: "seq" },
+      { node: TM.link(TM.routes.run(job, r.run_id), r.run_id, { "data-test": "run-link" }) },
+      { text: String(r.attempt), num: true, test: "attempt" },
+      { node: TM.status(r) },
+      { text: r.mode, test: "mode" },
+      { text: TM.fmt.time(r.started_at), test: "started-at" },
+      { text: TM.fmt.duration(r.duration_ms), num: true, test: "duration" },
+      { text: TM.fmt.int(TM.sum(r.sources, "rows")), num: true, test: "rows-in" },
+      { text: TM.fmt.int(TM.sum(r.sinks, "rows")), num: true, test: "rows-out" },
+      { text: TM.fmt.bytes(TM.sum(r.sources, "bytes")), num: true, test: "bytes-in" },
+      { text: TM.fmt.bytes(TM.sum(r.sinks, "bytes")), num: true, test: "bytes-out" },
+      { text: String(r.version), num: true, test: "version" },
+      { text: r.error ? (r.error.length > 160 ? r.error.slice(0, 160) + "…" : r.error) : "", test: "error", title: r.error || null },
+      { node: act }
+    ]);
+  }
+
+  function history(job, into, chartBox, actions) {
+    var runs = [];
+    var tbody = TM.el("tbody");
+    var head = ["#", "Run", "Attempt", "Status", "Mode", "Started", "Duration", "Rows in", "Rows out", "Bytes in", "Bytes out", "Version", "Error", ""];
+    var table = TM.el("table", { "data-test": "runs-table" },
+      TM.el("thead", null, TM.el("tr", null, head.map(function (h) { return TM.el("th", null, h); }))), tbody);
+    var more = TM.el("button", { type: "button", "data-test": "runs-more", hidden: true }, "Older runs");
+    var status = TM.el("span", { "class": "muted", "data-test": "runs-count" });
+    var errBox = TM.el("div");
+    into.appendChild(table);
+    into.appendChild(TM.el("div", { "class": "pager" }, more, status));
+    into.appendChild(errBox);
+    function load(before) {
+      more.disabled = true;
+      var q = "/runs?limit=" + pageSize + (before ? "&before=" + encodeURIComponent(before) : "");
+      return TM.api.get(TM.api.job(job) + q).then(function (data) {
+        TM.clear(errBox);
+        (data.runs || []).forEach(function (r) { runs.push(r); tbody.appendChild(runRow(job, r, actions)); });
+        status.textContent = runs.length + " runs shown" + (data.next_before ? ", older ones not yet" : "");
+        more.hidden = !data.next_before;
+        more.disabled = false;
+        more.onclick = function () { load(data.next_before); };
+        TM.charts(chartBox, runs);
+      }, function (err) { more.disabled = false; TM.showError(errBox, err); });
+    }
+    return load(0);
+  }
+
+  TM.pages = TM.pages || {};
+  // TM.pages.job renders a job's page.
+  TM.pages.job = function (main, job) {
+    TM.crumbs([[TM.routes.job(job), job]]);
+    main.appendChild(TM.el("h1", { "data-test": "job-name", "data-job": job }, job));
+    var top = TM.el("div", { "data-test": "job-summary" }, TM.message("info", "Loading the job…"));
+    main.appendChild(top);
+    return Promise.all([TM.api.get(TM.api.job(job)), TM.api.session()]).then(function (res) {
+      var j = res[0], actions = !!(res[1] && res[1].actions);
+      TM.clear(top);
+      var r = j.last_run;
+      top.appendChild(TM.kv("job-kv", [
+        ["bookmark version", String(j.version), "version"],
+        ["last run", r ? TM.link(TM.routes.run(job, r.run_id), r.run_id, { "data-test": "last-run-link" }) : "none", "last-run"],
+        ["last status", TM.status(r), "last-status"],
+        j.job_file ? ["job file", j.job_file, "job-file"] : null
+      ]));
+      if (actions) top.appendChild(TM.actions.panel(job));
+      main.appendChild(TM.el("h2", null, "Runs over time"));
+      var chartBox = TM.el("div", { "class": "charts", "data-test": "charts" });
+      main.appendChild(chartBox);
+      main.appendChild(TM.el("h2", null, "Bookmark"));
+      var bm = TM.el("div", { "data-test": "bookmark" });
+      main.appendChild(bm);
+      bookmarkSection(bm, j.bookmark || { version: j.version, sources: {} }, r);
+      main.appendChild(TM.el("h2", null, "Run history"));
+      var hist = TM.el("div", { "data-test": "history" });
+      main.appendChild(hist);
+      return history(job, hist, chartBox, actions);
+    }, function (err) { TM.showError(top, err); });
+  };
+})(window.TM);

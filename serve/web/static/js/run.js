@@ -1,0 +1,129 @@
+// run.js: a run's page (#/jobs/NAME/runs/RUN): counts per source and sink,
+// the error, the attempt chain and the input and output manifests, paged.
+"use strict";
+(function (TM) {
+  var pageSize = 100;
+
+  function countsTable(test, what, counts) {
+    var keys = TM.sortedKeys(counts);
+    if (!keys.length) return TM.el("p", { "class": "muted", "data-test": test + "-none" }, "No " + what + ".");
+    var extra = ["rejected", "skipped", "modified", "missing", "empty", "deferred", "unchanged", "future", "in_sinks", "regressions", "null_keys", "late", "changed_during_read"];
+    return TM.table(test, [what === "sources" ? "Source" : "Sink", { text: "Files", num: true }, { text: "Bytes", num: true }, { text: "Rows", num: true }, "Other"],
+      keys.map(function (k) {
+        var c = counts[k];
+        var other = extra.filter(function (f) { return c[f]; }).map(function (f) { return f.replace(/_/g, " ") + " " + TM.fmt.int(c[f]); });
+        if (c.keys_after || c.keys_up_to) other.push("keys (" + (c.keys_after || "start") + ", " + (c.keys_up_to || "") + "]");
+        return TM.row({ "data-test": what === "sources" ? "source-row" : "sink-row", "data-ctx": k,
+          "data-files": c.files, "data-bytes": c.bytes, "data-rows": c.rows }, [
+          { text: k, test: "ctx" },
+          { text: TM.fmt.int(c.files), num: true, test: "files" },
+          { text: TM.fmt.bytes(c.bytes), num: true, test: "bytes", title: c.bytes + " bytes" },
+          { text: TM.fmt.int(c.rows), num: true, test: "rows" },
+          { text: other.join(", "), test: "other" }
+        ]);
+      }));
+  }
+
+  function inputRow(i) {
+    if (i.range !== undefined || i.path === undefined) {
+      var rg = typeof i.range === "string" ? i.range : JSON.stringify(i.range);
+      return TM.row({ "data-test": "input-row", "data-ctx": i.ctx, "data-rows": i.rows }, [
+        { text: i.ctx, test: "ctx" }, { text: "range " + rg, test: "path" }, "", { text: TM.fmt.int(i.rows), num: true, test: "rows" }, "", ""]);
+    }
+    return TM.row({ "data-test": "input-row", "data-ctx": i.ctx, "data-path": i.path, "data-size": i.size }, [
+      { text: i.ctx, test: "ctx" }, { text: i.path, test: "path" },
+      { text: TM.fmt.bytes(i.size), num: true, test: "size" }, "",
+      { text: TM.fmt.nanos(i.mtime), test: "mtime" }, { text: i.etag || "", test: "etag" }]);
+  }
+
+  function outputRow(o) {
+    var where = o.table ? (o.table.table || o.final) : ((o.root ? o.root.replace(/\/$/, "") + "/" : "") + o.final);
+    return TM.row({ "data-test": "output-row", "data-sink": o.sink || "", "data-final": o.final, "data-rows": o.rows, "data-bytes": o.bytes,
+      "data-published": o.published ? "true" : "false" }, [
+      { text: o.sink || (o.rejects ? "rejects of " + o.rejects : ""), test: "sink" },
+      { text: o.kind, test: "kind" },
+      { text: where, test: "final" },
+      { text: TM.fmt.int(o.rows), num: true, test: "rows" },
+      { text: TM.fmt.bytes(o.bytes), num: true, test: "bytes" },
+      { text: o.published ? "yes" : "no", test: "published" }]);
+  }
+
+  // manifest is one paged list (inputs or outputs) of a run.
+  function manifest(into, test, head, rowFn, first, fetchPage) {
+    var body = TM.el("div", { "data-test": test });
+    into.appendChild(body);
+    function show(list, offset) {
+      TM.clear(body);
+      var items = (list && list.items) || [], total = (list && list.total) || 0;
+      if (!total) { body.appendChild(TM.el("p", { "class": "muted", "data-test": test + "-none" }, "None.")); return; }
+      body.appendChild(TM.table(test + "-table", head, items.map(rowFn)));
+      var prev = TM.el("button", { type: "button", "data-test": test + "-prev", disabled: offset <= 0 }, "Previous");
+      var next = TM.el("button", { type: "button", "data-test": test + "-next", disabled: offset + items.length >= total }, "Next");
+      var info = TM.el("span", { "data-test": test + "-range", "data-offset": offset, "data-total": total },
+        (items.length ? (offset + 1) + "–" + (offset + items.length) : "0") + " of " + TM.fmt.int(total));
+      function go(off) {
+        prev.disabled = next.disabled = true;
+        fetchPage(off).then(function (list) { show(list, off); }, function (err) { TM.showError(body, err); });
+      }
+      prev.addEventListener("click", function () { go(Math.max(0, offset - pageSize)); });
+      next.addEventListener("click", function () { go(offset + pageSize); });
+      body.appendChild(TM.el("div", { "class": "pager" }, prev, info, next));
+    }
+    show(first, 0);
+  }
+
+  function attemptsTable(job, run, attempts) {
+    if (!attempts || !attempts.length) return TM.el("p", { "class": "muted", "data-test": "attempts-none" }, "No failed attempts before this run.");
+    return TM.table("attempts", ["Run", "Attempt", "Status", "Started", "Error"], attempts.map(function (a) {
+      return TM.row({ "data-test": "attempt-row", "data-run": a.run_id, "data-status": a.status, "class": a.run_id === run ? "current" : null }, [
+        { node: TM.link(TM.routes.run(job, a.run_id), a.run_id) },
+        { text: String(a.attempt), num: true },
+        { node: TM.status(a) },
+        TM.fmt.time(a.started_at),
+        { text: a.error || "", test: "error" }]);
+    }));
+  }
+
+  TM.pages = TM.pages || {};
+  // TM.pages.run renders a run's page.
+  TM.pages.run = function (main, job, run) {
+    TM.crumbs([[TM.routes.job(job), job], [TM.routes.run(job, run), run]]);
+    main.appendChild(TM.el("h1", { "data-test": "run-id", "data-run": run }, "Run " + run));
+    var body = TM.el("div", { "data-test": "run" }, TM.message("info", "Loading the run…"));
+    main.appendChild(body);
+    var path = TM.api.job(job) + "/runs/" + encodeURIComponent(run);
+    function page(off) { return TM.api.get(path + "?offset=" + off + "&limit=" + pageSize); }
+    return page(0).then(function (d) {
+      TM.clear(body);
+      var r = d.run;
+      body.appendChild(TM.kv("run-kv", [
+        ["job", TM.link(TM.routes.job(job), r.job), "job"],
+        ["status", TM.status(r), "run-status"],
+        ["attempt", String(r.attempt), "attempt"],
+        ["mode", r.mode, "mode"],
+        ["started", TM.fmt.time(r.started_at), "started-at"],
+        ["finished", TM.fmt.time(r.finished_at), "finished-at"],
+        ["duration", TM.fmt.duration(r.duration_ms), "duration"],
+        ["bookmark version", String(r.version), "version"],
+        ["rows in / out", TM.fmt.int(TM.sum(r.sources, "rows")) + " / " + TM.fmt.int(TM.sum(r.sinks, "rows")), "rows-in-out"],
+        r.undone ? ["undone", r.purged ? "yes, and its output purged" : "yes (reset or rewound away)", "undone"] : null
+      ]));
+      if (r.error) {
+        body.appendChild(TM.el("h2", null, "Error"));
+        body.appendChild(TM.el("pre", { "class": "errortext", "data-test": "run-error" }, r.error));
+      }
+      body.appendChild(TM.el("h2", null, "Sources"));
+      body.appendChild(countsTable("sources", "sources", r.sources));
+      body.appendChild(TM.el("h2", null, "Sinks"));
+      body.appendChild(countsTable("sinks", "sinks", r.sinks));
+      body.appendChild(TM.el("h2", null, "Attempt chain"));
+      body.appendChild(attemptsTable(job, run, d.attempts));
+      body.appendChild(TM.el("h2", null, "Inputs"));
+      manifest(body, "inputs", ["Source", "File or range", { text: "Size", num: true }, { text: "Rows", num: true }, "Modified", "ETag"], inputRow, d.inputs,
+        function (off) { return page(off).then(function (x) { return x.inputs; }); });
+      body.appendChild(TM.el("h2", null, "Outputs"));
+      manifest(body, "outputs", ["Sink", "Kind", "Location", { text: "Rows", num: true }, { text: "Bytes", num: true }, "Published"], outputRow, d.outputs,
+        function (off) { return page(off).then(function (x) { return x.outputs; }); });
+    }, function (err) { TM.showError(body, err); });
+  };
+})(window.TM);
