@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
-	"strings"
 	"testing"
 )
 
@@ -119,6 +118,22 @@ func TestBrowserDashboard(t *testing.T) {
 	}
 	if len(kept) > 0 {
 		t.Errorf("files of the first run were deleted by the rewind: %v", sortedKeys(kept))
+	}
+	var after []struct {
+		RunID  string `json:"run_id"`
+		Undone bool   `json:"undone"`
+	}
+	if err := json.Unmarshal([]byte(sales.mustTidemark("runs", sales.jobPath, "--json").stdout), &after); err != nil {
+		t.Fatalf("decoding runs --json after the rewind: %v", err)
+	}
+	undo := map[string]bool{}
+	for _, id := range in.Undo {
+		undo[id] = true
+	}
+	for _, r := range after {
+		if undo[r.RunID] != r.Undone {
+			t.Errorf("runs --json after the rewind: run %s undone = %v, want %v", r.RunID, r.Undone, undo[r.RunID])
+		}
 	}
 	if got := sales.planFiles(); got != 6 {
 		t.Errorf("plan after the rewind: got %d files, want 6 (Tuesday's 5 and bad.csv)", got)

@@ -178,35 +178,37 @@ def rewind(d, c, job):
     """Rewinds the job with purge through the confirmation dialog, typing the token."""
     to = d.inp["rewind_to"]
     d.open(f"/jobs/{job}")
-    form = d.page.locator('[data-test="token-form"]')
-    form.wait_for()
+    d.page.locator('[data-test="token-form"]').wait_for()
     d.page.locator('[data-test="token-input"]').fill(d.inp["token"])
     d.page.locator('[data-test="token-save"]').click()
-    button = d.page.locator(f'[data-test="rewind"][data-run="{to}"]')
-    button.click()
-    dialog = d.page.locator('[data-test="confirm-dialog"]')
-    dialog.wait_for()
+    d.page.locator(f'[data-test="rewind"][data-run="{to}"]').click()
+    d.page.locator('[data-test="confirm-dialog"]').wait_for()
     d.page.locator('[data-test="confirm-purge"]').check()
-    body = d.page.locator('[data-test="confirm-body"]')
-    for name in d.inp["delete"]:
-        body.get_by_text(name, exact=False).first.wait_for()
-    text = d.text(body)
-    for run in d.inp["undo"]:
-        c.true(f"confirmation lists run {run} to undo", run in text, f"not in {text!r}")
-    for name in d.inp["delete"]:
-        c.true(f"confirmation lists {name} to delete", name in text, f"not in {text!r}")
-    c.true("confirmation does not show the token", d.inp["token"] not in d.page.content(), "the token is in the page")
+    body = d.page.locator('[data-test="confirm-body"][data-purge="true"]')
+    body.locator('[data-test="dry-delete"]').wait_for()
+    undo = [d.text(x) for x in body.locator('[data-test="dry-undo-item"]').all()]
+    c.eq("confirmation: runs to undo", sorted(undo), sorted(d.inp["undo"]))
+    delete = [d.text(x) for x in body.locator('[data-test="dry-delete-item"]').all()]
+    c.eq("confirmation: files to delete", sorted(os.path.basename(x) for x in delete), sorted(d.inp["delete"]))
+    c.true("confirmation: the token is not in the page", d.inp["token"] not in d.page.content(), "it is")
     d.shot("4-confirm")
-    ok = d.page.locator('[data-test="confirm-ok"]')
     with d.page.expect_response(lambda res: res.request.method == "POST" and "/reset" in res.url) as info:
-        ok.click()
+        d.page.locator('[data-test="confirm-ok"]:enabled').click()
     res = info.value
     c.eq("reset: answer status", res.status, 200)
     answer = res.json()
-    d.page.locator(f'[data-test="bookmark-run"]:has-text("{to}")').wait_for()
-    c.eq("job page after the rewind: bookmark run", d.text(d.page.locator('[data-test="bookmark-run"]')), to)
+    done = d.page.locator('[data-test="reset-done"]')
+    done.wait_for()
+    deleted = [d.text(x) for x in done.locator('[data-test="done-deleted-item"]').all()]
+    c.eq("after the rewind: files deleted", sorted(os.path.basename(x) for x in deleted), sorted(d.inp["delete"]))
+    d.shot("5-rewound")
+    d.page.locator('[data-test="confirm-cancel"]').click()
+    d.page.locator(f'[data-test="bookmark-run"]:text-is("{to}")').wait_for()
+    for run in d.inp["undo"]:
+        row = d.page.locator(f'[data-test="run-row"][data-run="{run}"]')
+        c.eq(f"job page after the rewind: run {run} undone", row.get_attribute("data-undone"), "true")
     d.assert_no_errors("rewind")
-    d.shot("5-after-rewind")
+    d.shot("6-job-after-rewind")
     return answer
 
 
