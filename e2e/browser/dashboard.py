@@ -157,6 +157,16 @@ def check_run_page(d, c, job, r, shot):
             row.wait_for()
             c.eq(f"{what}: {ctx} files", d.text(row.locator('[data-test="files"]')), fmt_int(counts.get("files", 0)))
             c.eq(f"{what}: {ctx} rows", d.text(row.locator('[data-test="rows"]')), fmt_int(counts.get("rows", 0)))
+            if counts.get("rejected"):
+                other = d.text(row.locator('[data-test="other"]'))
+                c.true(f"{what}: {ctx} rejected", f"rejected {fmt_int(counts['rejected'])}" in other,
+                       f"the row says {other!r}, want rejected {counts['rejected']}")
+    c.eq(f"{what}: status", d.page.locator('[data-test="run-status"] [data-test="status"]').get_attribute("data-status"),
+         r["status"])
+    files = total(r.get("sources"), "files")
+    if r["status"] == "succeeded" and files:
+        rng = d.page.locator('[data-test="inputs-range"]')
+        c.eq(f"{what}: input manifest total", rng.get_attribute("data-total"), str(files))
     if r["status"] == "failed":
         err = d.page.locator('[data-test="run-error"]')
         err.wait_for()
@@ -232,6 +242,9 @@ def main():
                 for r in runs:
                     if r is not first:
                         check_run_page(d, c, job, r, "3-run-" + r["status"] if r["status"] == "failed" else None)
+                for other, runs in inp["runs"].items():
+                    if other != job:
+                        check_run_page(d, c, other, runs[0], "3-run-" + other)
                 answer = rewind(d, c, job)
             except Exception:
                 d.shot("failure")
