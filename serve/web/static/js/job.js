@@ -30,7 +30,7 @@
       pairs.push(["runs that read rows", TM.fmt.int(s.runs !== undefined ? s.runs : s.files), "bookmark-runs"]);
       pairs = pairs.concat(cursorPairs(s.cursor));
       var last = lastRun && lastRun.sources && lastRun.sources[ctx];
-      pairs.push(["regressions (last run)", last ? TM.fmt.int(last.regressions || 0) : "no run", "regressions"]);
+      pairs.push(["regressions (last run)", last ? TM.fmt.int(last.regressions || 0) : "not read by the last run", "regressions"]);
     } else {
       pairs.push(["files processed", TM.fmt.int(s.files), "bookmark-files"]);
       pairs.push(["bytes recorded", TM.fmt.bytes(s.bytes), "bookmark-bytes"]);
