@@ -18,7 +18,13 @@ type ResetOptions struct {
 	// rewind); empty clears the bookmark.
 	ToRun string
 	// Purge deletes what every later run published, whatever its mode.
-	Purge  bool
+	Purge bool
+	// DryRun changes nothing and takes no lease: the result says what the
+	// reset would undo (Undone), whose output it would delete (Purged) and
+	// which files or rows (Deleted), at the current Version. A run
+	// committed but not yet published, which the reset would roll forward
+	// first, is counted as published.
+	DryRun bool
 	Logger *slog.Logger
 }
 
@@ -44,6 +50,9 @@ func Reset(ctx context.Context, st store.Store, jobName string, opts ResetOption
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if opts.DryRun {
+		return resetPreview(ctx, st, jobName, opts)
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	lease, err := acquire(ctx, st, jobName, "reset-"+newRunID(time.Now()), DefaultLeaseTTL, cancel, log)
@@ -58,17 +67,9 @@ func Reset(ctx context.Context, st store.Store, jobName string, opts ResetOption
 	if err != nil {
 		return nil, err
 	}
-	var targetSeq int64
-	if opts.ToRun != "" {
-		found := false
-		for _, r := range runs {
-			if r.RunID == opts.ToRun {
-				found, targetSeq = true, r.Seq
-			}
-		}
-		if !found {
-			return nil, fmt.Errorf("%w: job %s has no run %s (see `tidemark runs %s`)", ErrUsage, jobName, opts.ToRun, jobName)
-		}
+	targetSeq, err := resetTarget(runs, jobName, opts.ToRun)
+	if err != nil {
+		return nil, err
 	}
 	isUndone := func(r store.Run) bool { return r.Seq > targetSeq }
 	if err := recoverJob(ctx, st, jobName, lease.token(), nil, log, isUndone); err != nil {
@@ -119,6 +120,20 @@ func Reset(ctx context.Context, st store.Store, jobName string, opts ResetOption
 			"files", len(res.Gone), "examples", strings.Join(res.Gone[:min(len(res.Gone), maxNamed)], ", "))
 	}
 	return res, nil
+}
+
+// resetTarget is the Seq of the run a reset rewinds to (0: a full reset);
+// a usage error if the job has no such run.
+func resetTarget(runs []store.Run, jobName, toRun string) (int64, error) {
+	if toRun == "" {
+		return 0, nil
+	}
+	for _, r := range runs {
+		if r.RunID == toRun {
+			return r.Seq, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: job %s has no run %s (see `tidemark runs %s`)", ErrUsage, jobName, toRun, jobName)
 }
 
 // maxNamed is how many files a warning names.

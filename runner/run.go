@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
@@ -102,6 +103,19 @@ func ResultOf(r store.Run) Result {
 	return res
 }
 
+// jobFile is the job file's absolute path ("" for a spec made in code
+// without one), recorded in the run so that tools can plan the job again.
+func jobFile(spec *job.Spec) string {
+	if spec.File == "" {
+		return ""
+	}
+	abs, err := filepath.Abs(spec.File)
+	if err != nil {
+		return ""
+	}
+	return abs
+}
+
 // checkOptions has the engine check every reader and writer option, and
 // the object stores every s3: setting (Parse did already; a Spec built in
 // code may not have been parsed).
@@ -170,7 +184,8 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 
 	started := time.Now().UTC()
 	r := &runner{spec: spec, opts: opts, st: st, job: jobName, log: opts.Logger}
-	r.rec = store.Run{Job: jobName, RunID: newRunID(started), Mode: opts.Mode, Status: store.StatusRunning, StartedAt: started}
+	r.rec = store.Run{Job: jobName, RunID: newRunID(started), Mode: opts.Mode, Status: store.StatusRunning, StartedAt: started,
+		JobFile: jobFile(spec)}
 	defer r.close()
 
 	ctx, cancel := context.WithCancelCause(ctx)

@@ -138,6 +138,10 @@ type Run struct {
 	Undone bool `json:"undone,omitempty"`
 	// Purged is set once --purge-output deleted this run's published output.
 	Purged bool `json:"purged,omitempty"`
+	// JobFile is the absolute path of the job file the run was made from
+	// (empty for runs made in code without one, and for runs recorded by
+	// an older tidemark), for tools that plan the job again (serve).
+	JobFile string `json:"job_file,omitempty"`
 }
 
 // FileRecord is one processed file of one source ctx (a run's file input).

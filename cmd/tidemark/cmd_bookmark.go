@@ -12,6 +12,7 @@ import (
 
 	"github.com/tidemark-etl/tidemark"
 	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/serve/view"
 	"github.com/tidemark-etl/tidemark/source/sqltable"
 )
 
@@ -44,24 +45,6 @@ func newBookmarkCmd(g *globals) *cobra.Command {
 	return c
 }
 
-// bookmarkView is `bookmark show --json`.
-type bookmarkView struct {
-	Job       string                `json:"job"`
-	Version   int64                 `json:"version"`
-	RunID     string                `json:"run_id"`
-	UpdatedAt *time.Time            `json:"updated_at,omitempty"`
-	Sources   map[string]sourceView `json:"sources"`
-}
-
-// sourceView is a source's state in bookmark show --json. A SQL table's
-// state keeps the rows read in bytes and the runs that read them in
-// files: rows and runs say so under their names.
-type sourceView struct {
-	bookmark.SourceState
-	Rows *int64 `json:"rows,omitempty"`
-	Runs *int64 `json:"runs,omitempty"`
-}
-
 // runBookmarkShow is `tidemark bookmark show`.
 func runBookmarkShow(ctx context.Context, g *globals, arg string) error {
 	name, st, err := openJob(ctx, g, arg, true)
@@ -77,21 +60,7 @@ func runBookmarkShow(ctx context.Context, g *globals, arg string) error {
 	if err != nil {
 		return err
 	}
-	v := bookmarkView{Job: name, Version: head.Version, RunID: head.RunID, Sources: map[string]sourceView{}}
-	for k, s := range states {
-		sv := sourceView{SourceState: s}
-		if s.Kind == "table" {
-			// The JSON of a table source has shown its run and row counts
-			// as files and bytes too; they are kept there.
-			rows, runs := s.Rows, s.Runs
-			sv.Rows, sv.Runs = &rows, &runs
-			sv.Files, sv.Bytes = runs, rows
-		}
-		v.Sources[k] = sv
-	}
-	if !head.UpdatedAt.IsZero() {
-		v.UpdatedAt = &head.UpdatedAt
-	}
+	v := view.BookmarkOf(name, head, states)
 	if g.json {
 		return json.NewEncoder(os.Stdout).Encode(v)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tidemark-etl/tidemark"
+	"github.com/tidemark-etl/tidemark/serve/view"
 	"github.com/tidemark-etl/tidemark/store"
 )
 
@@ -38,10 +38,7 @@ func runRuns(ctx context.Context, g *globals, arg string) error {
 	if err != nil {
 		return err
 	}
-	out := make([]tidemark.Result, 0, len(runs))
-	for _, r := range runs {
-		out = append(out, tidemark.ResultOf(r))
-	}
+	out := view.Results(runs)
 	if g.json {
 		return json.NewEncoder(os.Stdout).Encode(out)
 	}

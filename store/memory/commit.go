@@ -90,6 +90,9 @@ func (s *Store) commit(c store.Commit) (store.Head, error) {
 	r := &rec.run
 	r.Status, r.FinishedAt, r.Version, r.Error = store.StatusSucceeded, utc(finished), h.Version, ""
 	r.Sources, r.Sinks = cloneCounts(c.Run.Sources), cloneCounts(c.Run.Sinks)
+	if c.Run.JobFile != "" {
+		r.JobFile = c.Run.JobFile
+	}
 	for _, o := range c.Outputs {
 		o = cloneOutput(o)
 		o.RunID = c.Run.RunID

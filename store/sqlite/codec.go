@@ -29,11 +29,12 @@ func decodeState(job, srcCtx string, version int64, data []byte) (bookmark.Sourc
 type summary struct {
 	Sources map[string]store.Count `json:"sources,omitempty"`
 	Sinks   map[string]store.Count `json:"sinks,omitempty"`
+	JobFile string                 `json:"job_file,omitempty"`
 }
 
 // encodeSummary serialises a run's per-source and per-sink counts.
 func encodeSummary(r store.Run) (string, error) {
-	b, err := json.Marshal(summary{Sources: r.Sources, Sinks: r.Sinks})
+	b, err := json.Marshal(summary{Sources: r.Sources, Sinks: r.Sinks, JobFile: r.JobFile})
 	return string(b), err
 }
 

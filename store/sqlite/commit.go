@@ -88,7 +88,11 @@ func commit(ctx context.Context, tx *sql.Tx, c store.Commit) (store.Head, error)
 	if finished.IsZero() {
 		finished = now
 	}
-	sum, err := encodeSummary(c.Run)
+	sumRun := c.Run
+	if sumRun.JobFile == "" {
+		sumRun.JobFile = run.JobFile // recorded at BeginRun
+	}
+	sum, err := encodeSummary(sumRun)
 	if err != nil {
 		return store.Head{}, err
 	}

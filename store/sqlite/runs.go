@@ -94,6 +94,9 @@ func (s *Store) FailRun(ctx context.Context, job string, token int64, runID stri
 		if finished.IsZero() {
 			finished = time.Now()
 		}
+		if summary.JobFile == "" {
+			summary.JobFile = r.JobFile // recorded at BeginRun
+		}
 		sum, err := encodeSummary(summary)
 		if err != nil {
 			return err
@@ -195,7 +198,7 @@ func queryRuns(ctx context.Context, q querier, query string, args ...any) ([]sto
 		if err != nil {
 			return nil, err
 		}
-		r.Sources, r.Sinks = s.Sources, s.Sinks
+		r.Sources, r.Sinks, r.JobFile = s.Sources, s.Sinks, s.JobFile
 		runs = append(runs, r)
 	}
 	return runs, rows.Err()

@@ -1,0 +1,61 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/tidemark-etl/tidemark/internal/layout"
+	"github.com/tidemark-etl/tidemark/manifest"
+	"github.com/tidemark-etl/tidemark/store"
+)
+
+// resetPreview is Reset with DryRun: what the reset would undo and delete,
+// read from the store alone (no lease, no write, no sink opened). The
+// target is checked as Reset checks it; the store's own check (an
+// enable-mode, committed, not undone run) is left to the real reset.
+func resetPreview(ctx context.Context, st store.Store, jobName string, opts ResetOptions) (*ResetResult, error) {
+	runs, err := store.AllRuns(ctx, st, jobName)
+	if err != nil {
+		return nil, err
+	}
+	targetSeq, err := resetTarget(runs, jobName, opts.ToRun)
+	if err != nil {
+		return nil, err
+	}
+	head, err := st.Head(ctx, jobName)
+	if err != nil {
+		return nil, err
+	}
+	res := &ResetResult{Job: jobName, Version: head.Version, ToRun: opts.ToRun, Undone: []string{}, Purged: []string{}, Deleted: []string{}}
+	slices.Reverse(runs) // oldest first, as Reset reports them
+	for _, r := range runs {
+		if r.Seq <= targetSeq || r.Status != store.StatusSucceeded {
+			continue
+		}
+		if !r.Undone {
+			res.Undone = append(res.Undone, r.RunID)
+		}
+		if !opts.Purge || r.Purged {
+			continue
+		}
+		outs, err := st.Outputs(ctx, jobName, r.RunID)
+		if err != nil {
+			return nil, err
+		}
+		res.Purged = append(res.Purged, r.RunID)
+		for _, o := range outs {
+			res.Deleted = append(res.Deleted, outputLocation(o))
+		}
+	}
+	return res, nil
+}
+
+// outputLocation names where an output is, as a purge reports it deleted:
+// a file's location, or a table load's rows.
+func outputLocation(o store.Output) string {
+	if o.Kind == manifest.TableLoad {
+		return fmt.Sprintf("%d rows of table %s", o.Rows, o.Final)
+	}
+	return layout.Join(o.Root, o.Final)
+}

@@ -1,0 +1,180 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"sync"
+
+	"github.com/tidemark-etl/tidemark/runner"
+	"github.com/tidemark-etl/tidemark/serve/view"
+	"github.com/tidemark-etl/tidemark/store"
+)
+
+// jobSummary is one job in GET /api/v1/jobs.
+type jobSummary struct {
+	Job          string             `json:"job"`
+	Version      int64              `json:"version"`
+	RunID        string             `json:"run_id"`
+	LastRun      *view.Run          `json:"last_run"`
+	Backlog      *runner.PlanResult `json:"backlog"`
+	BacklogError string             `json:"backlog_error,omitempty"`
+}
+
+// jobDetail is GET /api/v1/jobs/{job}.
+type jobDetail struct {
+	Job      string        `json:"job"`
+	Version  int64         `json:"version"`
+	RunID    string        `json:"run_id"`
+	Bookmark view.Bookmark `json:"bookmark"`
+	LastRun  *view.Run     `json:"last_run"`
+	JobFile  string        `json:"job_file,omitempty"`
+}
+
+// planWorkers bounds how many plans GET /api/v1/jobs computes at once.
+const planWorkers = 4
+
+// jobs is GET /api/v1/jobs: every job with its head, last run and backlog.
+func (s *server) jobs(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	names, err := s.jobNames(ctx)
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	out := make([]jobSummary, len(names))
+	files := make([]string, len(names))
+	for i, name := range names {
+		head, err := s.opts.Store.Head(ctx, name)
+		if err != nil {
+			s.fail(w, r, 0, err)
+			return
+		}
+		last, err := s.opts.Store.Runs(ctx, name, store.RunQuery{Limit: 1})
+		if err != nil {
+			s.fail(w, r, 0, err)
+			return
+		}
+		out[i] = jobSummary{Job: name, Version: head.Version, RunID: head.RunID}
+		if len(last) > 0 {
+			v := view.RunOf(last[0])
+			out[i].LastRun = &v
+			files[i] = last[0].JobFile
+		}
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, planWorkers)
+	for i := range out {
+		if files[i] == "" {
+			out[i].BacklogError = "no job file known: the job's last run did not record one"
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			res, err := s.plans.get(ctx, out[i].Job, files[i])
+			if err != nil {
+				out[i].BacklogError = s.clean(err.Error())
+				return
+			}
+			out[i].Backlog = res
+		}()
+	}
+	wg.Wait()
+	writeJSON(w, http.StatusOK, map[string]any{"jobs": out})
+}
+
+// jobNames lists the store's jobs, sorted.
+func (s *server) jobNames(ctx context.Context) ([]string, error) {
+	jl, ok := s.opts.Store.(store.JobLister)
+	if !ok {
+		return nil, withStatus(http.StatusServiceUnavailable, errors.New("this state store cannot list its jobs"))
+	}
+	names, err := jl.Jobs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing jobs: %w", err)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// knownJob returns the job's head, or a 404 error if the store holds
+// nothing of the job (no version, no run).
+func (s *server) knownJob(ctx context.Context, name string) (store.Head, []store.Run, error) {
+	head, err := s.opts.Store.Head(ctx, name)
+	if err != nil {
+		return store.Head{}, nil, err
+	}
+	last, err := s.opts.Store.Runs(ctx, name, store.RunQuery{Limit: 1})
+	if err != nil {
+		return store.Head{}, nil, err
+	}
+	if head.Version == 0 && len(last) == 0 {
+		return store.Head{}, nil, withStatus(http.StatusNotFound, fmt.Errorf("no job %q in this state store", name))
+	}
+	return head, last, nil
+}
+
+// job is GET /api/v1/jobs/{job}.
+func (s *server) job(w http.ResponseWriter, r *http.Request) {
+	ctx, name := r.Context(), r.PathValue("job")
+	head, last, err := s.knownJob(ctx, name)
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	states, err := s.opts.Store.SourceStates(ctx, name)
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	d := jobDetail{Job: name, Version: head.Version, RunID: head.RunID, Bookmark: view.BookmarkOf(name, head, states)}
+	if len(last) > 0 {
+		v := view.RunOf(last[0])
+		d.LastRun = &v
+	}
+	if d.JobFile, err = s.jobFile(ctx, name); err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+// jobFileLookback is how many recent runs jobFile looks at for one that
+// recorded its job file.
+const jobFileLookback = 20
+
+// jobFile is the job file the newest run that recorded one was made from
+// ("" if none of the recent runs did).
+func (s *server) jobFile(ctx context.Context, name string) (string, error) {
+	runs, err := s.opts.Store.Runs(ctx, name, store.RunQuery{Limit: jobFileLookback})
+	if err != nil {
+		return "", err
+	}
+	for _, r := range runs {
+		if r.JobFile != "" {
+			return r.JobFile, nil
+		}
+	}
+	return "", nil
+}
+
+// bookmark is GET /api/v1/jobs/{job}/bookmark: bookmark show --json.
+func (s *server) bookmark(w http.ResponseWriter, r *http.Request) {
+	ctx, name := r.Context(), r.PathValue("job")
+	head, _, err := s.knownJob(ctx, name)
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	states, err := s.opts.Store.SourceStates(ctx, name)
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, view.BookmarkOf(name, head, states))
+}

@@ -1,0 +1,195 @@
+package serve
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/tidemark-etl/tidemark/serve/view"
+	"github.com/tidemark-etl/tidemark/store"
+)
+
+// Paging limits: runs of a job, and a run's inputs and outputs.
+const (
+	defaultRunLimit  = 50
+	defaultItemLimit = 100
+	maxLimit         = 1000
+	// maxAttempts bounds the attempt chain of a run.
+	maxAttempts = 100
+)
+
+// runsPage is GET /api/v1/jobs/{job}/runs.
+type runsPage struct {
+	Runs []view.Run `json:"runs"`
+	// NextBefore is the before= of the next (older) page; 0 on the last.
+	NextBefore int64 `json:"next_before"`
+}
+
+// intParam reads a non-negative integer query parameter (def if absent).
+func intParam(r *http.Request, name string, def int64) (int64, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, withStatus(http.StatusBadRequest, fmt.Errorf("query parameter %s: want a whole number ≥ 0, got %q", name, v))
+	}
+	return n, nil
+}
+
+// limitParam reads limit= (def if absent or 0), at most maxLimit.
+func limitParam(r *http.Request, def int64) (int, error) {
+	n, err := intParam(r, "limit", def)
+	if err != nil {
+		return 0, err
+	}
+	if n == 0 {
+		n = def
+	}
+	if n > maxLimit {
+		return 0, withStatus(http.StatusBadRequest, fmt.Errorf("query parameter limit: at most %d, got %d", maxLimit, n))
+	}
+	return int(n), nil
+}
+
+// runs is GET /api/v1/jobs/{job}/runs?limit=N&before=SEQ: one page of the
+// job's runs, newest first, read with a bounded query.
+func (s *server) runs(w http.ResponseWriter, r *http.Request) {
+	ctx, name := r.Context(), r.PathValue("job")
+	limit, err := limitParam(r, defaultRunLimit)
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	before, err := intParam(r, "before", 0)
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	if _, _, err := s.knownJob(ctx, name); err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	// One more than asked for says whether there is a next page.
+	runs, err := s.opts.Store.Runs(ctx, name, store.RunQuery{Limit: limit + 1, BeforeSeq: before})
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	page := runsPage{}
+	if len(runs) > limit {
+		runs = runs[:limit]
+		page.NextBefore = runs[limit-1].Seq
+	}
+	page.Runs = view.Runs(runs)
+	writeJSON(w, http.StatusOK, page)
+}
+
+// input is one item of a run's input manifest: a file read, or the key
+// range read from a SQL table.
+type input struct {
+	Ctx   string          `json:"ctx"`
+	Path  string          `json:"path,omitempty"`
+	Size  *int64          `json:"size,omitempty"`
+	MTime *int64          `json:"mtime,omitempty"`
+	ETag  string          `json:"etag,omitempty"`
+	Range json.RawMessage `json:"range,omitempty"`
+	Rows  *int64          `json:"rows,omitempty"`
+}
+
+// list is one page of a run's inputs or outputs and how many there are.
+type list[T any] struct {
+	Items []T `json:"items"`
+	Total int `json:"total"`
+}
+
+// runDetail is GET /api/v1/jobs/{job}/runs/{run}.
+type runDetail struct {
+	Run      view.Run           `json:"run"`
+	Outputs  list[store.Output] `json:"outputs"`
+	Inputs   list[input]        `json:"inputs"`
+	Attempts []view.Run         `json:"attempts"`
+}
+
+// run is GET /api/v1/jobs/{job}/runs/{run}?offset=&limit=: the run, one
+// page of its outputs and of its inputs (the same offset and limit), and
+// its attempt chain.
+func (s *server) run(w http.ResponseWriter, r *http.Request) {
+	ctx, name, id := r.Context(), r.PathValue("job"), r.PathValue("run")
+	limit, err := limitParam(r, defaultItemLimit)
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	off64, err := intParam(r, "offset", 0)
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	offset := int(min(off64, 1<<40))
+	rec, err := s.opts.Store.Run(ctx, name, id)
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	d := runDetail{Run: view.RunOf(rec), Outputs: list[store.Output]{Items: []store.Output{}}, Inputs: list[input]{Items: []input{}}}
+	outs, err := s.opts.Store.Outputs(ctx, name, id)
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	d.Outputs.Total = len(outs)
+	if offset < len(outs) {
+		d.Outputs.Items = outs[offset:min(len(outs), offset+limit)]
+	}
+	take := func(in input) {
+		if d.Inputs.Total >= offset && len(d.Inputs.Items) < limit {
+			d.Inputs.Items = append(d.Inputs.Items, in)
+		}
+		d.Inputs.Total++
+	}
+	for f, err := range s.opts.Store.RunInputs(ctx, name, []string{id}) {
+		if err != nil {
+			s.fail(w, r, 0, err)
+			return
+		}
+		take(input{Ctx: f.Ctx, Path: f.File.Path, Size: &f.File.Size, MTime: &f.File.MTime, ETag: f.File.ETag})
+	}
+	for g, err := range s.opts.Store.RunRanges(ctx, name, []string{id}) {
+		if err != nil {
+			s.fail(w, r, 0, err)
+			return
+		}
+		in := input{Ctx: g.Ctx, Rows: &g.Rows}
+		if json.Valid(g.Range) {
+			in.Range = g.Range
+		} else {
+			in.Range, _ = json.Marshal(string(g.Range))
+		}
+		take(in)
+	}
+	if d.Attempts, err = s.attempts(r, rec); err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+// attempts is a run's attempt chain, newest first: the run and the failed
+// runs right before it (since the previous succeeded one), at most
+// maxAttempts.
+func (s *server) attempts(r *http.Request, rec store.Run) ([]view.Run, error) {
+	chain := []view.Run{view.RunOf(rec)}
+	for prev, err := range store.EachRun(r.Context(), s.opts.Store, rec.Job, rec.Seq, maxAttempts) {
+		if err != nil {
+			return nil, err
+		}
+		if prev.Status != store.StatusFailed || len(chain) >= maxAttempts {
+			break
+		}
+		chain = append(chain, view.RunOf(prev))
+	}
+	return chain, nil
+}
