@@ -57,6 +57,9 @@ func artifactsDir(t *testing.T) string {
 	dir := t.TempDir()
 	if root := os.Getenv(envBrowserArtifacts); root != "" {
 		dir = filepath.Join(root, strings.ReplaceAll(t.Name(), "/", "_"))
+		if err := os.RemoveAll(dir); err != nil { // screenshots of an earlier run
+			t.Fatalf("emptying the artifacts folder: %v", err)
+		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatalf("making the artifacts folder: %v", err)
 		}

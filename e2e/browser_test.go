@@ -16,6 +16,7 @@ type dashboardInput struct {
 	Artifacts string                     `json:"artifacts"`
 	Runs      map[string]json.RawMessage `json:"runs"`     // job -> `runs --json`
 	Bookmarks map[string]json.RawMessage `json:"bookmark"` // job -> `bookmark show --json`
+	Plans     map[string]json.RawMessage `json:"plan"`     // job -> `plan --json`: the backlog
 	Job       string                     `json:"job"`      // the job clicked through
 	RewindTo  string                     `json:"rewind_to"`
 	Undo      []string                   `json:"undo"`   // the runs the rewind undoes
@@ -64,10 +65,12 @@ func TestBrowserDashboard(t *testing.T) {
 		Token: randomToken(t), Artifacts: artifactsDir(t), Job: "sales", RewindTo: r1.RunID,
 		Runs:      map[string]json.RawMessage{},
 		Bookmarks: map[string]json.RawMessage{},
+		Plans:     map[string]json.RawMessage{},
 	}
 	for job, f := range map[string]*fixture{"sales": sales, "returns": returns} {
 		in.Runs[job] = json.RawMessage(f.mustTidemark("runs", f.jobPath, "--json").stdout)
 		in.Bookmarks[job] = json.RawMessage(f.mustTidemark("bookmark", "show", f.jobPath, "--json").stdout)
+		in.Plans[job] = json.RawMessage(f.mustTidemark("plan", f.jobPath, "--json").stdout)
 	}
 	var runs []runSummary
 	if err := json.Unmarshal(in.Runs["sales"], &runs); err != nil {

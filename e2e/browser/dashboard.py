@@ -5,7 +5,7 @@ Run by e2e/browser_test.go (TestBrowserDashboard) with the test venv's python:
     python dashboard.py INPUT.json
 
 INPUT holds the server's url, the token, the artifacts folder, and for each
-job the CLI's own `runs --json` and `bookmark show --json`, the job to click
+job the CLI's own `runs --json`, `bookmark show --json` and `plan --json`, the job to click
 through, the run to rewind it to, and what that rewind must undo and delete.
 The script opens the jobs page, the job's page and the pages of its runs,
 checks the numbers they show against the CLI's, rewinds the job with purge
@@ -117,6 +117,8 @@ def check_jobs_page(d, c):
         rows_in, rows_out = total(last.get("sources"), "rows"), total(last.get("sinks"), "rows")
         c.eq(f"jobs page: {job} rows in", d.text(row.locator('[data-test="rows-in"]')), fmt_int(rows_in))
         c.eq(f"jobs page: {job} rows out", d.text(row.locator('[data-test="rows-out"]')), fmt_int(rows_out))
+        backlog = total(d.inp["plan"][job].get("sources"), "files")
+        c.eq(f"jobs page: {job} backlog files", d.text(row.locator('[data-test="backlog-files"]')), fmt_int(backlog))
         version = str(d.inp["bookmark"][job]["version"])
         c.eq(f"jobs page: {job} bookmark version", d.text(row.locator('[data-test="version"]')), version)
     rows = d.page.locator('[data-test="job-row"]').count()
@@ -139,6 +141,10 @@ def check_job_page(d, c, job):
              d.text(row.locator('[data-test="rows-in"]')), fmt_int(total(r.get("sources"), "rows")))
         c.eq(f"job page {job}: run {r['run_id']} rows out",
              d.text(row.locator('[data-test="rows-out"]')), fmt_int(total(r.get("sinks"), "rows")))
+    for chart in ("chart-rows", "chart-bytes", "chart-duration"):
+        box = d.page.locator(f'[data-test="{chart}"]')
+        c.eq(f"job page {job}: {chart} points", box.get_attribute("data-points"), str(len(runs)))
+        c.true(f"job page {job}: {chart} drawn", box.locator("canvas").count() > 0, "no canvas")
     bm = d.inp["bookmark"][job]
     c.eq(f"job page {job}: bookmark version", d.text(d.page.locator('[data-test="bookmark-version"]')), str(bm["version"]))
     c.eq(f"job page {job}: bookmark run", d.text(d.page.locator('[data-test="bookmark-run"]')), bm["run_id"])
