@@ -30,7 +30,7 @@ log "$(go version), $("$cc" --version | head -n1)"
 # Each server started here appends its pid to SERVER_PIDS and its scratch
 # folder to SCRATCH; the trap stops and removes them however the script ends.
 # Tests that need a server and find none fail, saying to run this script;
-# only TIDEMARK_SKIP_S3=1 / TIDEMARK_SKIP_SQL=1 (never set in CI) skip them.
+# only TIDEMARK_SKIP_S3=1 / TIDEMARK_SKIP_SQL=1 / TIDEMARK_SKIP_BROWSER=1 (never set in CI) skip them.
 SERVER_PIDS=()
 SCRATCH=()
 cleanup() {
@@ -185,6 +185,51 @@ if [ "${TIDEMARK_SKIP_SQL:-}" = 1 ]; then
 else
 	[ -n "${TIDEMARK_TEST_PG:-}" ] || start_postgres
 	[ -n "${TIDEMARK_TEST_MYSQL:-}" ] || start_mariadb
+fi
+
+# --- setup: a real browser (dashboard tests) -------------------------------
+# e2e/browser_test.go drives `tidemark serve` with Playwright for Python and
+# Debian's chromium (never a browser Playwright downloads itself). The
+# virtual environment lives in a cache folder outside the repo and is made
+# once per Playwright version; with chromium installed and the venv cached
+# this block takes well under a second. The tests find them through
+#   TIDEMARK_TEST_PYTHON   the venv's python, with playwright installed
+#   TIDEMARK_TEST_CHROMIUM the system chromium
+# and fail without them unless TIDEMARK_SKIP_BROWSER=1.
+PLAYWRIGHT_VERSION=1.65.2
+
+setup_browser() {
+	local chromium venv py base
+	chromium="$(command -v chromium || true)"
+	if [ -z "$chromium" ]; then
+		log "installing chromium (Debian package)"
+		apt_install chromium
+		chromium="$(command -v chromium)"
+	fi
+	venv="${XDG_CACHE_HOME:-$HOME/.cache}/tidemark-test/venv-playwright-$PLAYWRIGHT_VERSION"
+	py="$venv/bin/python"
+	if ! "$py" -c 'import playwright.sync_api' 2>/dev/null; then
+		base=python3
+		if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
+			log "installing python3-venv (Debian package)"
+			apt_install python3 python3-venv
+			base=/usr/bin/python3
+		fi
+		log "making a Playwright $PLAYWRIGHT_VERSION venv in $venv"
+		rm -rf "$venv"
+		mkdir -p "$(dirname "$venv")"
+		"$base" -m venv "$venv"
+		PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 "$py" -m pip install -q --disable-pip-version-check \
+			"playwright==$PLAYWRIGHT_VERSION"
+	fi
+	export TIDEMARK_TEST_PYTHON="$py" TIDEMARK_TEST_CHROMIUM="$chromium"
+	log "browser: $("$chromium" --version 2>/dev/null | head -n1), playwright $PLAYWRIGHT_VERSION ($py)"
+}
+
+if [ "${TIDEMARK_SKIP_BROWSER:-}" = 1 ]; then
+	log "TIDEMARK_SKIP_BROWSER=1: no chromium/Playwright; browser tests skip"
+else
+	[ -n "${TIDEMARK_TEST_PYTHON:-}" ] && [ -n "${TIDEMARK_TEST_CHROMIUM:-}" ] || setup_browser
 fi
 
 # --- vet and test ----------------------------------------------------------
