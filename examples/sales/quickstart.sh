@@ -48,3 +48,5 @@ step "the output read back with DuckDB (skipping _tidemark/)"
 show countrows output
 input_rows=$(cat arrivals/monday/*.csv arrivals/tuesday/*.csv | grep -vc '^order_id,')
 echo "input: $input_rows rows in $(ls arrivals/monday arrivals/tuesday | grep -c '\.csv$') files"
+echo
+echo "to look at the job in the dashboard: examples/sales/bin/tidemark serve --state examples/sales/.tidemark/state.db  (then open http://127.0.0.1:8484/)"
