@@ -123,6 +123,9 @@ func runJob(ctx context.Context, g *globals, o *runOptions, path string, log *sl
 	if g.logFormat != "json" { // a bar is not a JSON line
 		ro.Progress = newProgress(os.Stderr)
 	}
+	obs, flush := startLineage(spec, log)
+	defer flush()
+	ro.Observer = obs
 	res, err := tidemark.Run(ctx, spec, ro)
 	return spec, res, err
 }
