@@ -35,6 +35,8 @@ type (
 	ResetOptions   = runner.ResetOptions
 	ResetResult    = runner.ResetResult
 	Bookmarks      = runner.Bookmarks
+	Observer       = runner.Observer
+	RunEvent       = runner.RunEvent
 )
 
 // Errors a caller tells apart.

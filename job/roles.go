@@ -25,3 +25,11 @@ type SpillFolderer interface {
 	// SpillFolder is the folder, resolved ("": the system's).
 	SpillFolder() string
 }
+
+// Tabled is a block that reads or writes one table of a SQL database
+// (SQL table sources and sinks); lineage names its dataset from it.
+type Tabled interface {
+	// TablePlace is the block's connection URL (no password) and table
+	// (schema.table or table; "" for a source that reads a query).
+	TablePlace() (connection, table string)
+}

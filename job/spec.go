@@ -34,6 +34,8 @@ type Spec struct {
 	Sinks []Sink `yaml:"sinks" doc:"required: the outputs, each a file sink or a SQL table (see Sinks below)"`
 	// IO bounds downloads and uploads of remote (S3) inputs and outputs.
 	IO IO `yaml:"io" doc:"bounds on the transfers of remote (S3) inputs and outputs"`
+	// Lineage sends OpenLineage run events (START, COMPLETE, FAIL).
+	Lineage Lineage `yaml:"lineage" doc:"OpenLineage run events for every run; default: OPENLINEAGE_URL and OPENLINEAGE_API_KEY"`
 
 	// Dir is the folder of the job file; relative paths resolve against it.
 	Dir string `yaml:"-"`
@@ -101,6 +103,16 @@ type IO struct {
 	// DiskBudget caps the bytes of remote inputs held in the spill folder
 	// at once (default 10GiB); a single larger file is still read.
 	DiskBudget Size `yaml:"disk_budget" doc:"the bytes of remote inputs held in the spill folder at once; a single larger file is still read"`
+}
+
+// Lineage is where OpenLineage run events go.
+type Lineage struct {
+	// URL is the endpoint's base URL; events are POSTed to URL/api/v1/lineage
+	// (a URL whose path is set is used as it is).
+	URL string `yaml:"url" doc:"the OpenLineage endpoint (http(s)://host:port, events POSTed to /api/v1/lineage, or a full path); default: OPENLINEAGE_URL"`
+	// APIKeyEnv names the environment variable holding the API key, sent
+	// as a bearer token.
+	APIKeyEnv string `yaml:"api_key_env" doc:"the environment variable holding the endpoint's API key (a bearer token), never inline; default: OPENLINEAGE_API_KEY"`
 }
 
 // Duration is a time.Duration written as "15m" in YAML.

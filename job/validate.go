@@ -37,6 +37,10 @@ func (s *Spec) Validate() error {
 	if s.IO.DiskBudget.err != nil {
 		v.fail("$.io.disk_budget", "%v", s.IO.DiskBudget.err)
 	}
+	if u := s.Lineage.URL; u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+		v.fail("$.lineage.url", "must be an http:// or https:// URL")
+	}
+	v.noSecret("$.lineage.url", s.Lineage.URL, "put the API key in the variable api_key_env names")
 	if len(s.Sources) == 0 {
 		v.fail("$.sources", "at least one source is required")
 	}

@@ -41,6 +41,8 @@ type RunOptions struct {
 	Logger   *slog.Logger
 	// Progress, if set, receives progress events.
 	Progress Progress
+	// Observer, if set, is told when the run begins and ends.
+	Observer Observer
 }
 
 // Progress receives a run's progress: files and bytes read.
@@ -228,6 +230,7 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 	if r.rec, err = st.BeginRun(ctx, lease.token(), r.rec); err != nil {
 		return nil, fmt.Errorf("recording run start: %w", err)
 	}
+	r.observeStart(ctx)
 	err = claimErr
 	if err == nil {
 		err = openErr
@@ -255,9 +258,11 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 			r.log.Error("recording run failure", "run", r.rec.RunID, "err", ferr)
 		}
 		res.Status, res.Error = store.StatusFailed, secret.Redact(err.Error())
+		r.observeEnd(ctx, res, err)
 		return &res, err
 	}
 	res.Status = store.StatusSucceeded
+	r.observeEnd(ctx, res, nil)
 	return &res, nil
 }
 

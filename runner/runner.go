@@ -40,6 +40,9 @@ type runner struct {
 	tmpDirs   []string       // deleted when the run ends
 	stageDirs []string       // the current execution's, deleted with its stagings
 	inDir     string         // spill folder of inputs
+
+	baseVersion int64                        // the head when the run began, for the Observer
+	schemas     map[string][]bookmark.Column // each source ctx's schema as read, for the Observer
 }
 
 // execute plans every source, runs the engine when there is anything to
@@ -102,6 +105,12 @@ func (r *runner) execute(ctx context.Context) error {
 		name := r.sources[i].Ctx()
 		sr := res.Sources[name]
 		r.rec.Sources[name] = p.Count(&sr)
+		if sr.Schema != nil {
+			if r.schemas == nil {
+				r.schemas = map[string][]bookmark.Column{}
+			}
+			r.schemas[name] = sr.Schema
+		}
 		if !commit.Advance {
 			continue
 		}

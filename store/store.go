@@ -340,3 +340,12 @@ type Store interface {
 type JobLister interface {
 	Jobs(ctx context.Context) ([]string, error)
 }
+
+// LeaseReader is a Store that can tell who holds a job's lease without
+// taking it (for dashboards and metrics).
+type LeaseReader interface {
+	// CurrentLease returns the job's lease and true when one is recorded
+	// and has not expired on the store's clock; false when the lease is
+	// free. A read: retry freely.
+	CurrentLease(ctx context.Context, job string) (Lease, bool, error)
+}

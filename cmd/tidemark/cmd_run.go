@@ -27,6 +27,8 @@ type runOptions struct {
 	jobName     string
 	allowChange bool
 	adoptSink   bool
+	// metricsFile (run only) receives the job's metrics after the run.
+	metricsFile string
 }
 
 func (o *runOptions) flags(c *cobra.Command, withRange bool) {
@@ -67,6 +69,8 @@ func newRunCmd(g *globals) *cobra.Command {
 		"whatever their _tidemark/owner.json says (hand a location over, or start a new history after a lost state)")
 	c.Flags().StringVar(&g.state, "state", "", "state store location (overrides the job file's state:)")
 	c.Flags().BoolVar(&g.json, "json", false, "print the run summary as JSON on stdout")
+	c.Flags().StringVar(&o.metricsFile, "metrics-file", "", "after the run, write the job's metrics to this file "+
+		"(Prometheus textfile-collector format, replaced atomically; a failure to write is only a warning)")
 	return c
 }
 
@@ -74,6 +78,9 @@ func newRunCmd(g *globals) *cobra.Command {
 func runRun(ctx context.Context, g *globals, o *runOptions, path string) error {
 	log := g.logger()
 	spec, res, err := runJob(ctx, g, o, path, log)
+	if o.metricsFile != "" {
+		writeMetricsFile(ctx, g, o, spec, res, o.metricsFile, log)
+	}
 	out := runOutputOf(spec, o, res, err)
 	if g.json {
 		g.jsonDone = true
@@ -116,6 +123,9 @@ func runJob(ctx context.Context, g *globals, o *runOptions, path string, log *sl
 	if g.logFormat != "json" { // a bar is not a JSON line
 		ro.Progress = newProgress(os.Stderr)
 	}
+	obs, flush := startLineage(spec, log)
+	defer flush()
+	ro.Observer = obs
 	res, err := tidemark.Run(ctx, spec, ro)
 	return spec, res, err
 }

@@ -50,3 +50,6 @@ func (c *JobConfig) Runtime(ctx string) SinkConfig {
 
 // PasswordVar is the variable holding the password (job.PasswordVarer).
 func (c *JobConfig) PasswordVar() string { return c.PasswordEnv }
+
+// TablePlace is the sink's connection and table (job.Tabled).
+func (c *JobConfig) TablePlace() (string, string) { return c.Connection, c.Table }

@@ -101,3 +101,6 @@ func (c *JobConfig) regressionRows() int64 {
 
 // PasswordVar is the variable holding the password (job.PasswordVarer).
 func (c *JobConfig) PasswordVar() string { return c.PasswordEnv }
+
+// TablePlace is the source's connection and table (job.Tabled).
+func (c *JobConfig) TablePlace() (string, string) { return c.Connection, c.Table }

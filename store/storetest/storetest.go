@@ -39,6 +39,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"LeaseRace", testLeaseRace},
 		{"LeaseBreak", testLeaseBreak},
 		{"LeaseOnStoreClock", testLeaseOnStoreClock},
+		{"CurrentLease", testCurrentLease},
 		{"FencedWrites", testFencedWrites},
 		{"FencedAfterRelease", testFencedAfterRelease},
 
