@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tidemark-etl/tidemark/job"
+	"github.com/tidemark-etl/tidemark/metrics"
 	"github.com/tidemark-etl/tidemark/runner"
 )
 
@@ -113,4 +114,26 @@ func (c *planCache) forget(jobName string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.m, jobName)
+}
+
+// backlog is a job's backlog for the metrics: its plan, from the cache
+// (nil when no job file is known).
+func (s *server) backlog(ctx context.Context, jobName string) (metrics.Backlog, error) {
+	file, err := s.jobFile(ctx, jobName)
+	if err != nil || file == "" {
+		return nil, err
+	}
+	res, err := s.plans.get(ctx, jobName, file)
+	if err != nil {
+		return nil, err
+	}
+	b := metrics.Backlog{}
+	for name, p := range res.Sources {
+		c := metrics.BacklogCount{Files: p.Files, Bytes: p.Bytes, Rows: p.Rows}
+		if p.OldestUnread != nil {
+			c.Oldest = *p.OldestUnread
+		}
+		b[name] = c
+	}
+	return b, nil
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidemark-etl/tidemark/metrics"
 	"github.com/tidemark-etl/tidemark/serve/web"
 	"github.com/tidemark-etl/tidemark/store"
 )
@@ -34,9 +35,8 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock of the plan cache; time.Now if nil.
 	Now func() time.Time
-	// Metrics, if set, is mounted at /metrics (metrics.Handler(st)).
-	// TODO(metrics): cmd_serve passes metrics.Handler once package metrics
-	// is merged.
+	// Metrics is mounted at /metrics; by default metrics.Handler over
+	// Store, with each job's backlog from the plan cache.
 	Metrics http.Handler
 	// OpenWritable opens the state store for an action; by default
 	// store.OpenExisting(StateLocation, writable).
@@ -115,9 +115,10 @@ func New(opts Options) (http.Handler, error) {
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusNotFound, errors.New("no such API route: "+r.Method+" "+r.URL.Path))
 	})
-	if opts.Metrics != nil {
-		mux.Handle("GET /metrics", opts.Metrics)
+	if opts.Metrics == nil {
+		opts.Metrics = metrics.Handler(opts.Store, metrics.Options{Backlog: s.backlog, Logger: opts.Logger})
 	}
+	mux.Handle("GET /metrics", opts.Metrics)
 	files := http.FileServerFS(web.Assets())
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {

@@ -167,6 +167,9 @@ type Preview struct {
 	Future      int64    `json:"future,omitempty"`
 	RootMissing bool     `json:"root_missing,omitempty"`
 	Warnings    []string `json:"warnings,omitempty"`
+	// OldestUnread is the modification time of the oldest file the next
+	// run would read (file sources with something to read).
+	OldestUnread *time.Time `json:"oldest_unread,omitempty"`
 }
 
 // ChangedError means a source's definition changed under the same ctx

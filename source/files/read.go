@@ -80,6 +80,9 @@ func (p *Plan) Preview() source.Preview {
 		Future: p.Future, RootMissing: p.RootMissing, Warnings: p.Warnings, InSinks: p.src.inSinks}
 	for _, f := range p.Take {
 		pv.New = append(pv.New, f.Path)
+		if t := f.ModTime().UTC(); pv.OldestUnread == nil || t.Before(*pv.OldestUnread) {
+			pv.OldestUnread = &t
+		}
 	}
 	return pv
 }
