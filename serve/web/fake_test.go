@@ -16,8 +16,8 @@ const evil = `<img src=x onerror="document.title='PWNED'">"quoted" 'single' √ºn√
 func result(job, run string, seq int, status string, rowsIn, rowsOut int, undone bool, started string) map[string]any {
 	r := map[string]any{
 		"job": job, "run_id": run, "seq": seq, "attempt": 1, "status": status, "mode": "enable",
-		"sources": map[string]any{evil: map[string]any{"files": 2, "bytes": 2048, "rows": rowsIn}},
-		"sinks":   map[string]any{"out": map[string]any{"files": 1, "bytes": 1024, "rows": rowsOut}},
+		"sources":     map[string]any{evil: map[string]any{"files": 2, "bytes": 2048, "rows": rowsIn}},
+		"sinks":       map[string]any{"out": map[string]any{"files": 1, "bytes": 1024, "rows": rowsOut}},
 		"duration_ms": 1500, "version": seq, "started_at": started, "finished_at": started,
 	}
 	if status == "failed" {
