@@ -57,12 +57,17 @@
     var opts = {
       title: title, width: 420, height: 220, series: series,
       axes: [{}, { size: 70, values: function (u, vals) { return vals.map(fmt); } }],
-      scales: { x: { time: true } },
+      // The time axis reaches the newest mark after the first run drawn
+      // (a rewind after the last run is shown at the right edge).
+      scales: { x: { time: true, range: function (u, lo, hi) {
+        marks.forEach(function (m) { var t = new Date(m.at).getTime() / 1000; if (t >= lo && t > hi) hi = t; });
+        return lo === hi ? [lo - 1, hi + 1] : [lo, hi];
+      } } },
       hooks: { draw: [markHook(marks)] }
     };
     if (marks.length) {
       box.appendChild(TM.el("div", { "class": "chart-marks muted", "data-test": "chart-marks" },
-        "dashed lines: " + marks.length + " reset" + (marks.length === 1 ? "" : "s") + " and rewinds"));
+        "dashed lines: " + marks.length + (marks.length === 1 ? " reset or rewind" : " resets and rewinds")));
     }
     try {
       new uPlot(opts, columns(runs, lines.map(function (l) { return l.value; })), box);
