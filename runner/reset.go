@@ -25,6 +25,9 @@ type ResetOptions struct {
 	// committed but not yet published, which the reset would roll forward
 	// first, is counted as published.
 	DryRun bool
+	// By names who asked (e.g. "cli alice@host"), recorded with the new
+	// bookmark version (store.Version.By).
+	By     string
 	Logger *slog.Logger
 }
 
@@ -78,7 +81,7 @@ func Reset(ctx context.Context, st store.Store, jobName string, opts ResetOption
 	if runs, err = store.AllRuns(ctx, st, jobName); err != nil {
 		return nil, err
 	}
-	undone, err := st.Reset(ctx, jobName, lease.token(), opts.ToRun)
+	undone, err := st.Reset(ctx, jobName, lease.token(), opts.ToRun, opts.By)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, fmt.Errorf("%w: %v", ErrUsage, err)

@@ -158,8 +158,14 @@ func (noState) Outputs(context.Context, string, string) ([]store.Output, error) 
 func (noState) Actions(context.Context, string, string) ([]store.SinkAction, error) { return nil, nil }
 func (noState) Unpublished(context.Context, string) ([]store.Run, error)            { return nil, nil }
 func (noState) MarkPublished(context.Context, string, int64, string) error          { return errNoStateWrite }
-func (noState) Reset(context.Context, string, int64, string) ([]store.Run, error) {
+func (noState) Reset(context.Context, string, int64, string, string) ([]store.Run, error) {
 	return nil, errNoStateWrite
+}
+func (noState) Versions(context.Context, string, store.VersionQuery) ([]store.Version, error) {
+	return nil, nil
+}
+func (noState) SourceStatesAt(context.Context, string, int64) (map[string]bookmark.SourceState, error) {
+	return nil, store.ErrNotFound
 }
 func (noState) MarkPurged(context.Context, string, int64, string) error { return errNoStateWrite }
 func (noState) Now(context.Context) (time.Time, error)                  { return time.Now().UTC(), nil }

@@ -141,7 +141,7 @@ func TestNoState(t *testing.T) {
 		s.FailRun(ctx, "j", 1, "r", time.Now(), store.Run{}, "x"),
 		func() error { _, err := s.Commit(ctx, store.Commit{}); return err }(),
 		s.MarkPublished(ctx, "j", 1, "r"),
-		func() error { _, err := s.Reset(ctx, "j", 1, ""); return err }(),
+		func() error { _, err := s.Reset(ctx, "j", 1, "", ""); return err }(),
 		s.MarkPurged(ctx, "j", 1, "r"),
 	}
 	for i, err := range writes {

@@ -109,6 +109,7 @@ func (s *server) reset(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, resetPreview{Undo: res.Undone, Delete: res.Deleted})
 		return
 	}
+	opts.By = actorOf(r)
 	who := []any{"remote", r.RemoteAddr, "actor", r.Header.Get(actorHeader), "user_agent", r.UserAgent()}
 	st, err := s.opts.OpenWritable(ctx)
 	if err != nil {

@@ -111,6 +111,9 @@ type runDetail struct {
 	Outputs  list[store.Output] `json:"outputs"`
 	Inputs   list[input]        `json:"inputs"`
 	Attempts []view.Run         `json:"attempts"`
+	// BookmarkDiff is the bookmark change the run committed; nil unless
+	// it committed a version.
+	BookmarkDiff *bookmarkDiff `json:"bookmark_diff"`
 }
 
 // run is GET /api/v1/jobs/{job}/runs/{run}?offset=&limit=: the run, one
@@ -171,6 +174,10 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 		take(in)
 	}
 	if d.Attempts, err = s.attempts(r, rec); err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	if d.BookmarkDiff, err = s.diffOf(ctx, rec); err != nil {
 		s.fail(w, r, 0, err)
 		return
 	}

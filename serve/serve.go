@@ -72,6 +72,7 @@ var apiRoutes = []route{
 	{"GET", "/api/v1/jobs/{job}/runs", (*server).runs},
 	{"GET", "/api/v1/jobs/{job}/runs/{run}", (*server).run},
 	{"GET", "/api/v1/jobs/{job}/plan", (*server).plan},
+	{"GET", "/api/v1/jobs/{job}/history", (*server).history},
 	{"POST", "/api/v1/jobs/{job}/reset", (*server).reset},
 	{"GET", "/api/v1/openapi.json", (*server).openapi},
 }

@@ -242,6 +242,14 @@ type Store interface {
 	// SourceStates returns the source states of the job's head version (an
 	// empty map if none). A read.
 	SourceStates(ctx context.Context, job string) (map[string]bookmark.SourceState, error)
+	// Versions returns the job's bookmark versions newest first, bounded by
+	// q: at most q.Limit (0: all), with Version below q.Before (0: from the
+	// head). An unknown job has none. A read.
+	Versions(ctx context.Context, job string, q VersionQuery) ([]Version, error)
+	// SourceStatesAt returns the source states of one bookmark version, as
+	// its commit or reset wrote them (an empty map for a version with none);
+	// ErrNotFound for a version the job does not have. A read.
+	SourceStatesAt(ctx context.Context, job string, version int64) (map[string]bookmark.SourceState, error)
 	// Files yields the current (not superseded) file records of one source
 	// ctx in ascending Path order (byte order), streaming, from one
 	// snapshot. A read error is yielded once, last; breaking out of the
@@ -315,7 +323,9 @@ type Store interface {
 	// (ErrNotFound if unknown). ErrLeaseLost if token is stale. Not
 	// idempotent: each call makes a new version; a retry after an unknown
 	// outcome that had succeeded makes another, undoing nothing more.
-	Reset(ctx context.Context, job string, token int64, toRunID string) ([]Run, error)
+	// by names who asked (recorded with the version, Version.By; may be
+	// empty).
+	Reset(ctx context.Context, job string, token int64, toRunID, by string) ([]Run, error)
 	// MarkPurged records that a run's published output was deleted, under
 	// the job's lease (ErrLeaseLost if token is stale). Idempotent;
 	// ErrNotFound for an unknown run.

@@ -65,6 +65,9 @@ func runBookmarkShow(ctx context.Context, g *globals, arg string) error {
 		return json.NewEncoder(os.Stdout).Encode(v)
 	}
 	fmt.Printf("job %s: bookmark version %d, from run %s\n", name, v.Version, orNone(v.RunID))
+	if err := printResets(ctx, st, name); err != nil {
+		return err
+	}
 	for _, k := range sortedKeys(v.Sources) {
 		s := v.Sources[k]
 		if s.Kind == "table" {
@@ -91,6 +94,7 @@ func runBookmarkReset(ctx context.Context, g *globals, ro tidemark.ResetOptions,
 	}
 	defer st.Close()
 	ro.Logger = g.logger()
+	ro.By = cliActor()
 	res, err := tidemark.Reset(ctx, st, name, ro)
 	if err != nil {
 		return err

@@ -173,6 +173,15 @@ def check_run_page(d, c, job, r, shot):
     if r["status"] == "succeeded" and files:
         rng = d.page.locator('[data-test="inputs-range"]')
         c.eq(f"{what}: input manifest total", rng.get_attribute("data-total"), str(files))
+    if r["status"] == "succeeded" and files and r.get("mode") == "enable" and not r.get("undone"):
+        # The run committed a version: the page shows what it changed in the bookmark.
+        diff = d.page.locator('[data-test="bookmark-diff"]')
+        diff.wait_for()
+        c.eq(f"{what}: bookmark diff version", diff.get_attribute("data-version"), str(r["version"]))
+        ctxs = sorted({x.get_attribute("data-ctx") for x in diff.locator('[data-test="diff-row"]').all()})
+        read = sorted(k for k, v in (r.get("sources") or {}).items() if v.get("files"))
+        c.true(f"{what}: a diff row per source ctx read", set(read) <= set(ctxs),
+               f"diff rows name {ctxs}, the run read {read}")
     if r["status"] == "failed":
         err = d.page.locator('[data-test="run-error"]')
         err.wait_for()
@@ -223,6 +232,16 @@ def rewind(d, c, job):
     for run in d.inp["undo"]:
         row = d.page.locator(f'[data-test="run-row"][data-run="{run}"]')
         c.eq(f"job page after the rewind: run {run} undone", row.get_attribute("data-undone"), "true")
+    # The rewind is in the job's history, asked by serve, and marked on the charts.
+    hist = d.page.locator(f'[data-test="history-row"][data-kind="rewind"][data-run="{to}"]')
+    hist.first.wait_for()
+    by = hist.first.get_attribute("data-by") or ""
+    c.true("job page after the rewind: the history row names serve as who asked", by.startswith("serve "),
+           f"data-by is {by!r}")
+    c.true("job page after the rewind: the history row says when",
+           d.text(hist.first.locator('[data-test="history-at"]')).endswith("UTC"), "no time")
+    marks = d.page.locator('[data-test="chart-rows"]').get_attribute("data-marks")
+    c.true("job page after the rewind: the charts mark it", int(marks or 0) >= 1, f"data-marks is {marks!r}")
     d.assert_no_errors("rewind")
     d.shot("6-job-after-rewind")
     return answer

@@ -64,18 +64,23 @@ type Source struct {
 func BookmarkOf(job string, head store.Head, states map[string]bookmark.SourceState) Bookmark {
 	v := Bookmark{Job: job, Version: head.Version, RunID: head.RunID, Sources: map[string]Source{}}
 	for k, s := range states {
-		sv := Source{SourceState: s}
-		if s.Kind == "table" {
-			// The JSON of a table source has shown its run and row counts
-			// as files and bytes too; they are kept there.
-			rows, runs := s.Rows, s.Runs
-			sv.Rows, sv.Runs = &rows, &runs
-			sv.Files, sv.Bytes = runs, rows
-		}
-		v.Sources[k] = sv
+		v.Sources[k] = SourceOf(s)
 	}
 	if !head.UpdatedAt.IsZero() {
 		v.UpdatedAt = &head.UpdatedAt
 	}
 	return v
+}
+
+// SourceOf builds the view of one source state.
+func SourceOf(s bookmark.SourceState) Source {
+	sv := Source{SourceState: s}
+	if s.Kind == "table" {
+		// The JSON of a table source has shown its run and row counts
+		// as files and bytes too; they are kept there.
+		rows, runs := s.Rows, s.Runs
+		sv.Rows, sv.Runs = &rows, &runs
+		sv.Files, sv.Bytes = runs, rows
+	}
+	return sv
 }

@@ -16,8 +16,8 @@ const evil = `<img src=x onerror="document.title='PWNED'">"quoted" 'single' √ºn√
 func result(job, run string, seq int, status string, rowsIn, rowsOut int, undone bool, started string) map[string]any {
 	r := map[string]any{
 		"job": job, "run_id": run, "seq": seq, "attempt": 1, "status": status, "mode": "enable",
-		"sources": map[string]any{evil: map[string]any{"files": 2, "bytes": 2048, "rows": rowsIn}},
-		"sinks":   map[string]any{"out": map[string]any{"files": 1, "bytes": 1024, "rows": rowsOut}},
+		"sources":     map[string]any{evil: map[string]any{"files": 2, "bytes": 2048, "rows": rowsIn}},
+		"sinks":       map[string]any{"out": map[string]any{"files": 1, "bytes": 1024, "rows": rowsOut}},
 		"duration_ms": 1500, "version": seq, "started_at": started, "finished_at": started,
 	}
 	if status == "failed" {
@@ -100,7 +100,26 @@ func fakeAPI(t *testing.T) http.Handler {
 		reply(w, 200, map[string]any{"run": runs[1],
 			"outputs":  map[string]any{"items": []any{map[string]any{"run_id": "r2", "sink": "out", "kind": "file", "root": "/data/out/", "final": evil + ".parquet", "rows": 10, "bytes": 100, "published": true}}, "total": 250},
 			"inputs":   map[string]any{"items": []any{map[string]any{"ctx": evil, "path": evil + ".csv", "size": 2048, "mtime": 1735689600000000000, "etag": `"e1"`}}, "total": 1},
-			"attempts": []any{runs[1]}})
+			"attempts": []any{runs[1]},
+			"bookmark_diff": map[string]any{"version": 3, "before": 2, "sources": map[string]any{
+				evil: map[string]any{
+					"before": map[string]any{"kind": "files", "tracking": "exact", "files": 40, "bytes": 4000, "fingerprint": "fp1",
+						"schema": []any{map[string]any{"name": "id", "type": "BIGINT"}, map[string]any{"name": "gone", "type": "VARCHAR"}}},
+					"after": map[string]any{"kind": "files", "tracking": "exact", "files": 42, "bytes": 4096, "fingerprint": "fp1",
+						"schema": []any{map[string]any{"name": "id", "type": "BIGINT"}, map[string]any{"name": evil, "type": "VARCHAR"}}}},
+				"new": map[string]any{"before": nil, "after": map[string]any{"kind": "files", "tracking": "timestamp", "files": 1, "bytes": 10,
+					"high_water": 1735689600000000000}},
+			}}})
+	})
+	mux.HandleFunc("GET /api/v1/jobs/{job}/history", func(w http.ResponseWriter, r *http.Request) {
+		if locked(w, r) {
+			return
+		}
+		reply(w, 200, map[string]any{"versions": []any{
+			map[string]any{"version": 4, "kind": "rewind", "run_id": "r1", "at": "2025-01-02T12:00:00Z", "by": "serve 127.0.0.1:5 " + evil},
+			map[string]any{"version": 3, "kind": "commit", "run_id": "r3", "at": "2025-01-02T06:00:00Z", "by": ""},
+			map[string]any{"version": 2, "kind": "reset", "run_id": "", "at": "2025-01-01T12:00:00Z", "by": "cli alice@host"},
+		}, "next_before": 0})
 	})
 	mux.HandleFunc("POST /api/v1/jobs/{job}/reset", func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer tok" || r.Header.Get("X-Tidemark-CSRF") != "csrf-1" {

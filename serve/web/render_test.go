@@ -69,7 +69,9 @@ func TestPagesRenderTheAPIsNumbers(t *testing.T) {
 		}
 		for _, want := range []string{`data-test="runs-more"`, `data-test="chart-rows" data-points="2"`, `data-test="chart-duration"`, `<canvas`,
 			`data-test="bookmark-files">42<`, `data-test="band-count">1<`, `data-test="key-mark">2025-01-03, 17<`,
-			`data-test="high-water">2025-01-01 00:00:00 UTC<`, `data-test="plan-now"`, `data-test="rewind" data-run="r3"`} {
+			`data-test="high-water">2025-01-01 00:00:00 UTC<`, `data-test="plan-now"`, `data-test="rewind" data-run="r3"`,
+			`data-test="history-row" data-kind="rewind" data-by="serve 127.0.0.1:5 &lt;img`, `data-test="history-row" data-kind="reset" data-by="cli alice@host"`,
+			`data-test="chart-rows" data-points="2" data-marks="2"`} {
 			if !strings.Contains(dom, want) {
 				t.Errorf("job page: got no %s", want)
 			}
@@ -80,7 +82,10 @@ func TestPagesRenderTheAPIsNumbers(t *testing.T) {
 		dom := dumpDOM(t, srv.URL+"/#/jobs/nightly/runs/r2")
 		for _, want := range []string{`data-test="source-row"`, `data-test="sink-row" data-ctx="out" data-files="1" data-bytes="1024" data-rows="0"`,
 			`data-test="input-row"`, `data-test="output-row"`, `data-test="outputs-range" data-offset="0" data-total="250"`,
-			`data-test="attempt-row" data-run="r2"`, `data-test="run-error"`, `&lt;script&gt;document.title='PWNED'&lt;/script&gt;`} {
+			`data-test="attempt-row" data-run="r2"`, `data-test="run-error"`, `&lt;script&gt;document.title='PWNED'&lt;/script&gt;`,
+			`data-test="bookmark-diff" data-version="3" data-before="2"`, `data-field="files processed"`, `data-test="diff-before">40<`,
+			`data-test="diff-after">42<`, `data-field="column removed"`, `data-field="column added"`,
+			`data-ctx="new" data-field="source"`, `data-ctx="new" data-field="high-water mark"`} {
 			if !strings.Contains(dom, want) {
 				t.Errorf("run page: got no %s", want)
 			}

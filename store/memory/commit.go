@@ -67,7 +67,7 @@ func (s *Store) commit(c store.Commit) (store.Head, error) {
 	now := s.clock()
 	if c.Advance {
 		h = store.Head{Job: c.Job, Version: c.BaseVersion + 1, RunID: c.Run.RunID, UpdatedAt: now}
-		j.versions = append(j.versions, version{head: h, states: states})
+		j.versions = append(j.versions, version{head: h, states: states, kind: store.KindCommit})
 		for _, r := range c.Superseded {
 			k := fileKey{r.Ctx, r.File.Path}
 			j.files[j.current[k]].removed = h.Version

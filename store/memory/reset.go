@@ -14,10 +14,10 @@ import (
 // records added after it are deleted and records superseded after it are
 // current again, and every succeeded, not yet undone run after the target
 // (any mode) is marked undone and returned, oldest first.
-func (s *Store) Reset(_ context.Context, job string, token int64, toRunID string) ([]store.Run, error) {
+func (s *Store) Reset(_ context.Context, job string, token int64, toRunID, by string) ([]store.Run, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	undone, err := s.reset(job, token, toRunID)
+	undone, err := s.reset(job, token, toRunID, by)
 	if err != nil {
 		if toRunID == "" {
 			return nil, fmt.Errorf("resetting bookmark of job %q: %w", job, err)
@@ -28,7 +28,7 @@ func (s *Store) Reset(_ context.Context, job string, token int64, toRunID string
 }
 
 // reset is Reset under s.mu.
-func (s *Store) reset(job string, token int64, toRunID string) ([]store.Run, error) {
+func (s *Store) reset(job string, token int64, toRunID, by string) ([]store.Run, error) {
 	j := s.job(job)
 	if err := j.checkToken(job, token); err != nil {
 		return nil, err
@@ -50,7 +50,8 @@ func (s *Store) reset(job string, token int64, toRunID string) ([]store.Run, err
 	}
 	h := j.head(job)
 	next := store.Head{Job: job, Version: h.Version + 1, RunID: toRunID, UpdatedAt: s.clock()}
-	j.versions = append(j.versions, version{head: next, states: states})
+	j.versions = append(j.versions, version{head: next, states: states,
+		kind: store.VersionKind(store.KindReset, toRunID), by: by})
 
 	var files []fileRec
 	for _, f := range j.files {

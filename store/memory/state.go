@@ -26,6 +26,8 @@ func newJobState() *jobState {
 type version struct {
 	head   store.Head
 	states map[string][]byte // ctx -> JSON bookmark.SourceState, as a backend stores it
+	kind   string            // store.KindCommit, KindReset or KindRewind
+	by     string            // who asked for a reset or rewind
 }
 
 // runRec is one run with its outputs and actions.

@@ -67,7 +67,7 @@ func commit(ctx context.Context, tx *sql.Tx, c store.Commit) (store.Head, error)
 	now := time.Now()
 	if c.Advance {
 		h = store.Head{Job: c.Job, Version: c.BaseVersion + 1, RunID: c.Run.RunID, UpdatedAt: fromNanos(nanos(now))}
-		if err := insertVersion(ctx, tx, h, "commit"); err != nil {
+		if err := insertVersion(ctx, tx, h, store.KindCommit, ""); err != nil {
 			return store.Head{}, err
 		}
 		if err := insertStates(ctx, tx, c.Job, h.Version, c.Sources); err != nil {
@@ -111,11 +111,12 @@ func commit(ctx context.Context, tx *sql.Tx, c store.Commit) (store.Head, error)
 	return h, nil
 }
 
-// insertVersion records a new bookmark version.
-func insertVersion(ctx context.Context, tx *sql.Tx, h store.Head, kind string) error {
+// insertVersion records a new bookmark version of kind "commit" or
+// "reset" (a rewind is a reset to a run), asked for by by.
+func insertVersion(ctx context.Context, tx *sql.Tx, h store.Head, kind, by string) error {
 	_, err := tx.ExecContext(ctx, `
-		INSERT INTO bookmark_versions (job, version, run_id, kind, created_at) VALUES (?, ?, ?, ?, ?)`,
-		h.Job, h.Version, h.RunID, kind, nanos(h.UpdatedAt))
+		INSERT INTO bookmark_versions (job, version, run_id, kind, created_at, requested_by) VALUES (?, ?, ?, ?, ?, ?)`,
+		h.Job, h.Version, h.RunID, kind, nanos(h.UpdatedAt), by)
 	if err != nil {
 		return fmt.Errorf("writing version %d: %w", h.Version, err)
 	}

@@ -45,28 +45,33 @@ func (s *Store) SourceStates(ctx context.Context, job string) (map[string]bookma
 		if err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, `
-			SELECT ctx, state FROM source_states WHERE job = ? AND version = ?`, job, h.Version)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var srcCtx string
-			var data []byte
-			if err := rows.Scan(&srcCtx, &data); err != nil {
-				return err
-			}
-			st, err := decodeState(job, srcCtx, h.Version, data)
-			if err != nil {
-				return err
-			}
-			states[srcCtx] = st
-		}
-		return rows.Err()
+		return readStates(ctx, tx, job, h.Version, states)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reading source states of job %q: %w", job, err)
 	}
 	return states, nil
+}
+
+// readStates adds the source states of one version to states.
+func readStates(ctx context.Context, tx *sql.Tx, job string, version int64, states map[string]bookmark.SourceState) error {
+	rows, err := tx.QueryContext(ctx, `
+		SELECT ctx, state FROM source_states WHERE job = ? AND version = ?`, job, version)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var srcCtx string
+		var data []byte
+		if err := rows.Scan(&srcCtx, &data); err != nil {
+			return err
+		}
+		st, err := decodeState(job, srcCtx, version, data)
+		if err != nil {
+			return err
+		}
+		states[srcCtx] = st
+	}
+	return rows.Err()
 }

@@ -22,11 +22,11 @@ import (
 //
 // Versions only grow, so a run that planned before the reset fails its
 // commit with store.ErrVersionConflict.
-func (s *Store) Reset(ctx context.Context, job string, token int64, toRunID string) ([]store.Run, error) {
+func (s *Store) Reset(ctx context.Context, job string, token int64, toRunID, by string) ([]store.Run, error) {
 	var undone []store.Run
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var err error
-		undone, err = reset(ctx, tx, job, token, toRunID)
+		undone, err = reset(ctx, tx, job, token, toRunID, by)
 		return err
 	})
 	if err != nil {
@@ -39,7 +39,7 @@ func (s *Store) Reset(ctx context.Context, job string, token int64, toRunID stri
 }
 
 // reset is Reset inside the write transaction.
-func reset(ctx context.Context, tx *sql.Tx, job string, token int64, toRunID string) ([]store.Run, error) {
+func reset(ctx context.Context, tx *sql.Tx, job string, token int64, toRunID, by string) ([]store.Run, error) {
 	if err := checkToken(ctx, tx, job, token); err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func reset(ctx context.Context, tx *sql.Tx, job string, token int64, toRunID str
 		return nil, err
 	}
 	next := store.Head{Job: job, Version: h.Version + 1, RunID: toRunID, UpdatedAt: fromNanos(nanos(time.Now()))}
-	if err := insertVersion(ctx, tx, next, "reset"); err != nil {
+	if err := insertVersion(ctx, tx, next, store.KindReset, by); err != nil {
 		return nil, err
 	}
 	_, err = tx.ExecContext(ctx, `

@@ -184,6 +184,11 @@ UPDATE source_states SET state = CAST(json_set(CAST(state AS TEXT),
 		'$.files', 0, '$.bytes', 0) AS BLOB)
 	WHERE json_extract(CAST(state AS TEXT), '$.kind') = 'table';
 `,
+	// 4: who asked for each reset or rewind (store.Version.By); '' for
+	// commits and for versions written before.
+	`
+ALTER TABLE bookmark_versions ADD COLUMN requested_by TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // migrate brings the schema to len(migrations) in one write transaction, so

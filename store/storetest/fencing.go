@@ -42,7 +42,7 @@ func testFencedWrites(t *testing.T, s store.Store) {
 	wantErr(t, "FailRun with a stale token", s.FailRun(ctx, job, a.Token, "r2", t0, store.Run{}, "late"), store.ErrLeaseLost)
 	wantErr(t, "MarkPublished with a stale token", s.MarkPublished(ctx, job, a.Token, "r1"), store.ErrLeaseLost)
 	wantErr(t, "MarkPurged with a stale token", s.MarkPurged(ctx, job, a.Token, "r1"), store.ErrLeaseLost)
-	_, err = s.Reset(ctx, job, a.Token, "")
+	_, err = s.Reset(ctx, job, a.Token, "", "test")
 	wantErr(t, "Reset with a stale token", err, store.ErrLeaseLost)
 	// A token of another job's lease is stale too.
 	o := acquire(t, s, otherJob, "o")

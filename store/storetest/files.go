@@ -164,7 +164,7 @@ func testJobsIsolated(t *testing.T, s store.Store) {
 	wantFiles(t, "Files of "+job, files(t, s, job, src), []bookmark.File{file("a.csv", 1)})
 	wantFiles(t, "Files of "+otherJob, files(t, s, otherJob, src), []bookmark.File{file("b.csv", 2), file("c.csv", 2)})
 
-	if _, err := s.Reset(t.Context(), otherJob, lb.Token, ""); err != nil {
+	if _, err := s.Reset(t.Context(), otherJob, lb.Token, "", "test"); err != nil {
 		t.Fatal(err)
 	}
 	wantFiles(t, "Files of "+job+" after resetting "+otherJob, files(t, s, job, src), []bookmark.File{file("a.csv", 1)})

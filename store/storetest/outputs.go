@@ -113,7 +113,7 @@ func testUnpublished(t *testing.T, s store.Store) {
 	c6.Outputs = []store.Output{output("r6", "sink", "part-r6-0.csv")}
 	mustCommit(t, s, c6)
 	wantUnpublished("r6")
-	if _, err := s.Reset(ctx, job, l.Token, "r2"); err != nil {
+	if _, err := s.Reset(ctx, job, l.Token, "r2", "test"); err != nil {
 		t.Fatal(err)
 	}
 	wantUnpublished()
@@ -170,7 +170,7 @@ func testPublishedOutputs(t *testing.T, s store.Store) {
 	if err := s.MarkPublished(ctx, job, l.Token, "r3"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Reset(ctx, job, l.Token, "r1"); err != nil {
+	if _, err := s.Reset(ctx, job, l.Token, "r1", "test"); err != nil {
 		t.Fatal(err)
 	}
 	wantPublished("after a reset without purge", "r1:part-r1-0.csv", "r1:part-r1-1.csv", "r2:x=1/part-r2-0.csv", "r3:part-r3-0.csv")

@@ -12,7 +12,7 @@ import (
 // reports undone.
 func mustReset(t *testing.T, s store.Store, l store.Lease, to string, wantUndone ...string) {
 	t.Helper()
-	undone, err := s.Reset(t.Context(), l.Job, l.Token, to)
+	undone, err := s.Reset(t.Context(), l.Job, l.Token, to, "test")
 	if err != nil {
 		t.Fatalf("Reset(to %q): %v", to, err)
 	}
@@ -124,25 +124,25 @@ func testResetErrors(t *testing.T, s store.Store) {
 		{"r4", "a running run"},
 		{"r5", "an undone run"},
 	} {
-		if _, err := s.Reset(ctx, job, l.Token, tc.to); err == nil {
+		if _, err := s.Reset(ctx, job, l.Token, tc.to, "test"); err == nil {
 			t.Errorf("Reset to %s (%s) succeeded, want an error", tc.to, tc.why)
 		}
 	}
-	_, err := s.Reset(ctx, job, l.Token, "nope")
+	_, err := s.Reset(ctx, job, l.Token, "nope", "test")
 	wantErr(t, "Reset to an unknown run", err, store.ErrNotFound)
 
 	// A pause run that was not undone still holds no bookmark of its own.
 	mustCommit(t, s, commitOf(t, s, l, "r6", bookmark.ModePause, 2))
-	if _, err := s.Reset(ctx, job, l.Token, "r6"); err == nil {
+	if _, err := s.Reset(ctx, job, l.Token, "r6", "test"); err == nil {
 		t.Error("Reset to a pause run succeeded, want an error")
 	}
 
-	_, err = s.Reset(ctx, job, l.Token+1, "r1")
+	_, err = s.Reset(ctx, job, l.Token+1, "r1", "test")
 	wantErr(t, "Reset with a stale token", err, store.ErrLeaseLost)
 	if err := s.ReleaseLease(ctx, l); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Reset(ctx, job, l.Token, "")
+	_, err = s.Reset(ctx, job, l.Token, "", "test")
 	wantErr(t, "Reset without a lease", err, store.ErrLeaseLost)
 
 	wantHead(t, s, job, 3, "r1")
@@ -209,7 +209,7 @@ func testRewindCommitRewind(t *testing.T, s store.Store) {
 	wantRecords(t, "RunInputs(r1) after rewinds", collect(t, s.RunInputs(t.Context(), job, []string{"r1"})),
 		append(recs(src2, file("k", 1)), recs(src, file("a", 1))...))
 
-	if _, err := s.Reset(t.Context(), job, l.Token, "r4"); err == nil {
+	if _, err := s.Reset(t.Context(), job, l.Token, "r4", "test"); err == nil {
 		t.Error("Reset to r4, undone by the last rewind, succeeded; want an error")
 	}
 

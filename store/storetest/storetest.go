@@ -74,6 +74,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ResetErrors", testResetErrors},
 		{"ResetToEmpty", testResetToEmpty},
 		{"RewindCommitRewind", testRewindCommitRewind},
+		{"Versions", testVersions},
+		{"SourceStatesAt", testSourceStatesAt},
 
 		{"Stats", testStats},
 		{"LargeCommit", testLargeCommit},

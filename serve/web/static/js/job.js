@@ -3,6 +3,9 @@
 "use strict";
 (function (TM) {
   var pageSize = 50;
+  // historySize is how many bookmark versions the job page looks through
+  // for resets and rewinds.
+  var historySize = 200;
 
   function schemaTable(cols) {
     if (!cols || !cols.length) return null;
@@ -91,7 +94,30 @@
     ]);
   }
 
-  function history(job, into, chartBox, actions) {
+  // resetsSection lists the resets and rewinds among the job's bookmark
+  // versions (GET /history), with when and who asked, and gives them to
+  // the charts (marks.list, then redraw).
+  function resetsSection(job, into, marks) {
+    return TM.api.get(TM.api.job(job) + "/history?limit=" + historySize).then(function (data) {
+      TM.clear(into);
+      var rows = (data.versions || []).filter(function (v) { return v.kind !== "commit"; });
+      marks.list = rows;
+      marks.redraw();
+      if (!rows.length) {
+        into.appendChild(TM.el("p", { "class": "muted", "data-test": "history-none" }, "No resets or rewinds among the last " + historySize + " bookmark versions."));
+        return;
+      }
+      into.appendChild(TM.table("history-table", [{ text: "Version", num: true }, "Action", "When", "Asked by"], rows.map(function (v) {
+        return TM.row({ "data-test": "history-row", "data-kind": v.kind, "data-by": v.by || "", "data-version": v.version, "data-run": v.run_id || null }, [
+          { text: String(v.version), num: true, test: "history-version" },
+          { node: v.kind === "rewind" ? TM.el("span", null, "rewind to ", TM.link(TM.routes.run(job, v.run_id), v.run_id)) : "reset (bookmark cleared)", test: "history-kind" },
+          { text: TM.fmt.time(v.at), test: "history-at" },
+          { text: v.by || "unknown (an older tidemark)", test: "history-by" }]);
+      })));
+    }, function (err) { TM.showError(into, err); });
+  }
+
+  function history(job, into, chartBox, actions, marks) {
     var runs = [];
     var tbody = TM.el("tbody");
     var head = ["#", "Run", "Attempt", "Status", "Mode", "Started", "Duration", "Rows in", "Rows out", "Bytes in", "Bytes out", "Version", "Error", ""];
@@ -113,9 +139,10 @@
         more.hidden = !data.next_before;
         more.disabled = false;
         more.onclick = function () { load(data.next_before); };
-        TM.charts(chartBox, runs);
+        marks.redraw();
       }, function (err) { more.disabled = false; TM.showError(errBox, err); });
     }
+    marks.redraw = function () { TM.charts(chartBox, runs, marks.list); };
     return load(0);
   }
 
@@ -144,10 +171,15 @@
       var bm = TM.el("div", { "data-test": "bookmark" });
       main.appendChild(bm);
       bookmarkSection(bm, j.bookmark || { version: j.version, sources: {} }, r);
+      main.appendChild(TM.el("h2", null, "Resets and rewinds"));
+      var resets = TM.el("div", { "data-test": "resets" }, TM.message("info", "Loading the bookmark history…"));
+      main.appendChild(resets);
       main.appendChild(TM.el("h2", null, "Run history"));
       var hist = TM.el("div", { "data-test": "history" });
       main.appendChild(hist);
-      return history(job, hist, chartBox, actions);
+      var marks = { list: [], redraw: function () {} };
+      var loaded = history(job, hist, chartBox, actions, marks);
+      return Promise.all([loaded, resetsSection(job, resets, marks)]);
     }, function (err) { TM.showError(top, err); });
   };
 })(window.TM);

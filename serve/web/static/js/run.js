@@ -84,6 +84,64 @@
     }));
   }
 
+  // fieldDiffs lists what changed in one source ctx's state between the
+  // version before (b, null: the ctx was new) and after (a, null: gone):
+  // [field, before, after] texts.
+  function fieldDiffs(b, a) {
+    if (!b && !a) return [];
+    if (!b) b = {};
+    if (!a) a = {};
+    var table = (a.kind || b.kind) === "table", out = [];
+    function cmp(field, f) {
+      var x = f(b), y = f(a);
+      if (x !== y) out.push([field, x, y]);
+    }
+    function has(s) { return Object.keys(s).length > 0; }
+    if (!has(b)) out.push(["source", "none (new ctx)", a.kind + (a.tracking ? ", " + a.tracking + " tracking" : "")]);
+    if (!has(a)) out.push(["source", b.kind || "", "gone"]);
+    if (table) {
+      cmp("rows read", function (s) { return has(s) ? TM.fmt.int(s.rows !== undefined ? s.rows : s.bytes) : ""; });
+      cmp("runs that read rows", function (s) { return has(s) ? TM.fmt.int(s.runs !== undefined ? s.runs : s.files) : ""; });
+    } else {
+      cmp("files processed", function (s) { return has(s) ? TM.fmt.int(s.files || 0) : ""; });
+      cmp("bytes recorded", function (s) { return has(s) ? TM.fmt.bytes(s.bytes || 0) : ""; });
+    }
+    cmp("high-water mark", function (s) { return s.high_water ? TM.fmt.nanos(s.high_water) : ""; });
+    cmp("files in band", function (s) { return s.band && s.band.length ? TM.fmt.int(s.band.length) : ""; });
+    cmp("last key", function (s) { return s.last_key || ""; });
+    cmp("cursor keys", function (s) { return s.cursor && s.cursor.keys ? s.cursor.keys.join(", ") : ""; });
+    cmp("key mark", function (s) { return s.cursor && s.cursor.mark ? s.cursor.mark.join(", ") : ""; });
+    cmp("cursor", function (s) { return s.cursor && typeof s.cursor !== "object" ? String(s.cursor) : ""; });
+    cmp("fingerprint", function (s) { return s.fingerprint || ""; });
+    var cols = function (s) { var m = {}; (s.schema || []).forEach(function (c) { m[c.name] = c.type; }); return m; };
+    var cb = cols(b), ca = cols(a);
+    Object.keys(ca).sort().forEach(function (n) {
+      if (!(n in cb)) { if (has(b)) out.push(["column added", "", n + " " + ca[n]]); }
+      else if (cb[n] !== ca[n]) out.push(["column type", n + " " + cb[n], n + " " + ca[n]]);
+    });
+    Object.keys(cb).sort().forEach(function (n) { if (!(n in ca) && has(a)) out.push(["column removed", n + " " + cb[n], ""]); });
+    return out;
+  }
+
+  // diffSection shows a run's bookmark diff (what its commit changed).
+  function diffSection(d) {
+    if (!d) return TM.el("p", { "class": "muted", "data-test": "diff-none" }, "This run did not commit a bookmark version.");
+    var box = TM.el("div", { "data-test": "bookmark-diff", "data-version": d.version, "data-before": d.before });
+    box.appendChild(TM.el("p", null, "Version " + d.version + " against " + (d.before ? "version " + d.before : "the empty bookmark") + "."));
+    var rows = [];
+    TM.sortedKeys(d.sources).forEach(function (k) {
+      var p = d.sources[k];
+      fieldDiffs(p.before, p.after).forEach(function (f) {
+        rows.push(TM.row({ "data-test": "diff-row", "data-ctx": k, "data-field": f[0] }, [
+          { text: k, test: "diff-ctx" }, { text: f[0], test: "diff-field" },
+          { text: f[1], test: "diff-before" }, { text: f[2], test: "diff-after" }]));
+      });
+    });
+    if (!rows.length) box.appendChild(TM.el("p", { "class": "muted", "data-test": "diff-same" }, "No source state changed."));
+    else box.appendChild(TM.table("diff-table", ["Source", "Field", "Before", "After"], rows));
+    return box;
+  }
+
   TM.pages = TM.pages || {};
   // TM.pages.run renders a run's page.
   TM.pages.run = function (main, job, run) {
@@ -116,6 +174,8 @@
       body.appendChild(countsTable("sources", "sources", r.sources));
       body.appendChild(TM.el("h2", null, "Sinks"));
       body.appendChild(countsTable("sinks", "sinks", r.sinks));
+      body.appendChild(TM.el("h2", null, "Bookmark diff"));
+      body.appendChild(diffSection(d.bookmark_diff));
       body.appendChild(TM.el("h2", null, "Attempt chain"));
       body.appendChild(attemptsTable(job, run, d.attempts));
       body.appendChild(TM.el("h2", null, "Inputs"));
