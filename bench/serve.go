@@ -130,9 +130,11 @@ func fillServeState(ctx context.Context, path string, jobs, runs int) error {
 	}
 	defer db.Close()
 	for _, q := range []string{
-		`INSERT INTO runs SELECT printf('bench-%03d', n.i), run_id, seq, attempt, mode, status, started_at, finished_at, version,
+		`INSERT INTO runs (job, run_id, seq, attempt, mode, status, started_at, finished_at, version, undone, purged, summary, error)
+			SELECT printf('bench-%03d', n.i), run_id, seq, attempt, mode, status, started_at, finished_at, version,
 			undone, purged, summary, error FROM runs, n WHERE job = 'bench-000'`,
-		`INSERT INTO bookmark_versions SELECT printf('bench-%03d', n.i), version, run_id, kind, created_at
+		`INSERT INTO bookmark_versions (job, version, run_id, kind, created_at, requested_by)
+			SELECT printf('bench-%03d', n.i), version, run_id, kind, created_at, requested_by
 			FROM bookmark_versions, n WHERE job = 'bench-000'`,
 	} {
 		cte := fmt.Sprintf(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < %d) `, jobs-1)
