@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"slices"
 	"sort"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
@@ -53,21 +54,31 @@ func (s *server) newestFiles(ctx context.Context, job string, states map[string]
 			if err != nil {
 				return nil, err
 			}
-			if _, ok := out[f.Ctx]; ok {
-				got[f.Ctx] = append(got[f.Ctx], newestFile{Path: f.File.Path, Size: f.File.Size, MTime: f.File.MTime})
+			if have, ok := out[f.Ctx]; ok && len(have) < newestPerCtx {
+				got[f.Ctx] = keepNewest(got[f.Ctx], newestFile{Path: f.File.Path, Size: f.File.Size, MTime: f.File.MTime}, newestPerCtx-len(have))
 			}
 		}
 		for c, files := range got {
-			sort.SliceStable(files, func(i, j int) bool {
-				if files[i].MTime != files[j].MTime {
-					return files[i].MTime > files[j].MTime
-				}
-				return files[i].Path < files[j].Path
-			})
-			out[c] = append(out[c], files[:min(len(files), newestPerCtx-len(out[c]))]...)
+			out[c] = append(out[c], files...)
 		}
 	}
 	return out, nil
+}
+
+// keepNewest inserts f into files (newest mtime first, then path) and
+// keeps at most n, so a run of many files costs n entries.
+func keepNewest(files []newestFile, f newestFile, n int) []newestFile {
+	i := sort.Search(len(files), func(i int) bool {
+		if files[i].MTime != f.MTime {
+			return files[i].MTime < f.MTime
+		}
+		return files[i].Path > f.Path
+	})
+	if i >= n {
+		return files
+	}
+	files = slices.Insert(files, i, f)
+	return files[:min(len(files), n)]
 }
 
 // full says whether every ctx of m has newestPerCtx files.
