@@ -31,6 +31,9 @@ type jobDetail struct {
 	Bookmark view.Bookmark `json:"bookmark"`
 	LastRun  *view.Run     `json:"last_run"`
 	JobFile  string        `json:"job_file,omitempty"`
+	// NewestFiles is, per exact-tracking file source, the files processed
+	// most recently (newestFiles).
+	NewestFiles map[string][]newestFile `json:"newest_files"`
 }
 
 // planWorkers bounds how many plans GET /api/v1/jobs computes at once.
@@ -138,6 +141,10 @@ func (s *server) job(w http.ResponseWriter, r *http.Request) {
 		d.LastRun = &v
 	}
 	if d.JobFile, err = s.jobFile(ctx, name); err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	if d.NewestFiles, err = s.newestFiles(ctx, name, states); err != nil {
 		s.fail(w, r, 0, err)
 		return
 	}

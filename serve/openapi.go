@@ -66,7 +66,10 @@ func openAPIDoc() obj {
 			"backlog": obj{"allOf": []obj{ref("PlanResult")}, "nullable": true}, "backlog_error": obj{"type": "string"}}},
 		"Job": obj{"type": "object", "properties": obj{"job": obj{"type": "string"}, "version": obj{"type": "integer"},
 			"run_id": obj{"type": "string"}, "bookmark": ref("Bookmark"), "last_run": obj{"allOf": []obj{ref("Result")}, "nullable": true},
-			"job_file": obj{"type": "string"}}},
+			"job_file": obj{"type": "string"},
+			"newest_files": obj{"type": "object", "description": "per exact-tracking file source ctx, the up to 10 files processed most recently, newest first",
+				"additionalProperties": obj{"type": "array", "items": obj{"type": "object", "properties": obj{
+					"path": obj{"type": "string"}, "size": obj{"type": "integer"}, "mtime": obj{"type": "integer"}}}}}}},
 		"RunsPage": obj{"type": "object", "properties": obj{"runs": obj{"type": "array", "items": ref("Result")},
 			"next_before": obj{"type": "integer", "description": "before= of the next page; 0 on the last"}}},
 		"RunDetail": obj{"type": "object", "properties": obj{"run": ref("Result"),

@@ -81,7 +81,9 @@ func fakeAPI(t *testing.T) http.Handler {
 			reply(w, 404, map[string]any{"error": "no job " + r.PathValue("job")})
 			return
 		}
-		reply(w, 200, map[string]any{"job": "nightly", "version": 3, "run_id": "r3", "bookmark": bookmark, "last_run": last, "job_file": "/jobs/" + evil + ".yaml"})
+		reply(w, 200, map[string]any{"job": "nightly", "version": 3, "run_id": "r3", "bookmark": bookmark, "last_run": last, "job_file": "/jobs/" + evil + ".yaml",
+			"newest_files": map[string]any{evil: []any{map[string]any{"path": "in/new.csv", "size": 2048, "mtime": 1735689600000000000},
+				map[string]any{"path": evil + ".csv", "size": 10, "mtime": 1735689500000000000}}}})
 	})
 	mux.HandleFunc("GET /api/v1/jobs/{job}/runs", func(w http.ResponseWriter, r *http.Request) {
 		if locked(w, r) {

@@ -67,11 +67,15 @@ func TestPagesRenderTheAPIsNumbers(t *testing.T) {
 		if got, want := count(dom, `data-test="run-row"`), 2; got != want {
 			t.Errorf("run rows (first page): got %d, want %d", got, want)
 		}
+		if got, want := count(dom, `data-test="newest-file-row"`), 2; got != want {
+			t.Errorf("newest file rows: got %d, want %d", got, want)
+		}
 		for _, want := range []string{`data-test="runs-more"`, `data-test="chart-rows" data-points="2"`, `data-test="chart-duration"`, `<canvas`,
 			`data-test="bookmark-files">42<`, `data-test="band-count">1<`, `data-test="key-mark">2025-01-03, 17<`,
 			`data-test="high-water">2025-01-01 00:00:00 UTC<`, `data-test="plan-now"`, `data-test="rewind" data-run="r3"`,
 			`data-test="history-row" data-kind="rewind" data-by="serve 127.0.0.1:5 &lt;img`, `data-test="history-row" data-kind="reset" data-by="cli alice@host"`,
-			`data-test="chart-rows" data-points="2" data-marks="2"`} {
+			`data-test="chart-rows" data-points="2" data-marks="2"`, `data-test="newest-file-row" data-ctx="`, `data-path="in/new.csv"`,
+			`data-test="newest-size">2.0 KiB<`} {
 			if !strings.Contains(dom, want) {
 				t.Errorf("job page: got no %s", want)
 			}

@@ -24,7 +24,18 @@
     ];
   }
 
-  function sourceSection(ctx, s, lastRun) {
+  // newestTable lists an exact source's most recently processed files.
+  function newestTable(ctx, files) {
+    if (!files) return null;
+    if (!files.length) return TM.message("info", "No recently processed files found in the last runs.");
+    return TM.table("newest-files", ["Newest processed file", { text: "Size", num: true }, "Modified"], files.map(function (f) {
+      return TM.row({ "data-test": "newest-file-row", "data-ctx": ctx, "data-path": f.path }, [
+        { text: f.path, test: "newest-path" }, { text: TM.fmt.bytes(f.size), num: true, test: "newest-size" },
+        { text: TM.fmt.nanos(f.mtime), test: "newest-mtime" }]);
+    }));
+  }
+
+  function sourceSection(ctx, s, lastRun, newest) {
     var sec = TM.el("section", { "data-test": "bookmark-source", "data-ctx": ctx, "data-kind": s.kind, "data-tracking": s.tracking || null });
     sec.appendChild(TM.el("h3", null, "Source " + ctx));
     var pairs = [["kind", s.kind + (s.tracking ? ", " + s.tracking + " tracking" : ""), "kind"]];
@@ -51,11 +62,12 @@
         return [{ text: f.path, test: "band-path" }, { text: TM.fmt.bytes(f.size), num: true }, TM.fmt.nanos(f.mtime)];
       })));
     }
+    if (s.kind !== "table" && s.tracking === "exact") TM.append(sec, newestTable(ctx, newest && newest[ctx]));
     TM.append(sec, schemaTable(s.schema));
     return sec;
   }
 
-  function bookmarkSection(into, bm, lastRun) {
+  function bookmarkSection(into, bm, lastRun, newest) {
     TM.clear(into);
     into.appendChild(TM.kv("bookmark-head", [
       ["bookmark version", String(bm.version), "bookmark-version"],
@@ -64,7 +76,7 @@
     ]));
     var keys = TM.sortedKeys(bm.sources);
     if (!keys.length) into.appendChild(TM.message("info", "The bookmark is empty: the next run reads everything."));
-    keys.forEach(function (k) { into.appendChild(sourceSection(k, bm.sources[k], lastRun)); });
+    keys.forEach(function (k) { into.appendChild(sourceSection(k, bm.sources[k], lastRun, newest)); });
   }
 
   function runRow(job, r, actions) {
@@ -170,7 +182,7 @@
       main.appendChild(TM.el("h2", null, "Bookmark"));
       var bm = TM.el("div", { "data-test": "bookmark" });
       main.appendChild(bm);
-      bookmarkSection(bm, j.bookmark || { version: j.version, sources: {} }, r);
+      bookmarkSection(bm, j.bookmark || { version: j.version, sources: {} }, r, j.newest_files);
       main.appendChild(TM.el("h2", null, "Resets and rewinds"));
       var resets = TM.el("div", { "data-test": "resets" }, TM.message("info", "Loading the bookmark history…"));
       main.appendChild(resets);
