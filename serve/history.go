@@ -27,18 +27,8 @@ type historyPage struct {
 // newest first.
 func (s *server) history(w http.ResponseWriter, r *http.Request) {
 	ctx, name := r.Context(), r.PathValue("job")
-	limit, err := limitParam(r, defaultHistoryLimit)
-	if err != nil {
-		s.fail(w, r, 0, err)
-		return
-	}
-	before, err := intParam(r, "before", 0)
-	if err != nil {
-		s.fail(w, r, 0, err)
-		return
-	}
-	if _, _, err := s.knownJob(ctx, name); err != nil {
-		s.fail(w, r, 0, err)
+	limit, before, ok := s.pageOf(w, r, defaultHistoryLimit)
+	if !ok {
 		return
 	}
 	// One more than asked for says whether there is a next page.

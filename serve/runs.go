@@ -58,18 +58,8 @@ func limitParam(r *http.Request, def int64) (int, error) {
 // job's runs, newest first, read with a bounded query.
 func (s *server) runs(w http.ResponseWriter, r *http.Request) {
 	ctx, name := r.Context(), r.PathValue("job")
-	limit, err := limitParam(r, defaultRunLimit)
-	if err != nil {
-		s.fail(w, r, 0, err)
-		return
-	}
-	before, err := intParam(r, "before", 0)
-	if err != nil {
-		s.fail(w, r, 0, err)
-		return
-	}
-	if _, _, err := s.knownJob(ctx, name); err != nil {
-		s.fail(w, r, 0, err)
+	limit, before, ok := s.pageOf(w, r, defaultRunLimit)
+	if !ok {
 		return
 	}
 	// One more than asked for says whether there is a next page.
@@ -85,6 +75,23 @@ func (s *server) runs(w http.ResponseWriter, r *http.Request) {
 	}
 	page.Runs = view.Runs(runs)
 	writeJSON(w, http.StatusOK, page)
+}
+
+// pageOf reads a paged route's limit= and before= and checks that its
+// job exists; on an error it has answered and ok is false.
+func (s *server) pageOf(w http.ResponseWriter, r *http.Request, defaultLimit int64) (limit int, before int64, ok bool) {
+	limit, err := limitParam(r, defaultLimit)
+	if err == nil {
+		before, err = intParam(r, "before", 0)
+	}
+	if err == nil {
+		_, _, err = s.knownJob(r.Context(), r.PathValue("job"))
+	}
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return 0, 0, false
+	}
+	return limit, before, true
 }
 
 // input is one item of a run's input manifest: a file read, or the key
