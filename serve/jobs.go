@@ -8,6 +8,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/runner"
 	"github.com/tidemark-etl/tidemark/serve/view"
 	"github.com/tidemark-etl/tidemark/store"
@@ -125,12 +126,7 @@ func (s *server) knownJob(ctx context.Context, name string) (store.Head, []store
 // job is GET /api/v1/jobs/{job}.
 func (s *server) job(w http.ResponseWriter, r *http.Request) {
 	ctx, name := r.Context(), r.PathValue("job")
-	head, last, err := s.knownJob(ctx, name)
-	if err != nil {
-		s.fail(w, r, 0, err)
-		return
-	}
-	states, err := s.opts.Store.SourceStates(ctx, name)
+	head, last, states, err := s.jobState(ctx, name)
 	if err != nil {
 		s.fail(w, r, 0, err)
 		return
@@ -173,15 +169,21 @@ func (s *server) jobFile(ctx context.Context, name string) (string, error) {
 // bookmark is GET /api/v1/jobs/{job}/bookmark: bookmark show --json.
 func (s *server) bookmark(w http.ResponseWriter, r *http.Request) {
 	ctx, name := r.Context(), r.PathValue("job")
-	head, _, err := s.knownJob(ctx, name)
-	if err != nil {
-		s.fail(w, r, 0, err)
-		return
-	}
-	states, err := s.opts.Store.SourceStates(ctx, name)
+	head, _, states, err := s.jobState(ctx, name)
 	if err != nil {
 		s.fail(w, r, 0, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, view.BookmarkOf(name, head, states))
+}
+
+// jobState is a known job's head, its newest runs (knownJob) and the
+// source states of its head.
+func (s *server) jobState(ctx context.Context, name string) (store.Head, []store.Run, map[string]bookmark.SourceState, error) {
+	head, last, err := s.knownJob(ctx, name)
+	if err != nil {
+		return head, nil, nil, err
+	}
+	states, err := s.opts.Store.SourceStates(ctx, name)
+	return head, last, states, err
 }
