@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/catalog"
 	"github.com/tidemark-etl/tidemark/manifest"
 )
 
@@ -189,6 +190,11 @@ type Commit struct {
 	Ranges  []RangeRecord
 	Outputs []Output
 	Actions []SinkAction
+	// Catalog is applied in the same transaction as the rest of the commit
+	// (a sink registering its table and new partitions), with the same
+	// rules as catalog.Store.ApplyCatalog: a stale table Base fails the
+	// whole commit with catalog.ErrConflict.
+	Catalog catalog.Changes
 }
 
 // Identity names one state store.
