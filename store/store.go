@@ -143,6 +143,10 @@ type Run struct {
 	// (empty for runs made in code without one, and for runs recorded by
 	// an older tidemark), for tools that plan the job again (serve).
 	JobFile string `json:"job_file,omitempty"`
+	// Host is the identity of the host that ran it (hostname:pid by
+	// default, overridable; the lease Holder's Host), shown by runs and by
+	// the exit-3 message. Empty for runs recorded by an older tidemark.
+	Host string `json:"host,omitempty"`
 }
 
 // FileRecord is one processed file of one source ctx (a run's file input).
