@@ -254,7 +254,9 @@ func (s *Store) fail(what string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return &redacted{msg: redactText(fmt.Sprintf("%s in %s: %v", what, s.where, err), s.password), err: err}
+	// pgx lists each address it tried on a line of its own: one line here.
+	msg := strings.Join(strings.Fields(fmt.Sprintf("%s in %s: %v", what, s.where, err)), " ")
+	return &redacted{msg: redactText(msg, s.password), err: err}
 }
 
 // redacted is an error whose text has its secrets masked; errors.Is and
