@@ -57,9 +57,11 @@ func (p *Proxy) cutLocked() {
 	clear(p.conns)
 }
 
-// CutAfter cuts every connection once n more bytes have gone towards the
-// target (counted over all connections from this call); the bytes past n
-// of the write that crosses it are not forwarded. n < 0 disarms it.
+// CutAfter cuts every connection as soon as n more bytes have gone
+// towards the target (counted over all connections from this call): the
+// chunk that reaches n is forwarded up to n, then every connection is
+// closed, so the target may act on what it got while its answer is lost.
+// n < 0 disarms it.
 func (p *Proxy) CutAfter(n int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -162,7 +164,7 @@ func (p *Proxy) pipe(dst, src net.Conn, toTarget bool) {
 			chunk, cut := buf[:n], false
 			if toTarget {
 				p.mu.Lock()
-				if p.cutAt >= 0 && p.sent+int64(n) > p.cutAt {
+				if p.cutAt >= 0 && p.sent+int64(n) >= p.cutAt {
 					chunk, cut = buf[:p.cutAt-p.sent], true
 					p.cutAt = -1 // one cut per CutAfter
 				}
