@@ -286,10 +286,15 @@ type queryer interface {
 }
 
 // schemaVersion returns the schema's version: -1 when it has no
-// migrations table (no state there yet).
+// migrations table (no state there yet). It reads pg_class rather than
+// calling to_regclass: a transaction that waited for the migration lock
+// may hold a stale cache entry saying the table is missing, while a scan
+// of the catalog sees what committed meanwhile.
 func (s *Store) schemaVersion(ctx context.Context, q queryer) (int, error) {
 	var exists bool
-	err := q.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, pgx.Identifier{s.schema, "schema_migrations"}.Sanitize()).Scan(&exists)
+	err := q.QueryRow(ctx, `
+		SELECT EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = $1 AND c.relname = 'schema_migrations')`, s.schema).Scan(&exists)
 	if err != nil {
 		return 0, err
 	}
@@ -297,7 +302,8 @@ func (s *Store) schemaVersion(ctx context.Context, q queryer) (int, error) {
 		return -1, nil
 	}
 	var v int
-	if err := q.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
+	err = q.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM `+pgx.Identifier{s.schema, "schema_migrations"}.Sanitize()).Scan(&v)
+	if err != nil {
 		return 0, fmt.Errorf("reading schema version: %w", err)
 	}
 	return v, nil
