@@ -25,6 +25,8 @@
 //	                 regression_check on and off
 //	serve    tidemark serve over 100 jobs × 1,000 runs in SQLite: p50/p99 of the
 //	         jobs list and a job's runs page, the server's RSS
+//	pg-state commit latency of the PostgreSQL state store vs SQLite, and the
+//	         state's size per 100k files
 //
 // The S3 scenarios start versitygw (from PATH, GOBIN or GOPATH/bin), the SQL
 // ones a throwaway PostgreSQL and MariaDB from the installed packages, as
@@ -99,6 +101,9 @@ type config struct {
 	ServeJobs     int
 	ServeRuns     int
 	ServeRequests int
+
+	PGStateCommits int
+	PGStateFiles   int
 
 	root string // module root
 	work string // scratch folder of this run
@@ -178,6 +183,8 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.ServeJobs, "serve-jobs", 100, "serve: jobs in the state store")
 	fs.IntVar(&c.ServeRuns, "serve-runs", 1000, "serve: runs per job")
 	fs.IntVar(&c.ServeRequests, "serve-requests", 200, "serve: timed requests per route")
+	fs.IntVar(&c.PGStateCommits, "pg-state-commits", 300, "pg-state: timed commits per store")
+	fs.IntVar(&c.PGStateFiles, "pg-state-files", 100_000, "pg-state: files of the commit whose state size is measured")
 
 	// TMBENCH_<FLAG> sets a flag's default; the command line wins.
 	var envErr error
@@ -208,6 +215,7 @@ func parseFlags(args []string) (*config, error) {
 			"s3-objects": "2000", "s3-objects-per-day": "100",
 			"sql-rows": "50000", "sql-table-rows": "200000",
 			"serve-jobs": "10", "serve-runs": "100", "serve-requests": "50",
+			"pg-state-commits": "50", "pg-state-files": "10000",
 			"timeout": "3m",
 		}
 		for name, v := range quick {
@@ -307,8 +315,9 @@ var (
 		"sql-extract":     benchSQLExtract,
 		"sql-incremental": benchSQLIncremental,
 		"serve":           benchServe,
+		"pg-state":        benchPGState,
 	}
-	scenarioNames = []string{"convert", "noop", "memory", "s3-convert", "s3-noop", "sql-extract", "sql-incremental", "convert-gz", "serve"}
+	scenarioNames = []string{"convert", "noop", "memory", "s3-convert", "s3-noop", "sql-extract", "sql-incremental", "convert-gz", "serve", "pg-state"}
 )
 
 // build compiles tidemark (unless -tidemark names a binary) and the DuckDB
