@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -160,5 +161,30 @@ func TestJobs(t *testing.T) {
 	jobs, err := s.Jobs(t.Context())
 	if got := fmt.Sprint(jobs); err != nil || got != "[a b]" {
 		t.Errorf("Jobs = %s, %v; want [a b]", got, err)
+	}
+}
+
+// TestPremadeSchema: a role without CREATE on the database uses a schema
+// an administrator made for it.
+func TestPremadeSchema(t *testing.T) {
+	db := newDB(t)
+	role := "tm_role_" + db.Name[3:]
+	db.Exec(t, `CREATE ROLE `+role+` LOGIN PASSWORD 'role-Pa55';
+REVOKE CREATE ON DATABASE `+db.Name+` FROM PUBLIC;
+CREATE SCHEMA etl_state AUTHORIZATION `+role)
+	t.Cleanup(func() { db.SQL.Exec(`DROP OWNED BY ` + role); db.SQL.Exec(`DROP ROLE ` + role) })
+	u, _ := url.Parse(db.location("etl_state"))
+	u.User = url.User(role)
+	t.Setenv("PGPASSWORD", "role-Pa55")
+	s := db.openAt(t, u.String())
+	if _, err := s.AcquireLease(t.Context(), "job", store.Holder{ID: "a"}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	u2 := *u
+	q := u2.Query()
+	q.Set("schema", "not_made")
+	u2.RawQuery = q.Encode()
+	if _, err := Open(t.Context(), u2.String()); err == nil || !strings.Contains(err.Error(), "permission denied") {
+		t.Errorf("a schema the role may not create: %v, want permission denied", err)
 	}
 }

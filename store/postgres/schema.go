@@ -267,9 +267,18 @@ func (s *Store) claimSchema(ctx context.Context, tx pgx.Tx) error {
 		return fmt.Errorf("the schema holds %d tables but no tidemark state (no schema_migrations table); "+
 			"name another with ?schema=NAME", tables)
 	}
+	// A schema made beforehand (by an administrator, for a role without
+	// CREATE on the database) is used as it is: CREATE SCHEMA checks that
+	// privilege even when the schema exists.
 	q := pgx.Identifier{s.schema}.Sanitize()
-	if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+q); err != nil {
-		return fmt.Errorf("creating schema: %w", err)
+	var exists bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, s.schema).Scan(&exists); err != nil {
+		return err
+	}
+	if !exists {
+		if _, err := tx.Exec(ctx, `CREATE SCHEMA `+q); err != nil {
+			return fmt.Errorf("creating schema: %w", err)
+		}
 	}
 	_, err = tx.Exec(ctx, `CREATE TABLE `+q+`.schema_migrations (
 		version    integer PRIMARY KEY,
