@@ -78,12 +78,14 @@ func (s *Store) Actions(ctx context.Context, job, runID string) ([]store.SinkAct
 }
 
 // Unpublished returns the succeeded, not undone runs, oldest first, that
-// have an output not yet published (the outputs_unpublished index).
+// have an output not yet published. It starts from the partial index
+// outputs_unpublished, which holds only what is left to publish, so it
+// reads a handful of rows however many runs the job has.
 func (s *Store) Unpublished(ctx context.Context, job string) ([]store.Run, error) {
 	runs, err := queryRuns(ctx, s.pool, `
-		SELECT `+runColumns+` FROM runs r
+		SELECT `+runColumns+` FROM runs
 		WHERE job = $1 AND status = 'succeeded' AND NOT undone
-		  AND EXISTS (SELECT 1 FROM outputs o WHERE o.job = r.job AND o.run_id = r.run_id AND NOT o.published)
+		  AND run_id IN (SELECT o.run_id FROM outputs o WHERE o.job = $1 AND NOT o.published)
 		ORDER BY seq`, job)
 	if err != nil {
 		return nil, s.fail(fmt.Sprintf("listing unpublished runs of job %q", job), err)

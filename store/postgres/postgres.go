@@ -155,7 +155,8 @@ func connect(ctx context.Context, location string, readOnly bool) (*Store, error
 	if !identRE.MatchString(schema) {
 		return nil, fmt.Errorf("opening postgres state store %s: schema %q: want a lower-case name of letters, digits and _ (at most 63)", where, schema)
 	}
-	u.RawQuery = q.Encode()
+	// pgconn does not read '+' as a space (options=-c%20x=y).
+	u.RawQuery = strings.ReplaceAll(q.Encode(), "+", "%20")
 	cfg, err := pgxpool.ParseConfig(u.String())
 	if err != nil {
 		return nil, fmt.Errorf("opening postgres state store %s: %s", where, redactText(err.Error(), ""))
