@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/catalog"
 	"github.com/tidemark-etl/tidemark/store"
