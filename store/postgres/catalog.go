@@ -16,9 +16,6 @@ import (
 
 // ApplyCatalog makes c durable in one transaction (see applyCatalog).
 func (s *Store) ApplyCatalog(ctx context.Context, c catalog.Changes) error {
-	if c.Empty() {
-		return nil
-	}
 	if err := s.write(ctx, func(tx pgx.Tx) error { return applyCatalog(ctx, tx, c) }); err != nil {
 		return s.fail("changing the catalog", err)
 	}
@@ -31,6 +28,12 @@ func (s *Store) ApplyCatalog(ctx context.Context, c catalog.Changes) error {
 // conflict for Base 0, an update from Base otherwise; each locks that one
 // row only.
 func applyCatalog(ctx context.Context, tx pgx.Tx, c catalog.Changes) error {
+	if c.Empty() {
+		return nil
+	}
+	if err := c.Check(); err != nil {
+		return err
+	}
 	for _, d := range c.Databases {
 		_, err := tx.Exec(ctx, `
 			INSERT INTO catalog_databases (name, description, created_at) VALUES ($1, $2, coalesce($3, clock_timestamp()))
@@ -44,16 +47,30 @@ func applyCatalog(ctx context.Context, tx pgx.Tx, c catalog.Changes) error {
 			return err
 		}
 	}
+	keys := map[[2]string][]catalog.Column{} // the partition keys of each table, read once
 	for _, p := range c.Partitions {
-		var one int
-		err := tx.QueryRow(ctx, `SELECT 1 FROM catalog_heads WHERE database = $1 AND name = $2`, p.Database, p.Table).Scan(&one)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("adding a partition of table %s.%s: %w", p.Database, p.Table, catalog.ErrNotFound)
+		k, ok := keys[[2]string{p.Database, p.Table}]
+		if !ok {
+			var data []byte
+			err := tx.QueryRow(ctx, `
+				SELECT t.partition_keys FROM catalog_heads h
+				JOIN catalog_tables t ON t.database = h.database AND t.name = h.name AND t.version = h.version
+				WHERE h.database = $1 AND h.name = $2`, p.Database, p.Table).Scan(&data)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("adding a partition of table %s.%s: %w", p.Database, p.Table, catalog.ErrNotFound)
+			}
+			if err != nil {
+				return err
+			}
+			if err := json.Unmarshal(data, &k); err != nil {
+				return fmt.Errorf("decoding the partition keys of table %s.%s: %w", p.Database, p.Table, err)
+			}
+			keys[[2]string{p.Database, p.Table}] = k
 		}
-		if err != nil {
+		if err := catalog.CheckPartition(catalog.Table{Database: p.Database, Name: p.Table, PartitionKeys: k}, p.Values); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `
+		_, err := tx.Exec(ctx, `
 			INSERT INTO catalog_partitions (database, name, vals, location, deprecated, updated_at)
 			VALUES ($1, $2, $3, $4, $5, clock_timestamp())
 			ON CONFLICT (database, name, vals) DO UPDATE SET location = excluded.location,
@@ -81,8 +98,15 @@ func changeTable(ctx context.Context, tx pgx.Tx, tc catalog.TableChange) error {
 	conflict := func(cur string) error {
 		return fmt.Errorf("table %s: changed against version %d, %s: %w", name, tc.Base, cur, catalog.ErrConflict)
 	}
+	var one int
+	err := tx.QueryRow(ctx, `SELECT 1 FROM catalog_databases WHERE name = $1`, t.Database).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("writing table %s: database %s: %w", name, t.Database, catalog.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("changing table %s: %w", name, err)
+	}
 	var tag int64
-	var err error
 	switch {
 	case tc.Base == 0 && !tc.Drop:
 		var ct pgconn.CommandTag

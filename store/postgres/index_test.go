@@ -98,7 +98,9 @@ func TestEveryQueryUsesAnIndex(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := s.ApplyCatalog(ctx, catalog.Changes{Tables: []catalog.TableChange{{Table: catalog.Table{Database: "db", Name: "t", Location: "/out/", Format: "parquet"}}}}); err != nil {
+	if err := s.ApplyCatalog(ctx, catalog.Changes{Databases: []catalog.Database{{Name: "db"}},
+		Tables: []catalog.TableChange{{Table: catalog.Table{Database: "db", Name: "t", Location: "/out/", Format: "parquet",
+			PartitionKeys: []catalog.Column{{Name: "run", Type: "VARCHAR"}}}}}}); err != nil {
 		t.Fatal(err)
 	}
 	for j := range 3 {
