@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/url"
@@ -174,5 +175,40 @@ func TestCommitConnectionCut(t *testing.T) {
 		total, len(cuts), failedNothing, applied)
 	if failedNothing == 0 {
 		t.Error("no cut made the commit fail before it was applied; the test cuts in the wrong place")
+	}
+}
+
+// TestCommitStalledStore: a store that stops answering (the network
+// stalls) makes a commit with a deadline fail at the deadline, naming the
+// store, and leaves nothing; once the network is back the same commit goes
+// through.
+func TestCommitStalledStore(t *testing.T) {
+	db := newDB(t)
+	u, _ := url.Parse(db.url)
+	p, err := faultproxy.New(u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	via := *u
+	via.Host = net.JoinHostPort("127.0.0.1", fmt.Sprint(p.Port()))
+	s := db.openAt(t, via.String()+"?schema=stall")
+	direct := db.openAt(t, db.location("stall"))
+	c := faultCommit(t, s, 200)
+
+	p.Stall()
+	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+	_, err = s.Commit(ctx, c)
+	cancel()
+	p.Resume()
+	wantNoSecret(t, "Commit on a stalled store", err, via.Host, db.password)
+	if wantAllOrNothing(t, direct, c) {
+		t.Fatal("the stalled commit was applied")
+	}
+	if _, err := s.Commit(t.Context(), c); err != nil {
+		t.Fatalf("Commit once the network is back: %v", err)
+	}
+	if !wantAllOrNothing(t, direct, c) {
+		t.Fatal("the commit after the stall left nothing")
 	}
 }
