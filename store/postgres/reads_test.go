@@ -94,13 +94,15 @@ ANALYZE rd.bookmark_versions`)
 			}
 			return n
 		}},
-		{"PublishedOutputs at a root", []string{"outputs", "runs"}, func(s *Store) (n int) {
+		// The runs a join reaches are the planner's to read by index or
+		// hash by its estimates; the outputs are what an index must find.
+		{"PublishedOutputs at a root", []string{"outputs"}, func(s *Store) (n int) {
 			for range s.PublishedOutputs(ctx, "job", "/out/") {
 				n++
 			}
 			return n
 		}},
-		{"Unpublished", []string{"outputs", "runs"}, func(s *Store) int {
+		{"Unpublished", []string{"outputs"}, func(s *Store) int {
 			runs, err := s.Unpublished(ctx, "job")
 			if err != nil {
 				t.Fatal(err)
