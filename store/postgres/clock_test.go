@@ -142,8 +142,21 @@ func TestRunHostRoundTrips(t *testing.T) {
 	if got := mustRun(t, s, "job", "r2"); got.Host != "worker-8:1" || got.Error != "boom" || got.Attempt != 1 {
 		t.Errorf("failed run: host %q error %q attempt %d, want worker-8:1, boom, 1", got.Host, got.Error, got.Attempt)
 	}
+	// A host or job file first known at the commit is recorded then; one
+	// the commit leaves out keeps what BeginRun recorded.
+	r3, err := s.BeginRun(ctx, l.Token, store.Run{Job: "job", RunID: "r3", StartedAt: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r3.Status, r3.Host, r3.JobFile = store.StatusSucceeded, "worker-9:2", "/jobs/late.yaml"
+	if _, err := s.Commit(ctx, store.Commit{Job: "job", Token: l.Token, Run: r3}); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRun(t, s, "job", "r3"); got.Host != "worker-9:2" || got.JobFile != "/jobs/late.yaml" {
+		t.Errorf("run committed with its host: host %q job file %q, want worker-9:2, /jobs/late.yaml", got.Host, got.JobFile)
+	}
 	undone, err := s.Reset(ctx, "job", l.Token, "", "test")
-	if err != nil || len(undone) != 1 || undone[0].Host != "worker-7:4242" || !undone[0].Undone {
-		t.Errorf("Reset undid %+v, %v; want r1 with its host", undone, err)
+	if err != nil || len(undone) != 2 || undone[0].Host != "worker-7:4242" || !undone[0].Undone {
+		t.Errorf("Reset undid %+v, %v; want r1 with its host, and r3", undone, err)
 	}
 }

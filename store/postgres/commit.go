@@ -88,8 +88,9 @@ func commit(ctx context.Context, tx pgx.Tx, c store.Commit) (store.Head, error) 
 		return store.Head{}, err
 	}
 	_, err = tx.Exec(ctx, `
-		UPDATE runs SET status = 'succeeded', finished_at = coalesce($3, clock_timestamp()), summary = $4, version = $5, error = ''
-		WHERE job = $1 AND run_id = $2`, c.Job, c.Run.RunID, ts(c.Run.FinishedAt), sum, h.Version)
+		UPDATE runs SET status = 'succeeded', finished_at = coalesce($3, clock_timestamp()), summary = $4, version = $5, error = '',
+			job_file = CASE WHEN $6 = '' THEN job_file ELSE $6 END, host = CASE WHEN $7 = '' THEN host ELSE $7 END
+		WHERE job = $1 AND run_id = $2`, c.Job, c.Run.RunID, ts(c.Run.FinishedAt), sum, h.Version, c.Run.JobFile, c.Run.Host)
 	if err != nil {
 		return store.Head{}, fmt.Errorf("finishing the run record: %w", err)
 	}

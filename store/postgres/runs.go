@@ -101,8 +101,9 @@ func (s *Store) FailRun(ctx context.Context, job string, token int64, runID stri
 			return err
 		}
 		_, err = tx.Exec(ctx, `
-			UPDATE runs SET status = 'failed', finished_at = coalesce($3, clock_timestamp()), summary = $4, error = $5
-			WHERE job = $1 AND run_id = $2`, job, runID, ts(finished), data, msg)
+			UPDATE runs SET status = 'failed', finished_at = coalesce($3, clock_timestamp()), summary = $4, error = $5,
+				job_file = CASE WHEN $6 = '' THEN job_file ELSE $6 END, host = CASE WHEN $7 = '' THEN host ELSE $7 END
+			WHERE job = $1 AND run_id = $2`, job, runID, ts(finished), data, msg, sum.JobFile, sum.Host)
 		return err
 	})
 	if err != nil {
