@@ -15,14 +15,15 @@ type Proxy struct {
 	ln     net.Listener
 	target string
 
-	mu     sync.Mutex
-	conns  map[net.Conn]bool
-	cutAt  int64 // bytes sent towards the target before every connection is cut; <0: never
-	sent   int64 // bytes sent towards the target since Arm
-	stall  chan struct{}
-	delay  time.Duration
-	closed bool
-	wg     sync.WaitGroup
+	mu      sync.Mutex
+	conns   map[net.Conn]bool
+	cutAt   int64 // bytes sent towards the target before every connection is cut; <0: never
+	stallAt int64 // bytes sent towards the target before all traffic stalls; <0: never
+	sent    int64 // bytes sent towards the target since Arm
+	stall   chan struct{}
+	delay   time.Duration
+	closed  bool
+	wg      sync.WaitGroup
 }
 
 // New starts a proxy to target (host:port) on 127.0.0.1 and a free port.
@@ -31,7 +32,7 @@ func New(target string) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{ln: ln, target: target, conns: map[net.Conn]bool{}, cutAt: -1}
+	p := &Proxy{ln: ln, target: target, conns: map[net.Conn]bool{}, cutAt: -1, stallAt: -1}
 	p.wg.Add(1)
 	go p.accept()
 	return p, nil
@@ -66,6 +67,16 @@ func (p *Proxy) CutAfter(n int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.cutAt, p.sent = n, 0
+}
+
+// StallAfter stalls all traffic (as Stall) as soon as n more bytes have
+// gone towards the target, counted like CutAfter's: a client caught
+// halfway through a conversation, as by a network partition. Resume lets
+// it go. n < 0 disarms it.
+func (p *Proxy) StallAfter(n int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stallAt, p.sent = n, 0
 }
 
 // Sent returns the bytes sent towards the target since the last CutAfter.
@@ -161,14 +172,25 @@ func (p *Proxy) pipe(dst, src net.Conn, toTarget bool) {
 			if delay > 0 {
 				time.Sleep(delay)
 			}
-			chunk, cut := buf[:n], false
+			chunk, rest, cut := buf[:n], []byte(nil), false
 			if toTarget {
 				p.mu.Lock()
-				if p.cutAt >= 0 && p.sent+int64(n) >= p.cutAt {
+				switch {
+				case p.cutAt >= 0 && p.sent+int64(n) >= p.cutAt:
 					chunk, cut = buf[:p.cutAt-p.sent], true
 					p.cutAt = -1 // one cut per CutAfter
+				case p.stallAt >= 0 && p.sent+int64(n) >= p.stallAt:
+					chunk, rest = buf[:p.stallAt-p.sent], buf[p.stallAt-p.sent:n]
+					p.stallAt = -1
+					if p.stall == nil {
+						p.stall = make(chan struct{})
+					}
 				}
-				p.sent += int64(len(chunk))
+				if cut {
+					p.sent += int64(len(chunk))
+				} else {
+					p.sent += int64(n)
+				}
 				p.mu.Unlock()
 			}
 			if _, werr := dst.Write(chunk); werr != nil {
@@ -177,6 +199,17 @@ func (p *Proxy) pipe(dst, src net.Conn, toTarget bool) {
 			if cut {
 				p.Cut()
 				return
+			}
+			if len(rest) > 0 {
+				p.mu.Lock()
+				stall := p.stall
+				p.mu.Unlock()
+				if stall != nil {
+					<-stall
+				}
+				if _, werr := dst.Write(rest); werr != nil {
+					return
+				}
 			}
 		}
 		if err != nil {

@@ -118,3 +118,29 @@ func TestStall(t *testing.T) {
 		t.Fatalf("after Resume: got %q, %v; want x", line, err)
 	}
 }
+
+func TestStallAfter(t *testing.T) {
+	p, err := New(echoServer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c, r := dial(t, p)
+	p.StallAfter(3)
+	c.Write([]byte("ab\ncd\n"))
+	// Everything stalls, the echo of what got through too.
+	c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	if _, err := r.ReadString('\n'); err == nil {
+		t.Fatal("a read through a stalled proxy succeeded")
+	}
+	if p.Sent() != 6 {
+		t.Errorf("Sent = %d, want 6 (3 through, 3 held)", p.Sent())
+	}
+	p.Resume()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for _, want := range []string{"ab\n", "cd\n"} {
+		if line, err := r.ReadString('\n'); err != nil || line != want {
+			t.Fatalf("after Resume: got %q, %v; want %q", line, err, want)
+		}
+	}
+}

@@ -32,6 +32,12 @@ func stream[T any](ctx context.Context, s *Store, what, query string, args []any
 			return
 		}
 		defer tx.Rollback(context.WithoutCancel(ctx))
+		// A stream locks no rows, and its reader may take its time between
+		// pages: the idle-transaction timeout meant for writes is lifted.
+		if _, err := tx.Exec(ctx, `SET LOCAL idle_in_transaction_session_timeout = 0`); err != nil {
+			fail(err)
+			return
+		}
 		// The cursor is named after the query, so that the FETCH statement
 		// pgx prepares and caches has one shape of result.
 		h := fnv.New64a()

@@ -45,6 +45,16 @@ import (
 // DefaultSchema is the schema the state lives in when the URL names none.
 const DefaultSchema = "tidemark"
 
+// sessionDefaults are the server settings of every session, unless the URL
+// sets them: a write transaction left idle is ended (its row locks freed)
+// after 30 s, and a client that stops answering is found within a minute.
+var sessionDefaults = map[string]string{
+	"idle_in_transaction_session_timeout": "30s",
+	"tcp_keepalives_idle":                 "30",
+	"tcp_keepalives_interval":             "10",
+	"tcp_keepalives_count":                "3",
+}
+
 // Store is a store.Store and a catalog.Store in a PostgreSQL schema.
 type Store struct {
 	pool *pgxpool.Pool
@@ -170,6 +180,15 @@ func connect(ctx context.Context, location string, readOnly bool) (*Store, error
 	}
 	if readOnly {
 		rp["default_transaction_read_only"] = "on"
+	}
+	// A host that stops mid-transaction (partitioned, paused, hung) must
+	// not keep its job's lease row locked past its lease: the server ends
+	// a transaction left idle, and probes a silent client, within about a
+	// lease's TTL. The URL may set each (?idle_in_transaction_session_timeout=10s).
+	for k, v := range sessionDefaults {
+		if _, set := rp[k]; !set {
+			rp[k] = v
+		}
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = 30 * time.Second
