@@ -21,7 +21,10 @@
 // Every write runs in one transaction that locks the job's own lease row
 // (SELECT ... FOR UPDATE) and nothing wider, so the writes of one job are
 // serialised and different jobs never wait for each other. Lease expiry is
-// judged by the database's clock (clock_timestamp()), never the client's.
+// judged by the database's clock (clock_timestamp()), never the client's. A
+// host that stops in the middle of a write frees its row within 30 s (the
+// sessions' idle_in_transaction_session_timeout and TCP keepalives), so a
+// successor can take an expired lease.
 package postgres
 
 import (
