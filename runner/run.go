@@ -38,6 +38,12 @@ type RunOptions struct {
 	AdoptSink bool
 	// LeaseTTL defaults to DefaultLeaseTTL.
 	LeaseTTL time.Duration
+	// HostID names this host in the job's lease and in the run record
+	// (store.Holder.Host, store.Run.Host); DefaultHostID (hostname:pid) if
+	// empty. Give each host (each process that may run the job at the same
+	// time) an id of its own: a lease whose holder has this id, or this
+	// machine's default id, and whose process is gone is taken over at once.
+	HostID string
 	Logger   *slog.Logger
 	// Progress, if set, receives progress events.
 	Progress Progress
@@ -83,12 +89,15 @@ type Result struct {
 	FinishedAt *time.Time             `json:"finished_at,omitempty"`
 	Undone     bool                   `json:"undone,omitempty"`
 	Purged     bool                   `json:"purged,omitempty"`
+	// Host is the host identity that ran it (RunOptions.HostID).
+	Host string `json:"host,omitempty"`
 }
 
 // ResultOf converts a stored run record.
 func ResultOf(r store.Run) Result {
 	res := Result{Job: r.Job, RunID: r.RunID, Attempt: r.Attempt, Status: r.Status, Mode: r.Mode,
-		Sources: r.Sources, Sinks: r.Sinks, Version: r.Version, Error: secret.Redact(r.Error), Undone: r.Undone, Purged: r.Purged}
+		Sources: r.Sources, Sinks: r.Sinks, Version: r.Version, Error: secret.Redact(r.Error), Undone: r.Undone, Purged: r.Purged,
+		Host: r.Host}
 	started := r.StartedAt
 	res.StartedAt = &started
 	if !r.FinishedAt.IsZero() {
@@ -157,6 +166,12 @@ func (o *RunOptions) defaults(spec *job.Spec) error {
 	if o.LeaseTTL == 0 {
 		o.LeaseTTL = DefaultLeaseTTL
 	}
+	if o.LeaseTTL < 0 {
+		return fmt.Errorf("%w: lease ttl %s is not positive", ErrUsage, o.LeaseTTL)
+	}
+	if o.HostID == "" {
+		o.HostID = DefaultHostID()
+	}
 	if o.Mode == "" {
 		m, err := bookmark.ParseMode(spec.Bookmark)
 		if err != nil {
@@ -187,12 +202,12 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 	started := time.Now().UTC()
 	r := &runner{spec: spec, opts: opts, st: st, job: jobName, log: opts.Logger}
 	r.rec = store.Run{Job: jobName, RunID: newRunID(started), Mode: opts.Mode, Status: store.StatusRunning, StartedAt: started,
-		JobFile: jobFile(spec)}
+		JobFile: jobFile(spec), Host: opts.HostID}
 	defer r.close()
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	lease, err := acquire(ctx, st, jobName, r.rec.RunID, opts.LeaseTTL, cancel, r.log)
+	lease, err := acquire(ctx, st, jobName, holderFor(r.rec.RunID, opts.HostID, started), opts.LeaseTTL, cancel, r.log)
 	if err != nil {
 		return nil, err
 	}

@@ -189,6 +189,11 @@ UPDATE source_states SET state = CAST(json_set(CAST(state AS TEXT),
 	`
 ALTER TABLE bookmark_versions ADD COLUMN requested_by TEXT NOT NULL DEFAULT '';
 `,
+	// 5: the host identity that ran each run (store.Run.Host); '' for runs
+	// recorded before.
+	`
+ALTER TABLE runs ADD COLUMN host TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // migrate brings the schema to len(migrations) in one write transaction, so
