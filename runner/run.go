@@ -44,6 +44,11 @@ type RunOptions struct {
 	// time) an id of its own: a lease whose holder has this id, or this
 	// machine's default id, and whose process is gone is taken over at once.
 	HostID string
+	// Now, if set, is the run's own clock (a test hook that skews it): it
+	// stamps the run's start and finish and is the listing's "now" for
+	// timestamp tracking. Lease expiry is judged by the store's clock
+	// whatever it says.
+	Now func() time.Time
 	Logger   *slog.Logger
 	// Progress, if set, receives progress events.
 	Progress Progress
@@ -156,6 +161,14 @@ func (o *RunOptions) open(ctx context.Context, spec *job.Spec) (string, store.St
 	return jobName, st, nil
 }
 
+// now is the run's clock: Now, or the local clock.
+func (o *RunOptions) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
 func (o *RunOptions) defaults(spec *job.Spec) error {
 	if err := checkOptions(spec); err != nil {
 		return err
@@ -199,7 +212,7 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 	}
 	defer st.Close()
 
-	started := time.Now().UTC()
+	started := opts.now().UTC()
 	r := &runner{spec: spec, opts: opts, st: st, job: jobName, log: opts.Logger}
 	r.rec = store.Run{Job: jobName, RunID: newRunID(started), Mode: opts.Mode, Status: store.StatusRunning, StartedAt: started,
 		JobFile: jobFile(spec), Host: opts.HostID}
@@ -260,18 +273,24 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 		err = fmt.Errorf("%w (%v)", err, cause)
 	}
 	res := ResultOf(r.rec)
-	res.DurationMS = time.Since(started).Milliseconds()
+	res.DurationMS = opts.now().Sub(started).Milliseconds()
 	if err != nil {
-		r.cleanupTemp()
 		r.rec.Status = store.StatusFailed
 		fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer fcancel()
 		var unpublished *UnpublishedError
 		if errors.As(err, &unpublished) {
 			// committed: its record stays succeeded, its publish pending
-		} else if ferr := st.FailRun(fctx, jobName, lease.token(), r.rec.RunID, time.Now().UTC(), r.rec, secret.Redact(err.Error())); ferr != nil {
+		} else if ferr := st.FailRun(fctx, jobName, lease.token(), r.rec.RunID, opts.now().UTC(), r.rec, secret.Redact(err.Error())); ferr != nil {
+			// Recording the failure first is a barrier: a commit still in
+			// flight cannot apply to a failed run. When it could not be
+			// recorded, a commit that did apply keeps its staged output.
 			r.log.Error("recording run failure", "run", r.rec.RunID, "err", ferr)
+			if run, rerr := st.Run(fctx, jobName, r.rec.RunID); rerr != nil || run.Status == store.StatusSucceeded {
+				r.stagings = nil
+			}
 		}
+		r.cleanupTemp()
 		res.Status, res.Error = store.StatusFailed, secret.Redact(err.Error())
 		r.observeEnd(ctx, res, err)
 		return &res, err

@@ -53,6 +53,9 @@ func (o *runOptions) library(g *globals) (tidemark.RunOptions, error) {
 		return ro, err
 	}
 	ro.HostID = id
+	if ro.Now, err = skewedClock(); err != nil {
+		return ro, err
+	}
 	if o.leaseTTL < 0 || (o.leaseTTL > 0 && o.leaseTTL < time.Second) {
 		return ro, usageError{fmt.Errorf("--lease-ttl %s: want at least 1s", o.leaseTTL)}
 	}
