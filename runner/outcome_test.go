@@ -16,11 +16,11 @@ import (
 type commitFault int
 
 const (
-	commitFine       commitFault = iota
-	commitThenError              // apply the commit, then lose the answer
-	errorBeforeApply             // drop the connection before the commit reaches the store
-	conflictAfterRetry           // apply it, then a retry inside the store finds the version moved
-	blindAfterError              // lose the answer, then fail every read of the run too
+	commitFine         commitFault = iota
+	commitThenError                // apply the commit, then lose the answer
+	errorBeforeApply               // drop the connection before the commit reaches the store
+	conflictAfterRetry             // apply it, then a retry inside the store finds the version moved
+	blindAfterError                // lose the answer, then fail every read of the run too
 )
 
 // faultyStore is a memory store in front of which commits go wrong, as a

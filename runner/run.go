@@ -48,8 +48,8 @@ type RunOptions struct {
 	// stamps the run's start and finish and is the listing's "now" for
 	// timestamp tracking. Lease expiry is judged by the store's clock
 	// whatever it says.
-	Now func() time.Time
-	Logger   *slog.Logger
+	Now    func() time.Time
+	Logger *slog.Logger
 	// Progress, if set, receives progress events.
 	Progress Progress
 	// Observer, if set, is told when the run begins and ends.
