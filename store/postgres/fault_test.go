@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
 	"testing"
@@ -119,28 +118,27 @@ func TestCommitBackendKilled(t *testing.T) {
 func TestCommitConnectionCut(t *testing.T) {
 	db := newDB(t)
 	u, _ := url.Parse(db.url)
-	p, err := faultproxy.New(u.Host)
+	p, err := faultproxy.Start(u.Host)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
 	via := *u
-	via.Host = net.JoinHostPort("127.0.0.1", fmt.Sprint(p.Port()))
+	via.Host = p.Addr
 
 	open := func(i int) (*Store, *Store, store.Commit) {
-		loc := via.String() + "?schema=cut_" + fmt.Sprint(i)
+		loc := via.String() + "?application_name=tidemark-cut&schema=cut_" + fmt.Sprint(i)
 		s := db.openAt(t, loc)
 		direct := db.openAt(t, db.location("cut_"+fmt.Sprint(i)))
 		return s, direct, faultCommit(t, s, 200)
 	}
 	// Measure the commit's bytes once, uncut.
 	s, _, c := open(0)
-	p.CutAfter(1 << 40) // count, never cut
+	start := p.Stats().Bytes[faultproxy.Up]
 	if _, err := s.Commit(t.Context(), c); err != nil {
 		t.Fatal(err)
 	}
-	total := p.Sent()
-	p.CutAfter(-1)
+	total := p.Stats().Bytes[faultproxy.Up] - start
 	if total < 1000 {
 		t.Fatalf("a commit of 200 files sent %d bytes, want more", total)
 	}
@@ -152,9 +150,11 @@ func TestCommitConnectionCut(t *testing.T) {
 	}
 	for i, at := range cuts {
 		s, direct, c := open(i + 1)
-		p.CutAfter(at)
-		_, err := s.Commit(t.Context(), c)
-		p.CutAfter(-1)
+		p.DropAfter(faultproxy.Up, at)
+		_, err := s.Commit(t.Context(), c) // the drop fires once, at or before the commit's last byte
+		// The server may still be finishing the transaction the client lost:
+		// its outcome is settled once the session is no longer busy.
+		waitNotBusy(t, db, "tidemark-cut")
 		all := wantAllOrNothing(t, direct, c)
 		switch {
 		case err == nil && !all:
@@ -185,22 +185,22 @@ func TestCommitConnectionCut(t *testing.T) {
 func TestCommitStalledStore(t *testing.T) {
 	db := newDB(t)
 	u, _ := url.Parse(db.url)
-	p, err := faultproxy.New(u.Host)
+	p, err := faultproxy.Start(u.Host)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
 	via := *u
-	via.Host = net.JoinHostPort("127.0.0.1", fmt.Sprint(p.Port()))
+	via.Host = p.Addr
 	s := db.openAt(t, via.String()+"?schema=stall")
 	direct := db.openAt(t, db.location("stall"))
 	c := faultCommit(t, s, 200)
 
-	p.Stall()
+	p.Hold()
 	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
 	_, err = s.Commit(ctx, c)
 	cancel()
-	p.Resume()
+	p.Release()
 	wantNoSecret(t, "Commit on a stalled store", err, via.Host, db.password)
 	if wantAllOrNothing(t, direct, c) {
 		t.Fatal("the stalled commit was applied")
@@ -211,4 +211,20 @@ func TestCommitStalledStore(t *testing.T) {
 	if !wantAllOrNothing(t, direct, c) {
 		t.Fatal("the commit after the stall left nothing")
 	}
+}
+
+// waitNotBusy waits until no session named app is running a statement or
+// sits in a transaction.
+func waitNotBusy(t *testing.T, db *testDB, app string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		var n int
+		db.SQL.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND state <> 'idle'`, app).Scan(&n)
+		if n == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("sessions %s still busy after a minute", app)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/tidemark-etl/tidemark/internal/sqltest"
 	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
 	"github.com/tidemark-etl/tidemark/store"
+	"github.com/tidemark-etl/tidemark/store/memory"
 	"github.com/tidemark-etl/tidemark/store/storetest"
 )
 
@@ -81,4 +82,12 @@ func itoa(n int64) string {
 func TestStore(t *testing.T) {
 	db := newDB(t)
 	storetest.Run(t, func(t *testing.T) store.Store { return db.open(t) })
+}
+
+// TestImport runs the cases of store.Importer (tidemark state copy), to
+// and from the memory store.
+func TestImport(t *testing.T) {
+	db := newDB(t)
+	storetest.RunImport(t, func(t *testing.T) store.Store { return db.open(t) },
+		func(t *testing.T) store.Store { return memory.New(memory.Options{}) })
 }
