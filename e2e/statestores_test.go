@@ -3,6 +3,9 @@ package e2e
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/tidemark-etl/tidemark/internal/sqltest"
+	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
 )
 
 // stateStore is a kind of state store the many-host, crash-matrix and
@@ -19,6 +22,10 @@ type stateStore struct {
 // of the shared versitygw).
 var stateStores = []stateStore{
 	{"sqlite", func(t *testing.T) (string, []string) { return filepath.Join(t.TempDir(), "state.db"), nil }},
+	{"postgres", func(t *testing.T) (string, []string) {
+		db := sqltest.New(t, sqldb.Postgres)
+		return db.Connection + "?schema=tidemark_e2e", []string{"PGPASSWORD=" + db.Password}
+	}},
 }
 
 // eachStateStore runs body as a parallel subtest per state store.
