@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -24,6 +25,10 @@ var stateStores = []stateStore{
 	{"sqlite", func(t *testing.T) (string, []string) { return filepath.Join(t.TempDir(), "state.db"), nil }},
 	{"postgres", func(t *testing.T) (string, []string) {
 		db := sqltest.New(t, sqldb.Postgres)
+		// The commands get the password in their environment; the tests'
+		// own reads of the state (the one server's password, so one value
+		// for every test) get it in the process's.
+		os.Setenv("PGPASSWORD", db.Password)
 		return db.Connection + "?schema=tidemark_e2e", []string{"PGPASSWORD=" + db.Password}
 	}},
 }

@@ -54,7 +54,7 @@ func TestLeaseIgnoresClientClock(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The times are the run's record, kept as given.
-		if got := mustRun(t, s, job, "f"); !got.StartedAt.Equal(micros(wrong)) || !got.FinishedAt.Equal(micros(wrong.Add(time.Minute))) {
+		if got := mustRun(t, s, job, "f"); !got.StartedAt.Equal(wrong) || !got.FinishedAt.Equal(wrong.Add(time.Minute)) {
 			t.Errorf("skew %s: failed run's times %s..%s, want the host's %s..", skew, got.StartedAt, got.FinishedAt, r.StartedAt)
 		}
 		// The lease is where the database's clock put it.

@@ -88,9 +88,9 @@ func commit(ctx context.Context, tx pgx.Tx, c store.Commit) (store.Head, error) 
 		return store.Head{}, err
 	}
 	_, err = tx.Exec(ctx, `
-		UPDATE runs SET status = 'succeeded', finished_at = coalesce($3, clock_timestamp()), summary = $4, version = $5, error = '',
+		UPDATE runs SET status = 'succeeded', finished_at = coalesce($3, `+nowNS+`), summary = $4, version = $5, error = '',
 			job_file = CASE WHEN $6 = '' THEN job_file ELSE $6 END, host = CASE WHEN $7 = '' THEN host ELSE $7 END
-		WHERE job = $1 AND run_id = $2`, c.Job, c.Run.RunID, ts(c.Run.FinishedAt), sum, h.Version, c.Run.JobFile, c.Run.Host)
+		WHERE job = $1 AND run_id = $2`, c.Job, c.Run.RunID, nsArg(c.Run.FinishedAt), sum, h.Version, c.Run.JobFile, c.Run.Host)
 	if err != nil {
 		return store.Head{}, fmt.Errorf("finishing the run record: %w", err)
 	}
@@ -110,10 +110,10 @@ func commit(ctx context.Context, tx pgx.Tx, c store.Commit) (store.Head, error) 
 // (a rewind is a reset to a run), asked for by by, stamped by the
 // database's clock.
 func insertVersion(ctx context.Context, tx pgx.Tx, h store.Head, kind, by string) (time.Time, error) {
-	var at time.Time
+	var at int64
 	err := tx.QueryRow(ctx, `
 		INSERT INTO bookmark_versions (job, version, run_id, kind, created_at, requested_by)
-		VALUES ($1, $2, $3, $4, clock_timestamp(), $5) RETURNING created_at`,
+		VALUES ($1, $2, $3, $4, `+nowNS+`, $5) RETURNING created_at`,
 		h.Job, h.Version, h.RunID, kind, by).Scan(&at)
 	if isCode(err, "23505") { // unique_violation: cannot happen under the lease row, but says so if it does
 		return time.Time{}, fmt.Errorf("writing version %d: %w", h.Version, store.ErrVersionConflict)
@@ -121,7 +121,7 @@ func insertVersion(ctx context.Context, tx pgx.Tx, h store.Head, kind, by string
 	if err != nil {
 		return time.Time{}, fmt.Errorf("writing version %d: %w", h.Version, err)
 	}
-	return at.UTC(), nil
+	return fromNS(&at), nil
 }
 
 // insertStates writes the source states of a version in one statement.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -27,7 +26,7 @@ func (s *Store) Head(ctx context.Context, job string) (store.Head, error) {
 // read backwards: one row).
 func head(ctx context.Context, q queryer, job string) (store.Head, error) {
 	h := store.Head{Job: job}
-	var created time.Time
+	var created int64
 	err := q.QueryRow(ctx, `
 		SELECT version, run_id, created_at FROM bookmark_versions
 		WHERE job = $1 ORDER BY version DESC LIMIT 1`, job).Scan(&h.Version, &h.RunID, &created)
@@ -37,7 +36,7 @@ func head(ctx context.Context, q queryer, job string) (store.Head, error) {
 	if err != nil {
 		return store.Head{}, err
 	}
-	h.UpdatedAt = created.UTC()
+	h.UpdatedAt = fromNS(&created)
 	return h, nil
 }
 
@@ -94,8 +93,9 @@ func (s *Store) Versions(ctx context.Context, job string, q store.VersionQuery) 
 	}
 	vs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Version, error) {
 		var v store.Version
-		err := row.Scan(&v.Version, &v.Kind, &v.RunID, &v.At, &v.By)
-		v.Kind, v.At = store.VersionKind(v.Kind, v.RunID), v.At.UTC()
+		var at int64
+		err := row.Scan(&v.Version, &v.Kind, &v.RunID, &at, &v.By)
+		v.Kind, v.At = store.VersionKind(v.Kind, v.RunID), fromNS(&at)
 		return v, err
 	})
 	if err != nil {

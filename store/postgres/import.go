@@ -40,7 +40,7 @@ func (s *Store) ImportJob(ctx context.Context, h store.JobHistory) error {
 			}
 			_, err := tx.Exec(ctx, `
 				INSERT INTO bookmark_versions (job, version, run_id, kind, created_at, requested_by) VALUES ($1, $2, $3, $4, $5, $6)`,
-				h.Job, v.Version.Version, v.RunID, kind, v.At, v.By)
+				h.Job, v.Version.Version, v.RunID, kind, v.At.UnixNano(), v.By)
 			if err != nil {
 				return fmt.Errorf("writing version %d: %w", v.Version.Version, err)
 			}
@@ -79,7 +79,7 @@ func importRun(ctx context.Context, tx pgx.Tx, r store.RunHistory) error {
 	_, err = tx.Exec(ctx, `
 		INSERT INTO runs (job, run_id, seq, attempt, mode, status, started_at, finished_at, version, undone, purged, summary, error, job_file, host)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
-		run.Job, run.RunID, run.Seq, run.Attempt, string(run.Mode), run.Status, run.StartedAt, ts(run.FinishedAt),
+		run.Job, run.RunID, run.Seq, run.Attempt, string(run.Mode), run.Status, run.StartedAt.UnixNano(), nsArg(run.FinishedAt),
 		run.Version, run.Undone, run.Purged, sum, run.Error, run.JobFile, run.Host)
 	if err != nil {
 		return fmt.Errorf("writing run %s: %w", run.RunID, err)

@@ -40,15 +40,15 @@ ALTER TABLE rd.files SET (autovacuum_enabled = false);
 ALTER TABLE rd.outputs SET (autovacuum_enabled = false);
 ALTER TABLE rd.bookmark_versions SET (autovacuum_enabled = false)`)
 	db.Exec(t, `INSERT INTO rd.runs (job, run_id, seq, attempt, mode, status, started_at, finished_at, version)
-		SELECT 'job', 'r' || i, i, 1, 'enable', 'succeeded', now(), now(), i FROM generate_series(1, 3000) i;
+		SELECT 'job', 'r' || i, i, 1, 'enable', 'succeeded', i, i, i FROM generate_series(1, 3000) i;
 INSERT INTO rd.bookmark_versions (job, version, run_id, kind, created_at)
-		SELECT 'job', i, 'r' || i, 'commit', now() FROM generate_series(1, 3000) i;
+		SELECT 'job', i, 'r' || i, 'commit', i FROM generate_series(1, 3000) i;
 INSERT INTO rd.files (job, ctx, path, size, mtime, run_id, added_version)
 		SELECT 'job', 'src', 'p' || i || '-' || k, 1, 1, 'r' || i, i FROM generate_series(1, 3000) i, generate_series(1, 5) k;
 INSERT INTO rd.outputs (job, run_id, sink, final, kind, root, rows, bytes, published)
 		SELECT 'job', 'r' || i, 'sink', 'part-' || i, 'file', '/old/', 1, 1, true FROM generate_series(1, 3000) i;
 INSERT INTO rd.runs (job, run_id, seq, attempt, mode, status, started_at, finished_at, version)
-		VALUES ('job', 'r-new', 3001, 1, 'enable', 'succeeded', now(), now(), 3001);
+		VALUES ('job', 'r-new', 3001, 1, 'enable', 'succeeded', 1, 1, 3001);
 INSERT INTO rd.files (job, ctx, path, size, mtime, run_id, added_version)
 		SELECT 'job', 'new', 'n' || k, 1, 1, 'r-new', 3001 FROM generate_series(1, 7) k;
 INSERT INTO rd.outputs (job, run_id, sink, final, kind, root, rows, bytes, published)

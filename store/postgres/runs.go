@@ -60,24 +60,24 @@ func insertRun(ctx context.Context, tx pgx.Tx, r store.Run) (store.Run, error) {
 	if err != nil {
 		return store.Run{}, err
 	}
-	var started time.Time
+	var started int64
 	err = tx.QueryRow(ctx, `
 		INSERT INTO runs (job, run_id, seq, attempt, mode, status, started_at, summary, job_file, host)
 		SELECT $1, $2,
 			coalesce((SELECT max(seq) FROM runs WHERE job = $1), 0) + 1,
 			(SELECT count(*) + 1 FROM runs WHERE job = $1 AND status = 'failed' AND seq >
 				coalesce((SELECT max(seq) FROM runs WHERE job = $1 AND status = 'succeeded'), 0)),
-			$3, 'running', coalesce($4, clock_timestamp()), $5, $6, $7
+			$3, 'running', coalesce($4, `+nowNS+`), $5, $6, $7
 		ON CONFLICT (job, run_id) DO NOTHING
 		RETURNING seq, attempt, started_at`,
-		r.Job, r.RunID, string(r.Mode), ts(r.StartedAt), sum, r.JobFile, r.Host).Scan(&r.Seq, &r.Attempt, &started)
+		r.Job, r.RunID, string(r.Mode), nsArg(r.StartedAt), sum, r.JobFile, r.Host).Scan(&r.Seq, &r.Attempt, &started)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Run{}, fmt.Errorf("run already exists")
 	}
 	if err != nil {
 		return store.Run{}, err
 	}
-	r.StartedAt = started.UTC()
+	r.StartedAt = fromNS(&started)
 	return r, nil
 }
 
@@ -101,9 +101,9 @@ func (s *Store) FailRun(ctx context.Context, job string, token int64, runID stri
 			return err
 		}
 		_, err = tx.Exec(ctx, `
-			UPDATE runs SET status = 'failed', finished_at = coalesce($3, clock_timestamp()), summary = $4, error = $5,
+			UPDATE runs SET status = 'failed', finished_at = coalesce($3, `+nowNS+`), summary = $4, error = $5,
 				job_file = CASE WHEN $6 = '' THEN job_file ELSE $6 END, host = CASE WHEN $7 = '' THEN host ELSE $7 END
-			WHERE job = $1 AND run_id = $2`, job, runID, ts(finished), data, msg, sum.JobFile, sum.Host)
+			WHERE job = $1 AND run_id = $2`, job, runID, nsArg(finished), data, msg, sum.JobFile, sum.Host)
 		return err
 	})
 	if err != nil {
@@ -187,8 +187,8 @@ func queryRuns(ctx context.Context, q queryer, query string, args ...any) ([]sto
 		var (
 			r        store.Run
 			mode     string
-			started  time.Time
-			finished *time.Time
+			started  int64
+			finished *int64
 			sum      []byte
 		)
 		err := row.Scan(&r.Job, &r.RunID, &r.Seq, &r.Attempt, &mode, &r.Status, &started, &finished,
@@ -197,7 +197,7 @@ func queryRuns(ctx context.Context, q queryer, query string, args ...any) ([]sto
 			return store.Run{}, err
 		}
 		r.Mode = bookmark.Mode(mode)
-		r.StartedAt, r.FinishedAt = started.UTC(), utc(finished)
+		r.StartedAt, r.FinishedAt = fromNS(&started), fromNS(finished)
 		var sm summary
 		if err := decodeObject(sum, &sm); err != nil {
 			return store.Run{}, fmt.Errorf("decoding summary of job %q run %s: %w", r.Job, r.RunID, err)

@@ -54,8 +54,8 @@ CREATE TABLE runs (
 	attempt     integer NOT NULL,
 	mode        text NOT NULL,
 	status      text NOT NULL CHECK (status IN ('running', 'succeeded', 'failed')),
-	started_at  timestamptz NOT NULL,
-	finished_at timestamptz,
+	started_at  bigint NOT NULL,  -- Unix ns, as the run recorded it (nanoseconds: a copy from SQLite is exact)
+	finished_at bigint,           -- Unix ns; NULL while running
 	version     bigint NOT NULL DEFAULT 0,
 	undone      boolean NOT NULL DEFAULT false,
 	purged      boolean NOT NULL DEFAULT false,
@@ -77,7 +77,7 @@ CREATE TABLE bookmark_versions (
 	version      bigint NOT NULL,
 	run_id       text COLLATE "C" NOT NULL,
 	kind         text NOT NULL CHECK (kind IN ('commit', 'reset')),
-	created_at   timestamptz NOT NULL,
+	created_at   bigint NOT NULL,  -- Unix ns on the database's clock
 	requested_by text NOT NULL DEFAULT '',
 	PRIMARY KEY (job, version)
 );
@@ -201,6 +201,10 @@ CREATE TABLE catalog_partitions (
 );
 `,
 }
+
+// nowNS is the database's clock in Unix nanoseconds (microseconds are
+// what it keeps), for the bigint times of runs and versions.
+const nowNS = `(extract(epoch FROM clock_timestamp()) * 1000000000)::bigint`
 
 // migrationLock is the first key of the advisory lock migrations take; the
 // second is the schema's hash, so stores in other schemas do not wait.

@@ -57,6 +57,23 @@ func ts(t time.Time) any {
 	return t
 }
 
+// nsArg is a Unix-nanosecond time parameter: nil (NULL) for the zero
+// time, so that SQL can put the database's clock in its place.
+func nsArg(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixNano()
+}
+
+// fromNS is a Unix-nanosecond column as a UTC time; the zero time for NULL.
+func fromNS(n *int64) time.Time {
+	if n == nil {
+		return time.Time{}
+	}
+	return time.Unix(0, *n).UTC()
+}
+
 // utc returns t in UTC with the microsecond precision timestamptz keeps;
 // the zero time for nil.
 func utc(t *time.Time) time.Time {
