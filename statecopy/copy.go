@@ -101,16 +101,14 @@ func compare(a, b store.JobHistory) string {
 
 func clip(b []byte, lo, hi int) string { return string(b[min(lo, len(b)):min(hi, len(b))]) }
 
-// canonical is a history's JSON with times in UTC to the microsecond (the
-// precision the store contract keeps: PostgreSQL's timestamptz has no
-// more, while SQLite and memory stamp nanoseconds) and empty collections
+// canonical is a history's JSON with times in UTC and empty collections
 // alike, so that two stores' readings of one history compare equal.
 func canonical(h store.JobHistory) []byte {
 	utc := func(t time.Time) time.Time {
 		if t.IsZero() {
 			return time.Time{}
 		}
-		return t.UTC().Truncate(time.Microsecond)
+		return t.UTC()
 	}
 	for i := range h.Versions {
 		v := &h.Versions[i]
