@@ -14,11 +14,11 @@ import (
 // sink holds after it (header first, then sorted) and the schema the
 // source reports; or the file and column of the error it fails with.
 type evolveCase struct {
-	mode         string
-	rows         []string
-	schema       string
-	failFile     string
-	failColumn   string
+	mode       string
+	rows       []string
+	schema     string
+	failFile   string
+	failColumn string
 }
 
 // runEvolve reads src (its SchemaEvolution set to each case's mode) into
