@@ -196,6 +196,15 @@ func TestSchemaEvolutionModes(t *testing.T) {
 		if v := j.bookmark().Sources["orders"].Versions; len(v) != 0 {
 			t.Errorf("fail keeps no versions: got %v", v)
 		}
+		// Switching the mode is not a change of the source: the next run
+		// reads the new column, no reset needed.
+		j.mode = "add_new_columns"
+		j.write()
+		j.run(0)
+		equalStrings(t, "rows after switching", j.rows("order_id", "coupon"), []string{"1|NULL", "2|NULL", "3|NULL", "4|SAVE10"})
+		if vs := j.bookmark().Sources["orders"].Versions; len(vs) != 2 || vs[0].RunID != "" {
+			t.Errorf("versions after switching: got %+v, want the recorded schema as 1 and a 2", vs)
+		}
 	})
 	t.Run("add_new_columns", func(t *testing.T) {
 		t.Parallel()

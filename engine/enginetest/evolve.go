@@ -71,6 +71,14 @@ func (s *suite) testEvolveCSV(t *testing.T) {
 				`2,3.5,{"coupon":"X","_file":"thu.csv"}`}, schema: recorded},
 		})
 	})
+	t.Run("first_run", func(t *testing.T) {
+		first := src
+		first.Schema = nil
+		s.runEvolve(t, e, first, []evolveCase{
+			{mode: bookmark.EvolveAddNewColumns, rows: []string{"id,amount,coupon", "1,2.5,", "2,3.5,X"},
+				schema: "[{id BIGINT} {amount DOUBLE} {coupon VARCHAR}]"},
+		})
+	})
 	bad := src
 	bad.Files = []engine.Input{
 		input(t, root, "mon.csv", []byte("id,amount\n1,2.5\n")),
