@@ -157,8 +157,8 @@ func (r *reader) mapHeader(names []string, key string) ([]bookmark.Column, error
 		if !ok {
 			return nil, &engine.InputError{Source: r.src.Ctx, File: key, Line: 1, Column: n,
 				Msg: fmt.Sprintf("the header has column %s, which is not in the source's schema %s "+
-					"(files are matched to the schema by column name; a new column needs a new source ctx "+
-					"or a bookmark reset until schema evolution exists)", clip(n), schemaNames(r.data))}
+					"(files are matched to the schema by column name; set the source's schema_evolution to "+
+					"add_new_columns, rescue or none to read new columns)", clip(n), schemaNames(r.data))}
 		}
 		if used[i] {
 			return nil, &engine.InputError{Source: r.src.Ctx, File: key, Line: 1, Column: n,
