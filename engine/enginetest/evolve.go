@@ -10,6 +10,21 @@ import (
 	"github.com/tidemark-etl/tidemark/engine"
 )
 
+// evolving runs test only with an engine whose Caps have SchemaEvolution.
+func (s *suite) evolving(test func(t *testing.T)) func(t *testing.T) {
+	return func(t *testing.T) {
+		e := s.c.New(t)
+		caps := e.Capabilities()
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if !caps.SchemaEvolution {
+			t.Skip("the engine does not read schema_evolution modes (Caps.SchemaEvolution)")
+		}
+		test(t)
+	}
+}
+
 // evolveCase is one read under a schema evolution mode: the rows a CSV
 // sink holds after it (header first, then sorted) and the schema the
 // source reports; or the file and column of the error it fails with.

@@ -3,6 +3,7 @@ package files
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 
@@ -111,7 +112,7 @@ func (p *Plan) Advance(runID string, res engine.SourceResult) (source.Advance, b
 		schema = nil // nothing was read to infer it from
 	}
 	a := source.Advance{State: p.NextState(schema)}
-	if p.src.cfg.SchemaEvolution != bookmark.EvolveFail || len(p.prev.SchemaVersions) > 0 {
+	if m := p.src.cfg.SchemaEvolution; (m != "" && m != bookmark.EvolveFail) || len(p.prev.SchemaVersions) > 0 {
 		// Under fail the schema never changes: no history to keep.
 		a.State.SchemaVersions = bookmark.EvolveSchema(p.prev.SchemaVersions, p.prev.Schema, a.State.Schema, runID)
 	}
@@ -127,6 +128,9 @@ func (p *Plan) Advance(runID string, res engine.SourceResult) (source.Advance, b
 // Open stamps the local inputs, downloads the remote ones and starts
 // checking the compressed ones alongside the engine.
 func (p *Plan) Open(ctx context.Context, env source.Env) (source.Reading, error) {
+	if m := p.src.cfg.SchemaEvolution; m != "" && m != bookmark.EvolveFail && !env.Caps.SchemaEvolution {
+		return nil, fmt.Errorf("source %s: schema_evolution: %s is not supported by this engine (use fail, or the duckdb engine)", p.Ctx, m)
+	}
 	ins, err := p.stampInputs(env.Log)
 	if err != nil {
 		return nil, err
