@@ -221,6 +221,9 @@ func TestSchemaEvolutionModes(t *testing.T) {
 		if len(vs) != 2 || vs[0].Version != 1 || vs[1].Version != 2 || fmt.Sprint(vs[1].Added) != "[coupon]" || vs[1].RunID == "" {
 			t.Fatalf("versions: got %+v, want 1 and 2, 2 adding coupon", vs)
 		}
+		if r := tidemark(t, j.dir, j.env, "bookmark", "show", j.jobPath); !strings.Contains(r.stderr+r.stdout, "schema version 2 of run "+vs[1].RunID) {
+			t.Errorf("bookmark show does not name the schema version:\n%v", r)
+		}
 		// One schema per output file: the earlier runs' files lack the
 		// column, the run that met it wrote it in every file.
 		var with, without int

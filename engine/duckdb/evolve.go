@@ -261,6 +261,9 @@ func (r *reader) fitsText(t, typ string) string {
 	if strings.EqualFold(typ, "VARCHAR") {
 		return "true"
 	}
+	if f, ok := r.formatOf(typ); ok {
+		return fmt.Sprintf("try_strptime(%s, %s) IS NOT NULL", t, literal(f))
+	}
 	if vc := checkFor(typ, r.src.Format, r.opts, r.dialect); vc != nil {
 		return "(" + vc.okSQL(t) + ")"
 	}
@@ -270,6 +273,9 @@ func (r *reader) fitsText(t, typ string) string {
 // convertText converts the text expression t to typ (NULL when it does
 // not convert).
 func (r *reader) convertText(t, typ string) string {
+	if f, ok := r.formatOf(typ); ok {
+		return fmt.Sprintf("CAST(try_strptime(%s, %s) AS %s)", t, literal(f), typ)
+	}
 	if vc := checkFor(typ, r.src.Format, r.opts, r.dialect); vc != nil {
 		return vc.tryCastSQL(t)
 	}
@@ -287,22 +293,43 @@ func (r *reader) widenable(col bookmark.Column) ([]string, bool) {
 	if len(wider) == 0 || t.Kind == bookmark.Other {
 		return nil, false
 	}
-	has := func(n string) bool { return r.opts.has(n) || r.dialect.has(n) }
-	switch t.Kind {
-	case bookmark.Date:
-		if has("dateformat") {
-			return nil, false
-		}
-	case bookmark.Timestamp, bookmark.TimestampS, bookmark.TimestampMS, bookmark.TimestampNS, bookmark.TimestampTZ, bookmark.Time, bookmark.TimeTZ:
-		if has("timestampformat") {
-			return nil, false
-		}
+	if r.formatted(t) {
+		return nil, false
 	}
 	out := []string{duckType(t)}
 	for _, w := range wider {
 		out = append(out, duckType(w))
 	}
 	return out, true
+}
+
+// formatted reports whether values of type t are read with a format
+// option (dateformat, timestampformat), which only the reader applies.
+func (r *reader) formatted(t bookmark.Type) bool {
+	has := func(n string) bool { return r.opts.has(n) || r.dialect.has(n) }
+	switch t.Kind {
+	case bookmark.Date:
+		return has("dateformat")
+	case bookmark.Timestamp, bookmark.TimestampS, bookmark.TimestampMS, bookmark.TimestampNS, bookmark.TimestampTZ, bookmark.Time, bookmark.TimeTZ:
+		return has("timestampformat")
+	}
+	return false
+}
+
+// formatOf returns the format option values of type typ are read with.
+func (r *reader) formatOf(typ string) (string, bool) {
+	t, err := modelType(typ)
+	if err != nil || !r.formatted(t) {
+		return "", false
+	}
+	name := "timestampformat"
+	if t.Kind == bookmark.Date {
+		name = "dateformat"
+	}
+	if f, ok := r.opts.str(name); ok {
+		return f, true
+	}
+	return r.dialect.str(name)
 }
 
 // widen gives each file column the narrowest of its type and the wider

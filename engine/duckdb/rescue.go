@@ -25,9 +25,12 @@ func (r *reader) rescuable(col bookmark.Column) bool {
 	if strings.EqualFold(col.Type, "VARCHAR") {
 		return false
 	}
+	t, err := modelType(col.Type)
+	if err != nil {
+		return false
+	}
 	if r.src.Format == "json" {
-		t, err := modelType(col.Type)
-		return err == nil && !t.Nested() && t.Kind != bookmark.Other && t.Kind != bookmark.JSON
+		return !t.Nested() && t.Kind != bookmark.Other && t.Kind != bookmark.JSON
 	}
 	return r.src.Format == "csv"
 }
