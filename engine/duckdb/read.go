@@ -176,11 +176,14 @@ func (r *reader) selectSQL(l *linker, keep bool) (string, error) {
 	}
 	parts := make([]string, len(chunks))
 	for i, c := range chunks {
-		list := r.selectList(keep)
+		list, from := r.selectList(keep), r.readCall(c.paths, c.cols, i, false)
 		if r.evolving() {
 			list = r.evolvedList(&chunks[i], keep)
+			if fits := r.fitColumns(&chunks[i]); r.rescuing() && r.src.Format != "parquet" && len(fits) > 0 {
+				from = fmt.Sprintf("(SELECT *, %s FROM %s)", strings.Join(fits, ", "), from)
+			}
 		}
-		parts[i] = fmt.Sprintf("SELECT %s FROM %s", list, r.readCall(c.paths, c.cols, i, false))
+		parts[i] = fmt.Sprintf("SELECT %s FROM %s", list, from)
 	}
 	return strings.Join(parts, "\nUNION ALL\n"), nil
 }

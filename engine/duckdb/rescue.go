@@ -15,10 +15,12 @@ import (
 // the text of those values and of the columns the schema lacks, with the
 // file's key:
 //
-//	CASE WHEN len(list_filter([{k, v}, ...], e -> e.v IS NOT NULL)) > 0
-//	THEN to_json(map_from_entries(... || {'k': '_file', 'v': key}))
+//	CASE WHEN <a value does not fit, or a new column has one>
+//	THEN to_json(map_from_entries(list_filter([{k, v}, ...], e -> e.v IS NOT NULL) || {'k': '_file', 'v': key}))
 //
-// so a row with nothing to rescue has NULL there.
+// so a row with nothing to rescue has NULL there. Whether a CSV or JSON
+// value fits is computed once per value, in the read under the projection
+// (fitColumns).
 
 // rescuable reports whether a file column is read as text under rescue.
 func (r *reader) rescuable(col bookmark.Column) bool {
@@ -52,7 +54,7 @@ func (r *reader) evolvedList(ch *readChunk, keep bool) string {
 	for _, h := range r.hive {
 		isHive[strings.ToLower(h.Name)] = true
 	}
-	var parts, bad, rescued []string
+	var parts, bad, rescued, conds []string
 	for _, col := range r.schema() {
 		l := strings.ToLower(col.Name)
 		got, ok := have[l]
@@ -69,16 +71,16 @@ func (r *reader) evolvedList(ch *readChunk, keep bool) string {
 			expr, resc := r.parquetColumn(col, got)
 			parts = append(parts, expr)
 			if resc != "" {
-				rescued = append(rescued, resc)
+				rescued = append(rescued, rescueEntry(col.Name, resc))
+				conds = append(conds, "("+resc+") IS NOT NULL")
 			}
 		case r.rescuing() && r.rescuable(col):
-			t, present := r.textOf(col.Name)
-			fit := fmt.Sprintf("coalesce(%s, false)", r.fitsText(t, col.Type))
-			if r.src.Format == "json" {
-				fit = fmt.Sprintf("(%s IS NOT NULL AND %s)", t, fit)
-			}
-			parts = append(parts, fmt.Sprintf("CASE WHEN %s AND %s THEN %s END AS %s", present, fit, r.convertText(t, col.Type), ident(col.Name)))
-			rescued = append(rescued, rescueEntry(col.Name, fmt.Sprintf("CASE WHEN %s AND NOT %s THEN coalesce(%s, %s::VARCHAR) END", present, fit, t, ident(col.Name))))
+			// fitColumns computed whether the value fits, once.
+			t, _ := r.textOf(col.Name)
+			f := ident(fitColumn(col.Name))
+			parts = append(parts, fmt.Sprintf("CASE WHEN %s THEN %s END AS %s", f, r.convertText(t, col.Type), ident(col.Name)))
+			rescued = append(rescued, rescueEntry(col.Name, fmt.Sprintf("CASE WHEN NOT %s THEN coalesce(%s, %s::VARCHAR) END", f, t, ident(col.Name))))
+			conds = append(conds, "NOT "+f)
 		default:
 			expr, b := r.columnExpr(col, keep)
 			parts = append(parts, expr)
@@ -94,13 +96,14 @@ func (r *reader) evolvedList(ch *readChunk, keep bool) string {
 				continue
 			}
 			v := ident(c.Name) + "::VARCHAR"
+			t, present := r.textOf(c.Name)
 			if r.src.Format == "json" {
-				t, present := r.textOf(c.Name)
 				v = fmt.Sprintf("CASE WHEN %s THEN coalesce(%s, %s::VARCHAR) END", present, t, ident(c.Name))
 			}
 			rescued = append(rescued, rescueEntry(c.Name, v))
+			conds = append(conds, present)
 		}
-		parts = append(parts, r.rescuedSQL(ch, rescued))
+		parts = append(parts, r.rescuedSQL(ch, rescued, conds))
 	}
 	if keep {
 		parts = append(parts, "CASE "+strings.Join(bad, " ")+" END AS "+ident(badColumn), ident(fileColumn))
@@ -112,7 +115,8 @@ func (r *reader) evolvedList(ch *readChunk, keep bool) string {
 }
 
 // parquetColumn is the projection of schema column col from a Parquet
-// chunk whose (union) column is got, and its rescue entry under rescue.
+// chunk whose (union) column is got, and under rescue the text to rescue
+// (an expression, NULL when the value fits).
 func (r *reader) parquetColumn(col, got bookmark.Column) (expr, rescue string) {
 	if sameType(got.Type, col.Type) {
 		return ident(col.Name), ""
@@ -130,7 +134,7 @@ func (r *reader) parquetColumn(col, got bookmark.Column) (expr, rescue string) {
 		fit = fmt.Sprintf("coalesce(CAST(TRY_CAST(%[1]s AS %[2]s) AS %[3]s) = %[1]s, false)", v, col.Type, got.Type)
 	}
 	expr = fmt.Sprintf("CASE WHEN %s THEN TRY_CAST(%s AS %s) END AS %s", fit, v, col.Type, ident(col.Name))
-	return expr, rescueEntry(col.Name, fmt.Sprintf("CASE WHEN %s IS NOT NULL AND NOT %s THEN %s::VARCHAR END", v, fit, v))
+	return expr, fmt.Sprintf("CASE WHEN %s IS NOT NULL AND NOT %s THEN %s::VARCHAR END", v, fit, v)
 }
 
 // fitsTextAs is fitsText with the checks of another format's text.
@@ -149,8 +153,33 @@ func rescueEntry(name, value string) string {
 	return fmt.Sprintf("{'k': %s, 'v': CAST(%s AS VARCHAR)}", literal(name), value)
 }
 
-// rescuedSQL is the rescued column of a chunk's rows.
-func (r *reader) rescuedSQL(ch *readChunk, entries []string) string {
+// fitColumn names the column of a rescuing read that says whether
+// column name's value fits (or is NULL).
+func fitColumn(name string) string { return internalPrefix + "_fit_" + name }
+
+// fitColumns are the fit columns of chunk ch's rescuable columns, for
+// the read under the projection: true when the value is NULL or fits.
+func (r *reader) fitColumns(ch *readChunk) []string {
+	have := chunkColumns(ch)
+	var out []string
+	for _, col := range r.data {
+		if _, ok := have[strings.ToLower(col.Name)]; !ok || !r.rescuable(col) {
+			continue
+		}
+		t, present := r.textOf(col.Name)
+		fit := fmt.Sprintf("coalesce(%s, false)", r.fitsText(t, col.Type))
+		if r.src.Format == "json" {
+			fit = fmt.Sprintf("(%s IS NOT NULL AND %s)", t, fit)
+		}
+		out = append(out, fmt.Sprintf("(NOT %s OR %s) AS %s", present, fit, ident(fitColumn(col.Name))))
+	}
+	return out
+}
+
+// rescuedSQL is the rescued column of a chunk's rows: entries are the
+// {k, v} entries, conds the conditions under which one of them is not
+// NULL (cheap to test on every row, unlike the list).
+func (r *reader) rescuedSQL(ch *readChunk, entries, conds []string) string {
 	if len(entries) == 0 {
 		return "CAST(NULL AS VARCHAR) AS " + ident(engine.RescuedColumn)
 	}
@@ -161,8 +190,8 @@ func (r *reader) rescuedSQL(ch *readChunk, entries []string) string {
 	}
 	key.WriteString(" END")
 	list := fmt.Sprintf("list_filter([%s], e -> e.v IS NOT NULL)", strings.Join(entries, ", "))
-	return fmt.Sprintf("CASE WHEN len(%[1]s) > 0 THEN CAST(to_json(map_from_entries(list_append(%[1]s, {'k': %[2]s, 'v': %[3]s}))) AS VARCHAR) END AS %[4]s",
-		list, literal(engine.RescuedFileKey), key.String(), ident(engine.RescuedColumn))
+	return fmt.Sprintf("CASE WHEN %[5]s THEN CAST(to_json(map_from_entries(list_append(%[1]s, {'k': %[2]s, 'v': %[3]s}))) AS VARCHAR) END AS %[4]s",
+		list, literal(engine.RescuedFileKey), key.String(), ident(engine.RescuedColumn), strings.Join(conds, " OR "))
 }
 
 // needsFile reports whether the reads carry each row's file.
