@@ -13,11 +13,11 @@ import (
 )
 
 // evoJob is a job of one file source with schema_evolution and one sink,
-// with its folders.
+// with its folders (local, or buckets on versitygw).
 type evoJob struct {
 	t          *testing.T
-	dir, in    string
-	out        string
+	dir        string
+	in, out    place
 	jobPath    string
 	env        []string
 	mode       string
@@ -28,14 +28,20 @@ type evoJob struct {
 
 func newEvoJob(t *testing.T, mode, format string) *evoJob {
 	t.Helper()
+	return newEvoJobOn(t, local, mode, format)
+}
+
+func newEvoJobOn(t *testing.T, be backend, mode, format string) *evoJob {
+	t.Helper()
 	dir := t.TempDir()
-	j := &evoJob{t: t, dir: dir, in: filepath.Join(dir, "landing"), out: filepath.Join(dir, "out"),
-		jobPath: filepath.Join(dir, "job.yaml"), mode: mode, format: format, sinkFormat: "parquet",
-		env: []string{"TMPDIR=" + filepath.Join(dir, "tmp")}}
-	for _, d := range []string{j.in, filepath.Join(dir, "tmp")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
+	j := &evoJob{t: t, dir: dir, in: newPlace(t, be, dir, "landing"), out: newPlace(t, be, dir, "out"),
+		jobPath: filepath.Join(dir, "job.yaml"), mode: mode, format: format, sinkFormat: "parquet"}
+	if be == onS3 {
+		j.env = sharedS3(t).env()
+	}
+	j.env = append(j.env, "TMPDIR="+filepath.Join(dir, "tmp"))
+	if err := os.MkdirAll(filepath.Join(dir, "tmp"), 0o755); err != nil {
+		t.Fatal(err)
 	}
 	j.write()
 	return j
@@ -44,7 +50,7 @@ func newEvoJob(t *testing.T, mode, format string) *evoJob {
 func (j *evoJob) write() {
 	j.t.Helper()
 	var b strings.Builder
-	fmt.Fprintf(&b, "job: evo\nsources:\n  - ctx: orders\n    path: %q\n    format: %s\n", j.in, j.format)
+	fmt.Fprintf(&b, "job: evo\nsources:\n  - ctx: orders\n    path: %q\n    format: %s\n", j.in.loc(), j.format)
 	if j.mode != "" {
 		fmt.Fprintf(&b, "    schema_evolution: %s\n", j.mode)
 	}
@@ -52,23 +58,33 @@ func (j *evoJob) write() {
 	if j.sinkBlock != "" {
 		b.WriteString(j.sinkBlock)
 	} else {
-		fmt.Fprintf(&b, "  - ctx: out\n    path: %q\n    format: %s\n", j.out, j.sinkFormat)
+		fmt.Fprintf(&b, "  - ctx: out\n    path: %q\n    format: %s\n", j.out.loc(), j.sinkFormat)
 	}
 	writeFile(j.t, j.jobPath, []byte(b.String()))
 }
 
 func (j *evoJob) put(name, content string) {
 	j.t.Helper()
-	writeFile(j.t, filepath.Join(j.in, name), []byte(content))
+	j.in.put(j.t, name, []byte(content))
+}
+
+func (j *evoJob) remove(name string) {
+	j.t.Helper()
+	j.in.remove(j.t, name)
 }
 
 // putParquet writes the rows of a DuckDB query as a Parquet input.
 func (j *evoJob) putParquet(name, query string) {
 	j.t.Helper()
-	p := filepath.Join(j.in, name)
+	p := filepath.Join(j.t.TempDir(), name)
 	if _, err := duck.Exec("COPY (" + query + ") TO '" + p + "' (FORMAT parquet)"); err != nil {
 		j.t.Fatal(err)
 	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		j.t.Fatal(err)
+	}
+	j.in.put(j.t, name, data)
 }
 
 // run runs the job and requires exit code.
@@ -89,8 +105,8 @@ func (j *evoJob) rows(cols ...string) []string {
 	for i, c := range cols {
 		exprs[i] = fmt.Sprintf("coalesce(CAST(%q AS VARCHAR), 'NULL')", c)
 	}
-	q := fmt.Sprintf("SELECT concat_ws('|', %s) FROM read_parquet('%s/**/*.parquet', union_by_name=true) ORDER BY %q",
-		strings.Join(exprs, ", "), j.out, cols[0])
+	q := fmt.Sprintf("SELECT concat_ws('|', %s) FROM read_parquet('%s/*.parquet', union_by_name=true) ORDER BY %q",
+		strings.Join(exprs, ", "), j.out.mirror(j.t), cols[0])
 	return duckStrings(j.t, q)
 }
 
@@ -98,7 +114,7 @@ func (j *evoJob) rows(cols ...string) []string {
 func (j *evoJob) fileSchemas() map[string]string {
 	j.t.Helper()
 	out := map[string]string{}
-	files, _ := filepath.Glob(filepath.Join(j.out, "*.parquet"))
+	files, _ := filepath.Glob(filepath.Join(j.out.mirror(j.t), "*.parquet"))
 	for _, f := range files {
 		cols := duckStrings(j.t, fmt.Sprintf("SELECT name || ' ' || type FROM parquet_schema('%s') WHERE num_children IS NULL OR num_children = 0", f))
 		out[filepath.Base(f)] = strings.Join(cols, ", ")
@@ -206,49 +222,8 @@ func TestSchemaEvolutionModes(t *testing.T) {
 			t.Errorf("versions after switching: got %+v, want the recorded schema as 1 and a 2", vs)
 		}
 	})
-	t.Run("add_new_columns", func(t *testing.T) {
-		t.Parallel()
-		j := newEvoJob(t, "add_new_columns", "csv")
-		week(j)
-		j.run(0)
-		equalStrings(t, "rows", j.rows("order_id", "product", "amount", "coupon"),
-			[]string{"1|apple|10|NULL", "2|pear|20|NULL", "3|kiwi|30|NULL", "4|fig|40|SAVE10"})
-		b := j.bookmark()
-		if got, want := b.schemaText(), "order_id BIGINT, product VARCHAR, amount BIGINT, coupon VARCHAR"; got != want {
-			t.Errorf("schema: got %s, want %s", got, want)
-		}
-		vs := b.Sources["orders"].Versions
-		if len(vs) != 2 || vs[0].Version != 1 || vs[1].Version != 2 || fmt.Sprint(vs[1].Added) != "[coupon]" || vs[1].RunID == "" {
-			t.Fatalf("versions: got %+v, want 1 and 2, 2 adding coupon", vs)
-		}
-		if r := tidemark(t, j.dir, j.env, "bookmark", "show", j.jobPath); !strings.Contains(r.stderr+r.stdout, "schema version 2 of run "+vs[1].RunID) {
-			t.Errorf("bookmark show does not name the schema version:\n%v", r)
-		}
-		// One schema per output file: the earlier runs' files lack the
-		// column, the run that met it wrote it in every file.
-		var with, without int
-		for name, cols := range j.fileSchemas() {
-			if strings.Contains(cols, "coupon") {
-				with++
-				if !strings.Contains(name, vs[1].RunID) {
-					t.Errorf("file %s has coupon but was not written by run %s", name, vs[1].RunID)
-				}
-			} else {
-				without++
-			}
-		}
-		if with != 1 || without != 2 {
-			t.Errorf("files with coupon: got %d (and %d without), want 1 (and 2)", with, without)
-		}
-		// Later runs read with the grown schema; a file without the
-		// column gets NULL.
-		j.put("fri.csv", "order_id,product,amount\n5,plum,50\n")
-		j.run(0)
-		equalStrings(t, "rows after friday", j.rows("order_id", "coupon"),
-			[]string{"1|NULL", "2|NULL", "3|NULL", "4|SAVE10", "5|NULL"})
-		if vs := j.bookmark().Sources["orders"].Versions; len(vs) != 2 {
-			t.Errorf("a run without change added a version: %+v", vs)
-		}
+	eachBackend(t, func(t *testing.T, be backend) {
+		t.Run("add_new_columns", func(t *testing.T) { addNewColumnsWeek(t, be, week) })
 	})
 	t.Run("rescue", func(t *testing.T) {
 		t.Parallel()
@@ -325,7 +300,7 @@ func TestSchemaEvolutionTypes(t *testing.T) {
 		r := j.run(1)
 		assertMentions(t, r, "wed.parquet", "amount")
 		// Wider: a new version.
-		os.Remove(filepath.Join(j.in, "wed.parquet"))
+		j.remove("wed.parquet")
 		j.putParquet("thu.parquet", "SELECT 4::BIGINT AS order_id, 'forty' AS amount")
 		j.run(0)
 		equalStrings(t, "rows after thursday", j.rows("order_id", "amount"), []string{"1|10.5", "2|20.0", "4|forty"})
@@ -355,4 +330,50 @@ func TestSchemaEvolutionSQLSink(t *testing.T) {
 		equalStrings(t, "table", f.db.Strings(t, "SELECT "+concat+" FROM evo_orders ORDER BY order_id"),
 			[]string{"1|10|NULL", "4|40.5|SAVE10"})
 	})
+}
+
+// addNewColumnsWeek is the add_new_columns week on backend be.
+func addNewColumnsWeek(t *testing.T, be backend, week func(j *evoJob)) {
+	t.Parallel()
+	j := newEvoJobOn(t, be, "add_new_columns", "csv")
+	week(j)
+	j.run(0)
+	equalStrings(t, "rows", j.rows("order_id", "product", "amount", "coupon"),
+		[]string{"1|apple|10|NULL", "2|pear|20|NULL", "3|kiwi|30|NULL", "4|fig|40|SAVE10"})
+	b := j.bookmark()
+	if got, want := b.schemaText(), "order_id BIGINT, product VARCHAR, amount BIGINT, coupon VARCHAR"; got != want {
+		t.Errorf("schema: got %s, want %s", got, want)
+	}
+	vs := b.Sources["orders"].Versions
+	if len(vs) != 2 || vs[0].Version != 1 || vs[1].Version != 2 || fmt.Sprint(vs[1].Added) != "[coupon]" || vs[1].RunID == "" {
+		t.Fatalf("versions: got %+v, want 1 and 2, 2 adding coupon", vs)
+	}
+	if r := tidemark(t, j.dir, j.env, "bookmark", "show", j.jobPath); !strings.Contains(r.stderr+r.stdout, "schema version 2 of run "+vs[1].RunID) {
+		t.Errorf("bookmark show does not name the schema version:\n%v", r)
+	}
+	// One schema per output file: the earlier runs' files lack the
+	// column, the run that met it wrote it in every file.
+	var with, without int
+	for name, cols := range j.fileSchemas() {
+		if strings.Contains(cols, "coupon") {
+			with++
+			if !strings.Contains(name, vs[1].RunID) {
+				t.Errorf("file %s has coupon but was not written by run %s", name, vs[1].RunID)
+			}
+		} else {
+			without++
+		}
+	}
+	if with != 1 || without != 2 {
+		t.Errorf("files with coupon: got %d (and %d without), want 1 (and 2)", with, without)
+	}
+	// Later runs read with the grown schema; a file without the
+	// column gets NULL.
+	j.put("fri.csv", "order_id,product,amount\n5,plum,50\n")
+	j.run(0)
+	equalStrings(t, "rows after friday", j.rows("order_id", "coupon"),
+		[]string{"1|NULL", "2|NULL", "3|NULL", "4|SAVE10", "5|NULL"})
+	if vs := j.bookmark().Sources["orders"].Versions; len(vs) != 2 {
+		t.Errorf("a run without change added a version: %+v", vs)
+	}
 }
