@@ -1,9 +1,11 @@
 package duckdb
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
@@ -211,11 +213,9 @@ func (r *reader) jsonKeys(ctx context.Context, c *sql.Conn) ([]jsonKey, error) {
 	for _, k := range out {
 		res = append(res, *k)
 	}
-	for i := 1; i < len(res); i++ { // insertion sort: few keys
-		for j := i; j > 0 && (first(&res[j]) < first(&res[j-1]) || first(&res[j]) == first(&res[j-1]) && res[j].name < res[j-1].name); j-- {
-			res[j], res[j-1] = res[j-1], res[j]
-		}
-	}
+	slices.SortStableFunc(res, func(a, b jsonKey) int {
+		return cmp.Or(cmp.Compare(first(&a), first(&b)), cmp.Compare(a.name, b.name))
+	})
 	return res, nil
 }
 
