@@ -59,6 +59,14 @@ func TestEvolveWithRejects(t *testing.T) {
 	rows, res = run(cs)
 	equal(t, "csv rows", rows, []string{"1|2.5|<nil>", `3|<nil>|{"amount":"n/a","_file":"fri.csv"}`})
 	equal(t, "csv rejected", res.Rejected, int64(1))
+
+	jr := engine.Source{Ctx: "r", Format: "json", Schema: schema, SchemaEvolution: bookmark.EvolveRescue, Files: []engine.Input{
+		input(t, root, "mon.json", []byte(`{"id":1,"amount":2.5}`+"\n")),
+		input(t, root, "thu.json", []byte(`{"id":2,"amount":"n/a","coupon":"X"}`+"\n"+`{"id":`+"\n"+`{"id":3}`+"\n")),
+	}}
+	rows, res = run(jr)
+	equal(t, "json rescue rows", rows, []string{"1|2.5|<nil>", `2|<nil>|{"amount":"n/a","coupon":"X","_file":"thu.json"}`, "3|<nil>|<nil>"})
+	equal(t, "json rescue rejected", res.Rejected, int64(1))
 }
 
 // TestEvolveHive: partition columns stay partition columns when a file

@@ -114,10 +114,6 @@ func (x *execution) openSource(ctx context.Context, src *engine.Source, n int) (
 		st.counted = true
 	}
 	r.rejects = x.policy != engine.BadFail && src.Format != "parquet" && len(in.paths) > 0
-	if r.rejects && src.Format == "json" && r.rescuing() {
-		return st, fmt.Errorf("source %s: schema_evolution: rescue with on_bad_record %s is not supported for JSON sources yet "+
-			"(use on_bad_record: fail, or schema_evolution: add_new_columns)", src.Ctx, x.policy)
-	}
 	// A CSV source read with rejects keeps values that do not fit their
 	// type in its table, marked, for collectRejects.
 	keep := r.rejects && src.Format == "csv" && r.checked != nil
