@@ -91,7 +91,7 @@ func testStateCopy(t *testing.T, from, to stateStore) {
 
 	// A second copy into a store that has the job is refused, naming it.
 	r = f.tidemark(nil, "state", "copy", "--from", src, "--to", dst)
-	if r.code != 2 || !strings.Contains(r.stderr, `job "sales" already has state`) {
+	if r.code != 2 || !strings.Contains(r.stderr, `job "sales" (bookmark version`) || !strings.Contains(r.stderr, "already has state in this store") {
 		t.Errorf("copying again: got exit %d, want 2 saying the job already has state there\n%v", r.code, r)
 	}
 }

@@ -141,17 +141,12 @@ func copyable(ctx context.Context, from, to store.Store, job string, o *stateCop
 			return &store.LeaseHeldError{Job: job, Token: l.Token, Holder: l.Holder, Expires: l.Expires}
 		}
 	}
-	head, err := to.Head(ctx, job)
-	if err != nil {
-		return fmt.Errorf("reading the bookmark of job %q in %s: %w", job, store.Redact(o.to), err)
-	}
-	runs, err := to.Runs(ctx, job, store.RunQuery{Limit: 1})
-	if err != nil {
-		return fmt.Errorf("reading the runs of job %q in %s: %w", job, store.Redact(o.to), err)
-	}
-	if head.Version > 0 || len(runs) > 0 {
-		return usageError{fmt.Errorf("state copy: job %q already has state in %s (bookmark version %d, runs recorded); "+
-			"a copy writes only into a store that holds nothing of the job, so nothing was copied", job, store.Redact(o.to), head.Version)}
+	if err := statecopy.CheckDestination(ctx, to, job); err != nil {
+		if errors.Is(err, store.ErrJobExists) {
+			return usageError{fmt.Errorf("state copy into %s: %w; a copy writes only into a store that holds nothing of the job, "+
+				"so nothing was copied", store.Redact(o.to), err)}
+		}
+		return fmt.Errorf("state copy into %s: %w", store.Redact(o.to), err)
 	}
 	return nil
 }
