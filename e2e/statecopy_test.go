@@ -94,6 +94,9 @@ func testStateCopy(t *testing.T, from, to stateStore) {
 	if r.code != 2 || !strings.Contains(r.stderr, `job "sales" (bookmark version`) || !strings.Contains(r.stderr, "already has state in this store") {
 		t.Errorf("copying again: got exit %d, want 2 saying the job already has state there\n%v", r.code, r)
 	}
+	if strings.Contains(r.stderr, "--help") {
+		t.Errorf("a refused copy points to --help, as if a flag were wrong\n%v", r)
+	}
 }
 
 // jsonEqual reports whether two JSON documents hold the same values.
