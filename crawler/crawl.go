@@ -111,6 +111,8 @@ func Crawl(ctx context.Context, cfg *Config, st State, o Options) (*Report, erro
 		return rep, fmt.Errorf("recording the crawl: %w", err)
 	}
 	rep.RunID = run.RunID
+	// A store may return the empty counts as nil maps.
+	run.Sources, run.Sinks = map[string]store.Count{}, map[string]store.Count{}
 	c := &crawl{cfg: cfg, st: st, rep: rep, skipped: map[*file]bool{}}
 	commit, err := c.do(ctx)
 	rep.DurationMS = time.Since(start).Milliseconds()
