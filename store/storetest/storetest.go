@@ -80,6 +80,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Stats", testStats},
 		{"LargeCommit", testLargeCommit},
 	}
+	tests = append(tests, catalogTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.fn(t, open(t))
