@@ -77,6 +77,9 @@ func partKey(values []string) string { return strings.Join(values, "\x00") }
 // back) are added, and those whose files are gone are deprecated, dropped
 // or only counted, by the delete policy.
 func (c *Config) partitionChanges(p *tablePlan, have []catalog.Partition, ch *catalog.Changes, r *TableReport) {
+	if len(p.keys) == 0 {
+		return // an unpartitioned table: its files are in its folder
+	}
 	found := map[string]bool{}
 	cur := map[string]catalog.Partition{}
 	for _, q := range have {

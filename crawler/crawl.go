@@ -24,13 +24,6 @@ import (
 	"github.com/tidemark-etl/tidemark/store"
 )
 
-// State is what a crawl needs of the state store: leases, runs and file
-// records for its bookmark, and the catalog.
-type State interface {
-	store.Store
-	catalog.Store
-}
-
 // Options tune one crawl.
 type Options struct {
 	// Logger receives warnings (nil: none).
@@ -66,7 +59,7 @@ func (e *TooManyTablesError) Error() string {
 // crawl is one crawl's working state.
 type crawl struct {
 	cfg     *Config
-	st      State
+	st      store.Store
 	rep     *Report
 	targets []*target
 	byLoc   map[string]*catalog.Table
@@ -81,7 +74,7 @@ type crawl struct {
 // same crawl run again would: the next crawl opens the same files and
 // finds the tables as it left them. The report is returned on failure
 // too, with Status failed. A held lease is a *store.LeaseHeldError.
-func Crawl(ctx context.Context, cfg *Config, st State, o Options) (*Report, error) {
+func Crawl(ctx context.Context, cfg *Config, st store.Store, o Options) (*Report, error) {
 	start := time.Now()
 	rep := &Report{Crawler: cfg.Name, Database: cfg.Database, Status: store.StatusFailed, Tables: map[string]*TableReport{},
 		Recrawl: cfg.Recrawl, Skipped: []Skip{}}

@@ -18,7 +18,7 @@ func crawlerYAML(dir string, extra string) string {
 	return fmt.Sprintf("crawler: c1\ndatabase: sales_db\ntargets:\n  - path: %s\n%s", filepath.Join(dir, "data", "sales"), extra)
 }
 
-func partitions(t *testing.T, st State, table string) []string {
+func partitions(t *testing.T, st store.Store, table string) []string {
 	t.Helper()
 	var out []string
 	for p, err := range st.Partitions(context.Background(), "sales_db", table) {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tidemark-etl/tidemark/objstore"
 	"github.com/tidemark-etl/tidemark/objstore/local"
+	"github.com/tidemark-etl/tidemark/store"
 )
 
 // writeTree writes files (path → content) under root.
@@ -67,7 +68,7 @@ func crawlerFile(t *testing.T, dir, text string) *Config {
 	return c
 }
 
-func mustCrawl(t *testing.T, c *Config, st State) *Report {
+func mustCrawl(t *testing.T, c *Config, st store.Store) *Report {
 	t.Helper()
 	r, err := Crawl(context.Background(), c, st, Options{})
 	if err != nil {

@@ -72,11 +72,7 @@ func crawlInto(ctx context.Context, g *globals, cfg *crawler.Config, loc string,
 		return nil, err
 	}
 	defer st.Close()
-	cs, ok := st.(crawler.State)
-	if !ok {
-		return nil, fmt.Errorf("the state store %s keeps no catalog", store.Redact(loc))
-	}
-	return crawler.Crawl(ctx, cfg, cs, crawler.Options{Logger: log})
+	return crawler.Crawl(ctx, cfg, st, crawler.Options{Logger: log})
 }
 
 // crawlBeforeRun runs a job's crawler (its crawler: key) in the job's
