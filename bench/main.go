@@ -25,6 +25,9 @@
 //	                 regression_check on and off
 //	serve    tidemark serve over 100 jobs × 1,000 runs in SQLite: p50/p99 of the
 //	         jobs list and a job's runs page, the server's RSS
+//	crawl    tidemark crawl over 100k files in 1,000 partition folders: the first
+//	         crawl, then new_folders_only vs everything after one new folder
+//	         (time, files opened)
 //
 // The S3 scenarios start versitygw (from PATH, GOBIN or GOPATH/bin), the SQL
 // ones a throwaway PostgreSQL and MariaDB from the installed packages, as
@@ -99,6 +102,10 @@ type config struct {
 	ServeJobs     int
 	ServeRuns     int
 	ServeRequests int
+
+	CrawlDirs   int
+	CrawlPerDir int
+	CrawlSample int
 
 	root string // module root
 	work string // scratch folder of this run
@@ -179,6 +186,10 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.ServeRuns, "serve-runs", 1000, "serve: runs per job")
 	fs.IntVar(&c.ServeRequests, "serve-requests", 200, "serve: timed requests per route")
 
+	fs.IntVar(&c.CrawlDirs, "crawl-dirs", 1000, "crawl: partition folders")
+	fs.IntVar(&c.CrawlPerDir, "crawl-files-per-dir", 100, "crawl: tiny files per folder")
+	fs.IntVar(&c.CrawlSample, "crawl-sample", 10, "crawl: sample_files of the crawler")
+
 	// TMBENCH_<FLAG> sets a flag's default; the command line wins.
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
@@ -208,6 +219,7 @@ func parseFlags(args []string) (*config, error) {
 			"s3-objects": "2000", "s3-objects-per-day": "100",
 			"sql-rows": "50000", "sql-table-rows": "200000",
 			"serve-jobs": "10", "serve-runs": "100", "serve-requests": "50",
+			"crawl-dirs": "50", "crawl-files-per-dir": "20",
 			"timeout": "3m",
 		}
 		for name, v := range quick {
@@ -307,8 +319,9 @@ var (
 		"sql-extract":     benchSQLExtract,
 		"sql-incremental": benchSQLIncremental,
 		"serve":           benchServe,
+		"crawl":           benchCrawl,
 	}
-	scenarioNames = []string{"convert", "noop", "memory", "s3-convert", "s3-noop", "sql-extract", "sql-incremental", "convert-gz", "serve"}
+	scenarioNames = []string{"convert", "noop", "memory", "s3-convert", "s3-noop", "sql-extract", "sql-incremental", "convert-gz", "serve", "crawl"}
 )
 
 // build compiles tidemark (unless -tidemark names a binary) and the DuckDB
