@@ -86,7 +86,9 @@ func TestJobFileCrawler(t *testing.T) {
 	if err != nil {
 		lines = strings.Split(err.Error(), "\n")
 	}
-	if !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, "job.yaml:11") && strings.Contains(l, `unknown key "exlude"`) }) {
+	if !slices.ContainsFunc(lines, func(l string) bool {
+		return strings.HasPrefix(l, "job.yaml:11") && strings.Contains(l, `unknown key "exlude"`)
+	}) {
 		t.Errorf("inline with an unknown key: got %v", err)
 	}
 	_, err = job.Parse("job.yaml", []byte(base+"crawler:\n  database: sales_db\n  state: other.db\n  targets: [{path: in}]\n"))
