@@ -68,12 +68,13 @@ type crawl struct {
 
 // Crawl runs the crawler once under its lease: it lists the targets,
 // opens the files its recrawl mode calls for, maps folders to tables and
-// partitions, applies the catalog changes (one transaction) and then
-// commits its bookmark. A crawl that fails has changed nothing in the
-// catalog, or (if only the bookmark commit failed) has changed it as the
-// same crawl run again would: the next crawl opens the same files and
-// finds the tables as it left them. The report is returned on failure
-// too, with Status failed. A held lease is a *store.LeaseHeldError.
+// partitions, and commits the catalog changes and its bookmark in one
+// state-store transaction (store.Commit.Catalog), fenced by the lease's
+// token. A crawl that fails has changed nothing; running it again is
+// safe. A table changed meanwhile by someone else (a sink registering it)
+// fails the commit with catalog.ErrConflict. The report is returned on
+// failure too, with Status failed. A held lease is a
+// *store.LeaseHeldError.
 func Crawl(ctx context.Context, cfg *Config, st store.Store, o Options) (*Report, error) {
 	start := time.Now()
 	rep := &Report{Crawler: cfg.Name, Database: cfg.Database, Status: store.StatusFailed, Tables: map[string]*TableReport{},
@@ -116,7 +117,7 @@ func Crawl(ctx context.Context, cfg *Config, st store.Store, o Options) (*Report
 		}
 		commit.Job, commit.Token, commit.BaseVersion, commit.Run = job, l.token(), head.Version, run
 		if _, err = st.Commit(ctx, commit); err != nil {
-			err = fmt.Errorf("committing the crawler's bookmark: %w", err)
+			err = fmt.Errorf("committing the crawl (catalog changes and bookmark): %w", err)
 		}
 	}
 	if err != nil {
@@ -142,7 +143,7 @@ func (c *crawl) count(t *target) store.Count {
 }
 
 // do is the crawl between BeginRun and Commit: what it returns is the
-// bookmark's part of the commit; the catalog changes are applied.
+// commit's bookmark and catalog changes.
 func (c *crawl) do(ctx context.Context) (store.Commit, error) {
 	cfg := c.cfg
 	for _, tc := range cfg.Targets {
@@ -195,10 +196,9 @@ func (c *crawl) do(ctx context.Context) (store.Commit, error) {
 	if err != nil {
 		return store.Commit{}, err
 	}
-	if err := c.st.ApplyCatalog(ctx, ch); err != nil {
-		return store.Commit{}, fmt.Errorf("registering the crawl in the catalog: %w", err)
-	}
-	return c.bookmark(), nil
+	cm := c.bookmark()
+	cm.Catalog = ch
+	return cm, nil
 }
 
 // pickAll chooses the files to open: per folder, sample_files of its

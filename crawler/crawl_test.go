@@ -311,3 +311,55 @@ func TestLeaseHeld(t *testing.T) {
 		t.Fatalf("got %v, want the lease held", err)
 	}
 }
+
+// racing is a state store where another writer changes the catalog right
+// after the crawl has read it.
+type racing struct {
+	store.Store
+	race func()
+}
+
+func (r *racing) Tables(ctx context.Context, db string) ([]catalog.Table, error) {
+	ts, err := r.Store.Tables(ctx, db)
+	if r.race != nil {
+		r.race()
+		r.race = nil
+	}
+	return ts, err
+}
+
+// TestConflictChangesNothing: a table changed by someone else during a
+// crawl fails the crawl's commit; neither the catalog nor the bookmark
+// moved, and the next crawl registers what the failed one found.
+func TestConflictChangesNothing(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "data", "sales")
+	writeTree(t, root, map[string]string{"day=1/a.csv": dayRows(2, "")})
+	c := crawlerFile(t, dir, crawlerYAML(dir, "recrawl: new_folders_only\n"))
+	st := newState(t)
+	mustCrawl(t, c, st)
+	ctx := context.Background()
+	head, _ := st.Head(ctx, c.Job())
+	r := &racing{Store: st, race: func() {
+		tb, _ := st.Table(ctx, "sales_db", "sales", 0)
+		tb.Parameters = map[string]string{"owner": "someone else"}
+		if err := st.ApplyCatalog(ctx, catalog.Changes{Tables: []catalog.TableChange{{Table: tb, Base: tb.Version}}}); err != nil {
+			t.Error(err)
+		}
+	}}
+	// A new folder with a new column: the crawl wants a version too.
+	writeTree(t, root, map[string]string{"day=2/a.csv": dayRows(2, ",coupon")})
+	if _, err := Crawl(ctx, c, r, Options{}); !errors.Is(err, catalog.ErrConflict) {
+		t.Fatalf("got %v, want a catalog conflict", err)
+	}
+	if h, _ := st.Head(ctx, c.Job()); h.Version != head.Version {
+		t.Errorf("the bookmark moved: version %d, want %d", h.Version, head.Version)
+	}
+	if p := partitions(t, st, "sales"); !slices.Equal(p, []string{"1"}) {
+		t.Errorf("partitions after the conflict: got %v, want [1]", p)
+	}
+	rep := mustCrawl(t, c, st)
+	if got := rep.Tables["sales"]; got.Status != StatusUpdated || got.Version != 3 || got.PartitionsAdded != 1 {
+		t.Errorf("the crawl after: got %+v", got)
+	}
+}
