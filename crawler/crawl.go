@@ -28,8 +28,8 @@ import (
 type Options struct {
 	// Logger receives warnings (nil: none).
 	Logger *slog.Logger
-	// Host names this host in the lease and the run record ("": the
-	// hostname).
+	// Host is this host's identity in the lease and the run record ("":
+	// hostname:pid).
 	Host string
 	// LeaseTTL is the lease's time to live (0: DefaultLeaseTTL).
 	LeaseTTL time.Duration

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -84,11 +85,15 @@ func newRunID(now time.Time) string {
 	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 }
 
-// holder describes this process for the lease.
+// holder describes this process for the lease: host is its host id
+// ("": hostname:pid, as for runs).
 func holder(id, host string) store.Holder {
 	if host == "" {
-		name, _ := os.Hostname()
-		host = name
+		name, err := os.Hostname()
+		if err != nil || name == "" {
+			name = "localhost"
+		}
+		host = name + ":" + strconv.Itoa(os.Getpid())
 	}
 	return store.Holder{ID: id, Host: host, PID: os.Getpid(), Started: time.Now().UTC()}
 }

@@ -72,7 +72,11 @@ func crawlInto(ctx context.Context, g *globals, cfg *crawler.Config, loc string,
 		return nil, err
 	}
 	defer st.Close()
-	return crawler.Crawl(ctx, cfg, st, crawler.Options{Logger: log})
+	host, err := hostID("")
+	if err != nil {
+		return nil, err
+	}
+	return crawler.Crawl(ctx, cfg, st, crawler.Options{Logger: log, Host: host})
 }
 
 // crawlBeforeRun runs a job's crawler (its crawler: key) in the job's
