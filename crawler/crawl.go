@@ -203,14 +203,14 @@ func (c *crawl) do(ctx context.Context) (store.Commit, error) {
 
 // pickAll chooses the files to open: per folder, sample_files of its
 // candidates. Every file is a candidate in recrawl everything and in a
-// table folder the catalog has no table for; otherwise, the files of new
+// table folder the catalog has no table at or below; otherwise, the files of new
 // folders (none of whose files the bookmark holds: new_folders_only) or
 // the new and changed files (new_files_only).
 func (c *crawl) pickAll() []*sampleJob {
 	var jobs []*sampleJob
 	for _, t := range c.targets {
 		for _, tf := range c.tableFolders(t) {
-			full := c.cfg.Recrawl == "everything" || c.byLoc[normLocation(t.location(tf))] == nil
+			full := c.cfg.Recrawl == "everything" || !tableAtOrBelow(c.byLoc, t.location(tf), true)
 			tf.walk(func(d *folder) {
 				cand := func(*file) bool { return true }
 				switch {

@@ -363,3 +363,26 @@ func TestConflictChangesNothing(t *testing.T) {
 		t.Errorf("the crawl after: got %+v", got)
 	}
 }
+
+// TestIncrementalSplitTables: a table folder split into a table per
+// subfolder is not sampled again in full by an incremental crawl.
+func TestIncrementalSplitTables(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "data", "sales")
+	writeTree(t, root, map[string]string{"a/x.csv": "id,name\n1,a\n", "b/x.csv": "id,city\n1,b\n"})
+	c := crawlerFile(t, dir, fmt.Sprintf("crawler: c1\ndatabase: sales_db\ncombine_compatible_schemas: false\nrecrawl: new_folders_only\n"+
+		"targets:\n  - path: counting://%s\n", root))
+	st := newState(t)
+	resetOpened()
+	if r := mustCrawl(t, c, st); len(r.Tables) != 2 || len(resetOpened()) != 2 {
+		t.Fatalf("first crawl: got %d tables", len(r.Tables))
+	}
+	writeTree(t, root, map[string]string{"c/x.csv": "id,zone\n1,z\n"})
+	r := mustCrawl(t, c, st)
+	if got := resetOpened(); len(got) != 1 || got["c/x.csv"] != 1 {
+		t.Errorf("second crawl opened %v, want only c/x.csv", got)
+	}
+	if len(r.Tables) != 3 || r.Tables["c"] == nil || r.Tables["c"].Status != StatusCreated {
+		t.Errorf("second crawl: got tables %v", r.Tables)
+	}
+}

@@ -3,6 +3,7 @@ package crawler
 import (
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -65,7 +66,9 @@ func (g *grouper) makeTable(t *target, n *folder, name string) {
 			keys[g.groupKey(d.shape)] = true
 		}
 	})
-	if len(keys) <= 1 || len(n.children) == 0 {
+	// Folders that agree are one table, unless an earlier crawl split
+	// them into tables of their own.
+	if len(n.children) == 0 || len(keys) <= 1 && !tableAtOrBelow(g.byLoc, loc, false) {
 		g.newPlan(t, n, name)
 		return
 	}
@@ -75,6 +78,25 @@ func (g *grouper) makeTable(t *target, n *folder, name string) {
 	for _, c := range n.children {
 		g.makeTable(t, c, tableName(c.name))
 	}
+}
+
+// tableAtOrBelow reports whether byLoc has a table below loc (or at it,
+// with at).
+func tableAtOrBelow(byLoc map[string]*catalog.Table, loc string, at bool) bool {
+	loc = normLocation(loc)
+	if at && byLoc[loc] != nil {
+		return true
+	}
+	prefix := strings.TrimSuffix(loc, "/") + "/"
+	if !strings.HasPrefix(loc, "s3://") {
+		prefix = loc + string(filepath.Separator)
+	}
+	for l := range byLoc {
+		if strings.HasPrefix(l, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // foldersByDepth lists the folders below n that hold files, and the depth
