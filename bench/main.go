@@ -107,9 +107,9 @@ type config struct {
 
 	PGStateCommits int
 	PGStateFiles   int
-	CrawlDirs   int
-	CrawlPerDir int
-	CrawlSample int
+	CrawlDirs      int
+	CrawlPerDir    int
+	CrawlSample    int
 
 	root string // module root
 	work string // scratch folder of this run
