@@ -36,11 +36,14 @@ func (p *Predicate) Match(keys []Column, values []string) bool {
 	return p.root.eval(row)
 }
 
-// ParsePredicate parses expr against the partition keys it may name; an
-// unknown key, or anything the language does not have, is an error that
-// says where.
+// ParsePredicate parses expr against the partition keys it may name (nil:
+// any name, to check the syntax alone); an unknown key, or anything the
+// language does not have, is an error that says where.
 func ParsePredicate(expr string, keys []Column) (*Predicate, error) {
-	known := map[string]bool{}
+	var known map[string]bool // nil: any key (a check of the syntax alone)
+	if keys != nil {
+		known = map[string]bool{}
+	}
 	for _, k := range keys {
 		known[strings.ToLower(k.Name)] = true
 	}
@@ -253,7 +256,7 @@ func (p *parser) primary() (node, error) {
 		return n, nil
 	case tIdent:
 		key := strings.ToLower(t.text)
-		if !p.known[key] {
+		if p.known != nil && !p.known[key] {
 			return nil, fmt.Errorf("push_down_predicate: %q at offset %d is not a partition key of the table (partition keys: %s)",
 				t.text, t.pos, strings.Join(ColumnNames(p.keys), ", "))
 		}

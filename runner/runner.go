@@ -63,7 +63,7 @@ func (r *runner) execute(ctx context.Context) error {
 	now := time.Now()
 	for _, src := range r.sources {
 		prev, has := states[src.Ctx()]
-		req := source.Request{Job: r.job, Mode: r.opts.Mode, State: r.st, Prev: prev, HasPrev: has,
+		req := source.Request{Job: r.job, Mode: r.opts.Mode, State: r.st, Catalog: r.st, Prev: prev, HasPrev: has,
 			AllowChange: r.opts.AllowSourceChange, Now: now, DiskBudget: max(budget, 1)}
 		if r.opts.From != "" {
 			req.RangeRuns = r.rangeIDs
