@@ -54,7 +54,7 @@ func TestDuckDBView(t *testing.T) {
 			write("product=a/day=1/_SUCCESS", 100, 200)
 
 			tbl := catalog.Table{Database: "sales_db", Name: "orders_clean", Location: dir, Format: format,
-				Columns: []catalog.Column{{Name: "order_id", Type: "BIGINT"}, {Name: "note", Type: "VARCHAR"}, {Name: "amount", Type: "DOUBLE"}},
+				Columns:       []catalog.Column{{Name: "order_id", Type: "BIGINT"}, {Name: "note", Type: "VARCHAR"}, {Name: "amount", Type: "DOUBLE"}},
 				PartitionKeys: []catalog.Column{{Name: "product", Type: "VARCHAR"}, {Name: "day", Type: "INTEGER"}},
 			}
 			if format == "csv" {

@@ -11,15 +11,15 @@ import (
 // tableView is a catalog table as `catalog show --json` and `catalog
 // tables --json` print it.
 type tableView struct {
-	Database      string            `json:"database"`
-	Table         string            `json:"table"`
-	Location      string            `json:"location"`
-	Format        string            `json:"format"`
-	Compression   string            `json:"compression,omitempty"`
-	Options       map[string]string `json:"options,omitempty"`
-	Version       int64             `json:"version"`
-	Columns       []catalog.Column  `json:"columns"`
-	PartitionKeys []catalog.Column  `json:"partition_keys"`
+	Database       string            `json:"database"`
+	Table          string            `json:"table"`
+	Location       string            `json:"location"`
+	Format         string            `json:"format"`
+	Compression    string            `json:"compression,omitempty"`
+	Options        map[string]string `json:"options,omitempty"`
+	Version        int64             `json:"version"`
+	Columns        []catalog.Column  `json:"columns"`
+	PartitionKeys  []catalog.Column  `json:"partition_keys"`
 	PartitionCount int               `json:"partition_count"`
 	Deprecated     bool              `json:"deprecated,omitempty"`
 	Parameters     map[string]string `json:"parameters,omitempty"`
