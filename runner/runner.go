@@ -142,6 +142,7 @@ func (r *runner) stage(ctx context.Context, res engine.Result, c *store.Commit) 
 		}
 		c.Outputs = append(c.Outputs, staged.Outputs...)
 		c.Actions = append(c.Actions, staged.Actions...)
+		c.Catalog = c.Catalog.Merge(staged.Catalog)
 		r.rec.Sinks[name] = staged.Count
 	}
 	return nil
@@ -222,7 +223,8 @@ func (r *runner) executeOnce(ctx context.Context, eng engine.Engine, last bool) 
 	for _, t := range r.spec.Transforms {
 		plan.Transforms = append(plan.Transforms, engine.Transform{Name: t.Key.(string), SQL: t.Value.(string)})
 	}
-	run := sink.Run{ID: r.rec.RunID, TempDir: r.stageDir, Concurrency: r.spec.IO.Concurrency, Engine: env.Caps, Log: r.log}
+	run := sink.Run{ID: r.rec.RunID, TempDir: r.stageDir, Concurrency: r.spec.IO.Concurrency, Engine: env.Caps, Log: r.log,
+		Catalog: r.st}
 	if r.opts.Progress != nil {
 		run.Progress = r.opts.Progress
 	}
