@@ -230,17 +230,19 @@ func printTable(v showView) {
 	w.Flush()
 	if len(v.PartitionKeys) > 0 {
 		fmt.Printf("\n%d partitions\n", len(v.Partitions))
+		w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 		for _, p := range v.Partitions {
 			parts := make([]string, 0, len(v.PartitionKeys))
 			for _, k := range v.PartitionKeys {
 				parts = append(parts, k.Name+"="+p.Values[k.Name])
 			}
-			line := "  " + strings.Join(parts, "/") + "  " + p.Location
+			note := ""
 			if p.Deprecated {
-				line += "  (deprecated)"
+				note = "(deprecated)"
 			}
-			fmt.Println(line)
+			fmt.Fprintf(w, "  %s\t%s\t%s\n", strings.Join(parts, "/"), p.Location, note)
 		}
+		w.Flush()
 	}
 	if len(v.Versions) > 1 {
 		fmt.Println("\nversions")
