@@ -38,7 +38,7 @@ type Config struct {
 	// S3 overrides the S3 settings for this sink, as for sources.
 	S3 map[string]string `yaml:"s3" doc:"S3 settings for this sink, as for sources"`
 	// Catalog registers the sink's table in the data catalog.
-	Catalog CatalogTarget `yaml:"catalog"`
+	Catalog CatalogTarget `yaml:"catalog" doc:"the catalog table the sink keeps in step with its files"`
 }
 
 // CatalogTarget is a file sink's catalog: block (Glue's enableUpdateCatalog
