@@ -31,3 +31,27 @@ func TestCatalogSourceKeys(t *testing.T) {
 		t.Errorf("push_down_predicate on a path source: %v", err)
 	}
 }
+
+// TestSinkCatalogKeys: a sink's catalog: block needs a DB.TABLE and update:
+// true, each error at its key.
+func TestSinkCatalogKeys(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ block, want string }{
+		{"{update: true}", "catalog.table: is required with update: true"},
+		{"{table: sales_db.orders}", "catalog.update: set update: true"},
+		{"{table: orders, update: true}", "want DATABASE.TABLE"},
+		{"{table: a.b, update: true, partitions: x}", `unknown key "partitions"`},
+	} {
+		yaml := "job: j\nsources:\n  - ctx: s\n    path: in\nsinks:\n  - ctx: out\n    path: " + filepath.Join(dir, "out") +
+			"\n    catalog: " + tc.block + "\n"
+		_, err := Parse(filepath.Join(dir, "job.yaml"), []byte(yaml))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("sink catalog %s: %v, want %q", tc.block, err, tc.want)
+		}
+	}
+	yaml := "job: j\nsources:\n  - ctx: s\n    path: in\nsinks:\n  - ctx: out\n    path: " + filepath.Join(dir, "out") +
+		"\n    catalog: {table: sales_db.orders, update: true}\n"
+	if _, err := Parse(filepath.Join(dir, "job.yaml"), []byte(yaml)); err != nil {
+		t.Errorf("a valid sink catalog: %v", err)
+	}
+}
