@@ -44,6 +44,42 @@ func TestCatalogCommands(t *testing.T) {
 	f.addCSV("day=2026-03-01/orders.csv", 10)
 	f.mustRun()
 
+	// Another job reads the sink's Parquet table by name, partition key
+	// included, with the table's columns on its first run (before the table has a second
+	// version: files without its new column would need schema_evolution).
+	out2 := filepath.Join(f.dir, "report")
+	job2 := filepath.Join(f.dir, "report.yaml")
+	writeFile(t, job2, []byte(`job: report
+sources:
+  - ctx: clean
+    catalog: sales_db.orders_clean
+    push_down_predicate: "product IN ('widget', 'gadget')"
+transforms:
+  totals: |
+    SELECT product, count(*) AS orders FROM clean GROUP BY product
+sinks:
+  - ctx: totals
+    path: "`+out2+`"
+    format: csv
+`))
+	r = f.tidemark(nil, "run", job2, "--json")
+	if r.code != 0 {
+		t.Fatalf("run of the report job: exit %d\n%v", r.code, r)
+	}
+	var want int64
+	for _, rec := range readSink(t, f.outDir(), f.sink) {
+		if rec.Product == "widget" || rec.Product == "gadget" {
+			want++
+		}
+	}
+	var got int64
+	if err := duck.QueryRow(`SELECT sum(orders) FROM read_csv('` + out2 + `/*.csv')`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got != want || want == 0 {
+		t.Errorf("report over widget and gadget: %d orders, want %d", got, want)
+	}
+
 	// A second version of the sink's table: the transform adds a column.
 	job := strings.Replace(catalogJobYAML(f.out.loc()), cleanOrders, strings.Replace(cleanOrders, " FROM", ", 'web' AS channel FROM", 1), 1)
 	writeFile(t, f.jobPath, []byte(job))
