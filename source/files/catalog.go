@@ -57,7 +57,7 @@ func (s *Source) resolveCatalog(ctx context.Context, in source.Request) error {
 	for k, v := range t.Options {
 		cfg.Options[k] = v
 	}
-	if t.Compression != "" {
+	if t.Compression != "" && t.Format != "parquet" { // a Parquet file's compression is inside it
 		if _, ok := cfg.Options["compression"]; !ok {
 			cfg.Options["compression"] = t.Compression
 		}
