@@ -86,6 +86,7 @@ func run(args []string) int {
 	}
 	root.AddCommand(newRunCmd(g), newPlanCmd(g), newRunsCmd(g), newBookmarkCmd(g), newServeCmd(g), newVersionCmd())
 	root.AddCommand(newCatalogCmd(g))
+	root.AddCommand(newStateCmd(g))
 	root.SetArgs(args)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	cmd, err := root.ExecuteContextC(ctx)

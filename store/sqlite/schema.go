@@ -221,6 +221,11 @@ CREATE TABLE catalog_partitions (
 	PRIMARY KEY (db_name, table_name, key)
 ) STRICT;
 `,
+	// 6: the host identity that ran each run (store.Run.Host); '' for runs
+	// recorded before.
+	`
+ALTER TABLE runs ADD COLUMN host TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // migrate brings the schema to len(migrations) in one write transaction, so

@@ -64,6 +64,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"RunsSeqAttempt", testRunsSeqAttempt},
 		{"RunErrors", testRunErrors},
 		{"RunJobFile", testRunJobFile},
+		{"RunHost", testRunHost},
 		{"RunsPaging", testRunsPaging},
 		{"EachRun", testEachRun},
 		{"OutputsAndActions", testOutputsAndActions},
