@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/job"
 )
 
@@ -73,6 +74,10 @@ type Config struct {
 	// reads nothing); without it a missing folder fails the run. On S3 it
 	// silences the warning about a prefix that holds no object.
 	AllowMissing bool `yaml:"allow_missing" doc:"true: a folder that does not exist yet is read as empty (otherwise the run fails, exit 1)"`
+	// SchemaEvolution is what a file whose columns or types differ from
+	// the recorded schema does: fail (default), add_new_columns, rescue
+	// or none (see the README's "Schema evolution").
+	SchemaEvolution string `yaml:"schema_evolution" doc:"fail (a new column fails the run) | add_new_columns (new columns and widened types become a new schema version) | rescue (what does not fit goes to _rescued_data) | none (new columns ignored)"`
 }
 
 // ApplyDefaults fills the unset keys; on_bad_record comes from the job.
@@ -97,6 +102,9 @@ func (c *Config) ApplyDefaults(s *job.Spec) {
 	}
 	if c.Listing == "" {
 		c.Listing = DefaultListing
+	}
+	if c.SchemaEvolution == "" {
+		c.SchemaEvolution = bookmark.EvolveFail
 	}
 	if c.HivePartitioning == nil {
 		t := true
@@ -123,6 +131,7 @@ func (c *Config) Validate(ck *job.Check) {
 	ck.OneOf("on_modified", c.OnModified, OnModifieds)
 	ck.OneOf("on_bad_record", c.OnBadRecord, job.OnBadRecords)
 	ck.OneOf("listing", c.Listing, Listings)
+	ck.OneOf("schema_evolution", c.SchemaEvolution, bookmark.SchemaEvolutions)
 	if c.Listing == "ordered" && c.Tracking != "exact" {
 		ck.Fail("listing", "ordered listing needs tracking: exact")
 	}
