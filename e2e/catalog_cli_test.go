@@ -87,6 +87,34 @@ sinks:
 	f.applyCatalog(catalog.Changes{Partitions: []catalog.Partition{{Database: "sales_db", Table: "orders_raw", Values: []string{"2026-03-02"}, Location: land + "day=2026-03-02/"}}})
 	f.mustRun()
 
+	// Over the table's two versions: the files of the first lack channel,
+	// which schema_evolution gives them as NULL.
+	evolved := filepath.Join(f.dir, "evolved")
+	job3 := filepath.Join(f.dir, "evolved.yaml")
+	writeFile(t, job3, []byte(`job: evolved
+sources:
+  - ctx: clean
+    catalog: sales_db.orders_clean
+    schema_evolution: none
+transforms:
+  totals: |
+    SELECT count(*) AS orders, count(channel) AS with_channel FROM clean
+sinks:
+  - ctx: totals
+    path: "`+evolved+`"
+    format: csv
+`))
+	if r := f.tidemark(nil, "run", job3, "--json"); r.code != 0 {
+		t.Fatalf("run of the job over both versions: exit %d\n%v", r.code, r)
+	}
+	var orders, withChannel int64
+	if err := duck.QueryRow(`SELECT sum(orders), sum(with_channel) FROM read_csv('`+evolved+`/*.csv')`).Scan(&orders, &withChannel); err != nil {
+		t.Fatal(err)
+	}
+	if orders != 20 || withChannel != 10 {
+		t.Errorf("over both versions: %d orders, %d with a channel; want 20 and the second run's 10", orders, withChannel)
+	}
+
 	// databases and tables.
 	var dbs []catalog.Database
 	if err := json.Unmarshal([]byte(cat(0, "databases", "--json").stdout), &dbs); err != nil || len(dbs) != 1 || dbs[0].Name != "sales_db" {
