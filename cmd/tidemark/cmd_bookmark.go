@@ -99,6 +99,9 @@ func runBookmarkReset(ctx context.Context, g *globals, ro tidemark.ResetOptions,
 	defer st.Close()
 	ro.Logger = g.logger()
 	ro.By = cliActor()
+	if ro.HostID, err = hostID(""); err != nil {
+		return err
+	}
 	res, err := tidemark.Reset(ctx, st, name, ro)
 	if err != nil {
 		return err
