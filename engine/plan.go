@@ -122,6 +122,11 @@ type StagedFile struct {
 type SinkResult struct {
 	Files []StagedFile
 	Rows  int64
+	// Schema is the columns of the rows written, partition columns
+	// included, in canonical bookmark.Type texts (nil: the engine does not
+	// tell). A sink that registers its table in the catalog takes its
+	// columns from it.
+	Schema []bookmark.Column
 }
 
 // Result is what Execute reports.

@@ -66,6 +66,10 @@ type Config struct {
 	// S3 overrides the S3 settings for this source: endpoint, region,
 	// path_style, profile (and tuning: max_attempts, part_size, ...).
 	S3 map[string]string `yaml:"s3" doc:"S3 settings for this source: endpoint, region, path_style, profile, ... (see S3)"`
+	// Catalog names a catalog table to read instead of Path, Format and
+	// Options; PushDownPredicate prunes its partitions.
+	Catalog           string `yaml:"catalog" doc:"DB.TABLE: read a catalog table (its location, format, options, columns and partitions) instead of path/format/options"`
+	PushDownPredicate string `yaml:"push_down_predicate" doc:"catalog sources: a condition on partition keys (year >= '2026' AND product IN ('a', 'b')); only the partitions it keeps are listed"`
 	// AllowMissing lets a local source folder not exist yet (a run then
 	// reads nothing); without it a missing folder fails the run. On S3 it
 	// silences the warning about a prefix that holds no object.
@@ -78,7 +82,7 @@ type Config struct {
 
 // ApplyDefaults fills the unset keys; on_bad_record comes from the job.
 func (c *Config) ApplyDefaults(s *job.Spec) {
-	if c.Format == "" {
+	if c.Format == "" && c.Catalog == "" {
 		c.Format = DefaultFormat
 	}
 	if c.Tracking == "" {
@@ -110,11 +114,19 @@ func (c *Config) ApplyDefaults(s *job.Spec) {
 
 // Validate checks the block, every problem at its key.
 func (c *Config) Validate(ck *job.Check) {
-	if c.Path == "" {
-		ck.Fail("path", "is required (or connection: and table: for a SQL table)")
+	switch {
+	case c.Catalog != "":
+		c.validateCatalog(ck)
+	case c.Path == "":
+		ck.Fail("path", "is required (or catalog: DB.TABLE, or connection: and table: for a SQL table)")
+	case c.PushDownPredicate != "":
+		ck.Fail("push_down_predicate", "prunes a catalog table's partitions: it needs catalog: DB.TABLE instead of path:")
 	}
-	ck.Location("path", c.Path)
-	ck.OneOf("format", c.Format, Formats)
+	if c.Catalog == "" {
+		ck.Location("path", c.Path)
+		ck.OneOf("format", c.Format, Formats)
+		ck.ReaderOptions(c.Format, c.Options)
+	}
 	ck.OneOf("tracking", c.Tracking, Trackings)
 	ck.OneOf("on_modified", c.OnModified, OnModifieds)
 	ck.OneOf("on_bad_record", c.OnBadRecord, job.OnBadRecords)
@@ -143,7 +155,6 @@ func (c *Config) Validate(ck *job.Check) {
 			ck.Fail(key, "bad glob %q: %v", g, err)
 		}
 	}
-	ck.ReaderOptions(c.Format, c.Options)
 	ck.S3(c.S3)
 }
 

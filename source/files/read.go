@@ -48,6 +48,9 @@ func (p *Plan) BadRecords() string { return p.src.cfg.OnBadRecord }
 func (p *Plan) Report(log *slog.Logger) {
 	log.Info("planned", "source", p.Ctx, "files", len(p.Take), "bytes", humanize.IBytes(uint64(p.Bytes())),
 		"unchanged", p.Unchanged, "modified", p.Modified, "deferred", p.Deferred)
+	if note := p.src.catalogNote(); note != "" {
+		log.Info(note, "source", p.Ctx)
+	}
 	if p.src.inSinks > 0 {
 		log.Warn("files in another tidemark sink's folder below the source are not read", "source", p.Ctx,
 			"files", p.src.inSinks, "folders", joinComma(p.src.sinkDirs))
@@ -151,6 +154,8 @@ func (p *Plan) Open(ctx context.Context, env source.Env) (source.Reading, error)
 		SchemaEvolution: fc.SchemaEvolution}
 	if p.hasPrev && len(p.prev.Schema) > 0 {
 		es.Schema = p.prev.Schema
+	} else if cs := p.src.catalogSchema(); cs != nil {
+		es.Schema = cs
 	}
 	for j, f := range p.Take {
 		es.Files = append(es.Files, engine.Input{Location: locals[j], Key: f.Path, Size: f.Size})
