@@ -44,7 +44,7 @@ type Config struct {
 	// Database is the catalog database the tables go to.
 	Database string `yaml:"database" doc:"required: the catalog database the tables are registered in"`
 	// Targets are the folders crawled.
-	Targets []Target `yaml:"targets" doc:"required: the folders crawled, each {path, exclude, s3}"`
+	Targets []Target `yaml:"targets" doc:"required: the folders crawled, each {path, exclude, s3, table}"`
 	// TableLevel is the folder depth below a target that is one table.
 	TableLevel int `yaml:"table_level" doc:"the folder depth below a target that is one table; 0: the target itself"`
 	// SampleFiles is how many files of each folder are opened.
@@ -76,6 +76,9 @@ type Target struct {
 	Exclude []string `yaml:"exclude" doc:"globs over paths relative to path of files never looked at; ** spans folders"`
 	// S3 overrides the S3 settings (endpoint, region, path_style, profile).
 	S3 map[string]string `yaml:"s3" doc:"S3 settings for this target, as a source's s3:"`
+	// Table names the table at the target itself (table_level 0), instead
+	// of the target folder's name.
+	Table string `yaml:"table" doc:"the name of the table at the target (table_level 0 only); default the target folder's name"`
 }
 
 // Policy is the schema change policy.
@@ -163,6 +166,13 @@ func (c *Config) Validate(ck *job.Check) {
 		}
 		if len(t.S3) > 0 {
 			ck.S3Settings(p, t.S3)
+		}
+		switch {
+		case t.Table == "":
+		case !identRE.MatchString(t.Table):
+			ck.Fail(p+".table", "%q must be an identifier (letters, digits, '_')", t.Table)
+		case c.TableLevel != 0:
+			ck.Fail(p+".table", "names the table at the target itself, so table_level must be 0 (it is %d)", c.TableLevel)
 		}
 	}
 	if c.TableLevel < 0 {

@@ -179,6 +179,9 @@ func (c *crawl) do(ctx context.Context) (store.Commit, error) {
 			name := tf.name
 			if tf.path == "" {
 				name = path.Base(strings.TrimSuffix(filepath.ToSlash(t.root), "/"))
+				if t.cfg.Table != "" {
+					name = t.cfg.Table
+				}
 			}
 			g.makeTable(t, tf, tableName(name))
 		}
