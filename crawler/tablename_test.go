@@ -31,7 +31,7 @@ func TestTargetTable(t *testing.T) {
 // TestTargetTableErrors: table: must be an identifier, at table_level 0.
 func TestTargetTableErrors(t *testing.T) {
 	for text, want := range map[string]string{
-		"crawler: c\ndatabase: d\ntargets:\n  - path: x\n    table: 1-x\n":                  `c.yaml:5: targets[0].table: "1-x" must be an identifier`,
+		"crawler: c\ndatabase: d\ntargets:\n  - path: x\n    table: 1-x\n":                    `c.yaml:5: targets[0].table: "1-x" must be an identifier`,
 		"crawler: c\ndatabase: d\ntable_level: 1\ntargets:\n  - path: x\n    table: orders\n": `c.yaml:6: targets[0].table: names the table at the target itself, so table_level must be 0 (it is 1)`,
 	} {
 		_, err := Parse("c.yaml", []byte(text))
