@@ -63,10 +63,26 @@ func duckDB(t catalog.Table) ([]string, error) {
 			names[i] = fmt.Sprintf("CAST(%s AS %s) AS %s", names[i], c.Type, names[i])
 		}
 	}
-	view := fmt.Sprintf("CREATE OR REPLACE VIEW %s.%s AS\nSELECT %s\nFROM read_%s(%s,\n  %s)",
-		duckdb.Ident(t.Database), duckdb.Ident(t.Name), strings.Join(names, ", "),
-		t.Format, duckdb.Literal(glob), strings.Join(args, ",\n  "))
+	from := fmt.Sprintf("read_%s(%s,\n  %s)", t.Format, duckdb.Literal(glob), strings.Join(args, ",\n  "))
+	if t.Format == "parquet" {
+		from = parquetAnchored(cols, from)
+	}
+	view := fmt.Sprintf("CREATE OR REPLACE VIEW %s.%s AS\nSELECT %s\nFROM %s",
+		duckdb.Ident(t.Database), duckdb.Ident(t.Name), strings.Join(names, ", "), from)
 	return []string{"CREATE SCHEMA IF NOT EXISTS " + duckdb.Ident(t.Database), view}, nil
+}
+
+// parquetAnchored puts an empty row set with every column of the table in
+// front of a Parquet read (UNION ALL BY NAME), so that a column no file
+// has (one added by a later version whose files a purge deleted, or whose
+// files are all gone) reads as NULL instead of failing the view, as Spark
+// and Trino read it.
+func parquetAnchored(cols []catalog.Column, read string) string {
+	nulls := make([]string, len(cols))
+	for i, c := range cols {
+		nulls[i] = fmt.Sprintf("CAST(NULL AS %s) AS %s", c.Type, duckdb.Ident(c.Name))
+	}
+	return fmt.Sprintf("(SELECT %s WHERE false\n  UNION ALL BY NAME\n  SELECT * FROM %s)", strings.Join(nulls, ", "), read)
 }
 
 // dataFiles matches a partition's data files, leaving out names that
