@@ -469,3 +469,35 @@ func (b evoBookmark) storySchema() string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// TestStoryJobCrawler: the job declares the crawler (crawler: FILE), so
+// each day's `tidemark run` crawls the new folder before it plans, and no
+// one has to crawl by hand; Thursday's column arrives as under
+// add_new_columns.
+func TestStoryJobCrawler(t *testing.T) {
+	t.Parallel()
+	w := newStoryWorld(t, local, stateStores[0], "add_new_columns")
+	job, err := os.ReadFile(w.job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, w.job, []byte(strings.Replace(string(job), "sources:\n", "crawler: crawler.yaml\nsources:\n", 1)))
+	for i, d := range []string{"2026-12-07", "2026-12-08", "2026-12-09", "2026-12-10"} {
+		file := storyHeader + fmt.Sprintf("%d,c1,widget,%d\n", i+1, 10*(i+1))
+		if i == 3 {
+			file = "order_id,customer_id,product,amount,coupon\n4,c1,widget,40,SAVE10\n"
+		}
+		w.day(d, map[string]string{"orders-1.csv": file})
+		s, r := w.run(0)
+		assertMentions(t, r, "table sales_db.orders_raw:")
+		if s.source().Files != 1 {
+			t.Errorf("run of %s read %d files, want the day's 1\n%v", d, s.source().Files, r)
+		}
+	}
+	if raw := w.show("sales_db.orders_raw"); raw.Version != 2 || len(raw.Partitions) != 4 {
+		t.Errorf("orders_raw: version %d, %d partitions; want 2 and 4", raw.Version, len(raw.Partitions))
+	}
+	if n, d := w.ddlCount(); n != 4 || d != 4 {
+		t.Errorf("DuckDB DDL: %d rows, %d distinct; want 4 once", n, d)
+	}
+}
