@@ -372,7 +372,8 @@ func (r *reader) widen(ctx context.Context, c *sql.Conn) error {
 	for j, cd := range cands {
 		t, present := r.textOf(fmt.Sprintf("c%d", j))
 		for _, typ := range cd.types[:len(cd.types)-1] {
-			aggs = append(aggs, fmt.Sprintf("count_if(%s AND NOT coalesce(%s, false))", present, r.fitsText(t, typ)))
+			// count_if over no rows (every line malformed) is NULL.
+			aggs = append(aggs, fmt.Sprintf("coalesce(count_if(%s AND NOT coalesce(%s, false)), 0)", present, r.fitsText(t, typ)))
 		}
 	}
 	q := fmt.Sprintf("SELECT %s FROM (%s)", strings.Join(aggs, ", "), strings.Join(parts, "\nUNION ALL\n"))

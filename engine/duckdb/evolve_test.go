@@ -83,3 +83,19 @@ func TestEvolveHive(t *testing.T) {
 	equal(t, "rows", rows, []string{"1|<nil>|1", "2|X|4"})
 	equal(t, "schema", schemaString(res.Schema), "id BIGINT, coupon VARCHAR, day BIGINT")
 }
+
+// TestEvolveEveryRowMalformed: under add_new_columns, a file with a new
+// column whose every row is malformed is a bad record (the widening read,
+// which skips malformed rows, counts over no rows), not a failure of the
+// type check.
+func TestEvolveEveryRowMalformed(t *testing.T) {
+	root := t.TempDir()
+	e := newEngine(t)
+	src := engine.Source{Ctx: "c", Format: "csv", SchemaEvolution: bookmark.EvolveAddNewColumns,
+		Schema: []bookmark.Column{{Name: "id", Type: "BIGINT"}, {Name: "amount", Type: "BIGINT"}},
+		Files:  []engine.Input{input(t, root, "thu.csv", []byte("id,amount,coupon\n4,40\n"))}}
+	dir := filepath.Join(t.TempDir(), "out")
+	res := execute(t, e, engine.Plan{OnBadRecord: engine.BadSkip, Sources: []engine.Source{src},
+		Sinks: []engine.Sink{{Ctx: "out", From: src.Ctx, Format: "parquet", Location: dir}}})
+	equal(t, "rejected", res.Sources["c"].Rejected, int64(1))
+}
