@@ -352,6 +352,22 @@ func storyFail(w *storyWorld) {
 	if got, want := w.bookmark().storySchema(), before.storySchema(); got != want {
 		t.Errorf("schema after the failed run: got %s, want %s", got, want)
 	}
+	// Switching the mode is not a change of the source: the next run reads
+	// Thursday's file, no reset needed.
+	job, err := os.ReadFile(w.job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, w.job, []byte(strings.Replace(string(job), "schema_evolution: fail", "schema_evolution: add_new_columns", 1)))
+	if s, _ := w.run(0); s.source().Files != 1 {
+		t.Errorf("the run after switching read %d files, want Thursday's 1", s.source().Files)
+	}
+	equalStrings(t, "sink after switching", w.rows("order_id", "coupon"), []string{
+		"1|NULL", "2|NULL", "3|NULL", "4|NULL", "5|NULL", "6|NULL", "7|SAVE10", "8|NULL"})
+	if v := w.show("sales_db.orders_clean").Version; v != 2 {
+		t.Errorf("orders_clean version after switching: got %d, want 2", v)
+	}
+	w.assertPartitions("after switching", "doohickey", "gadget", "gizmo", "widget")
 }
 
 // storyAddNewColumns: Thursday's run adds coupon (NULL for earlier rows),
