@@ -122,22 +122,33 @@ func (f *fixture) ddlCount() (rows, distinct int64) {
 	out := decodeOne[struct {
 		Statements []string `json:"statements"`
 	}](f.t, r)
+	mirror := ""
+	if f.be == onS3 {
+		mirror = f.outDir()
+	}
+	return countDDL(f.t, out.Statements, strings.TrimSuffix(f.out.loc(), "/"), mirror)
+}
+
+// countDDL runs the DuckDB DDL of sales_db.orders_clean in a new DuckDB
+// and counts its rows and distinct order ids; with a mirror, the table's
+// location loc is read from there (a local copy of an S3 sink).
+func countDDL(t testing.TB, statements []string, loc, mirror string) (rows, distinct int64) {
+	t.Helper()
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
-		f.t.Fatal(err)
+		t.Fatal(err)
 	}
 	defer db.Close()
-	loc := strings.TrimSuffix(f.out.loc(), "/")
-	for _, s := range out.Statements {
-		if f.be == onS3 {
-			s = strings.ReplaceAll(s, loc, f.outDir())
+	for _, s := range statements {
+		if mirror != "" {
+			s = strings.ReplaceAll(s, loc, mirror)
 		}
 		if _, err := db.Exec(s); err != nil {
-			f.t.Fatalf("%s: %v", s, err)
+			t.Fatalf("%s: %v", s, err)
 		}
 	}
 	if err := db.QueryRow(`SELECT count(*), count(DISTINCT order_id) FROM sales_db.orders_clean`).Scan(&rows, &distinct); err != nil {
-		f.t.Fatal(err)
+		t.Fatal(err)
 	}
 	return rows, distinct
 }

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -189,24 +188,11 @@ func (w *storyWorld) ddlCount() (rows, distinct int64) {
 	out := decodeOne[struct {
 		Statements []string `json:"statements"`
 	}](w.t, w.tidemark(0, "catalog", "ddl", "sales_db.orders_clean", "--dialect", "duckdb", "--json", "--state", w.state))
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		w.t.Fatal(err)
+	mirror := ""
+	if w.be == onS3 {
+		mirror = w.out.mirror(w.t)
 	}
-	defer db.Close()
-	loc, mirror := strings.TrimSuffix(w.out.loc(), "/"), w.out.mirror(w.t)
-	for _, s := range out.Statements {
-		if w.be == onS3 {
-			s = strings.ReplaceAll(s, loc, mirror)
-		}
-		if _, err := db.Exec(s); err != nil {
-			w.t.Fatalf("%s: %v", s, err)
-		}
-	}
-	if err := db.QueryRow(`SELECT count(*), count(DISTINCT order_id) FROM sales_db.orders_clean`).Scan(&rows, &distinct); err != nil {
-		w.t.Fatal(err)
-	}
-	return rows, distinct
+	return countDDL(w.t, out.Statements, strings.TrimSuffix(w.out.loc(), "/"), mirror)
 }
 
 const storyHeader = "order_id,customer_id,product,amount\n"
