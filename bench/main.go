@@ -25,6 +25,8 @@
 //	                 regression_check on and off
 //	serve    tidemark serve over 100 jobs × 1,000 runs in SQLite: p50/p99 of the
 //	         jobs list and a job's runs page, the server's RSS
+//	backlog  first runs over 100k, 300k and 1M tiny files (local) and 100k, 300k
+//	         S3 objects: time per file, peak RSS; DuckDB alone over one list
 //
 // The S3 scenarios start versitygw (from PATH, GOBIN or GOPATH/bin), the SQL
 // ones a throwaway PostgreSQL and MariaDB from the installed packages, as
@@ -99,6 +101,14 @@ type config struct {
 	ServeJobs     int
 	ServeRuns     int
 	ServeRequests int
+
+	BacklogSizes         string
+	BacklogS3Sizes       string
+	BacklogPerDir        int
+	BacklogBatch         int
+	BacklogRSSTarget     int64
+	BacklogLinearTarget  float64
+	BacklogDuckDBTimeout time.Duration
 
 	root string // module root
 	work string // scratch folder of this run
@@ -179,6 +189,14 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.ServeRuns, "serve-runs", 1000, "serve: runs per job")
 	fs.IntVar(&c.ServeRequests, "serve-requests", 200, "serve: timed requests per route")
 
+	fs.StringVar(&c.BacklogSizes, "backlog-sizes", "100000,300000,1000000", "backlog: first runs over this many local files, comma-separated, smallest first")
+	fs.StringVar(&c.BacklogS3Sizes, "backlog-s3-sizes", "100000,300000", "backlog: first runs over this many S3 objects (empty: none)")
+	fs.IntVar(&c.BacklogPerDir, "backlog-files-per-dir", 1000, "backlog: tiny files per folder")
+	fs.IntVar(&c.BacklogBatch, "backlog-batch", 10_000, "backlog: the job's batch_files (the default), also the size DuckDB alone is measured at")
+	fs.Int64Var(&c.BacklogRSSTarget, "backlog-rss-target", 1_000_000_000, "backlog: maximum peak RSS of a first run, bytes")
+	fs.Float64Var(&c.BacklogLinearTarget, "backlog-linear-target", 1.5, "backlog: maximum growth of the time per file from the smallest size to the largest")
+	fs.DurationVar(&c.BacklogDuckDBTimeout, "backlog-duckdb-timeout", 3*time.Minute, "backlog: cap on DuckDB alone over one list of files")
+
 	// TMBENCH_<FLAG> sets a flag's default; the command line wins.
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
@@ -208,6 +226,7 @@ func parseFlags(args []string) (*config, error) {
 			"s3-objects": "2000", "s3-objects-per-day": "100",
 			"sql-rows": "50000", "sql-table-rows": "200000",
 			"serve-jobs": "10", "serve-runs": "100", "serve-requests": "50",
+			"backlog-sizes": "2000,6000", "backlog-s3-sizes": "2000", "backlog-files-per-dir": "100", "backlog-batch": "1000",
 			"timeout": "3m",
 		}
 		for name, v := range quick {
@@ -307,8 +326,9 @@ var (
 		"sql-extract":     benchSQLExtract,
 		"sql-incremental": benchSQLIncremental,
 		"serve":           benchServe,
+		"backlog":         benchBacklog,
 	}
-	scenarioNames = []string{"convert", "noop", "memory", "s3-convert", "s3-noop", "sql-extract", "sql-incremental", "convert-gz", "serve"}
+	scenarioNames = []string{"convert", "noop", "memory", "s3-convert", "s3-noop", "sql-extract", "sql-incremental", "convert-gz", "serve", "backlog"}
 )
 
 // build compiles tidemark (unless -tidemark names a binary) and the DuckDB
