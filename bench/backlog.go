@@ -145,12 +145,12 @@ func backlogRuns(ctx context.Context, c *config, s *section, local, remote []int
 
 	// The report.
 	b.h3("Local disk")
-	b.table([]string{"files", "time", "time per file", "peak RSS", "batches", "status"}, pointRows(localPts, false))
+	b.table([]string{"files", "time", "time per file", "CPU", "peak RSS", "batches", "status"}, pointRows(localPts, false))
 	if len(duck) > 0 {
 		b.h3("DuckDB alone")
 		b.p(fmt.Sprintf("`bench/duckdbcopy` with tidemark's settings (`%s`), one `read_csv` over the list of the first N files (header "+
 			"sniffed), capped at %s:", strings.Join(baselines[1].sets, "; "), c.BacklogDuckDBTimeout))
-		b.table([]string{"files", "time", "time per file", "peak RSS", "batches", "status"}, pointRows(duck, false))
+		b.table([]string{"files", "time", "time per file", "CPU", "peak RSS", "batches", "status"}, pointRows(duck, false))
 	}
 	if len(remote) > 0 {
 		b.h3("S3 (versitygw)")
@@ -158,7 +158,7 @@ func backlogRuns(ctx context.Context, c *config, s *section, local, remote []int
 			"(hard links of the cached files in its posix folder, each with the ETag a PUT stores), the output to "+
 			"`s3://lake/backlog-N/`, through the harness's counting proxy; tidemark downloads the inputs into its spill "+
 			"folder, %d at a time (`io.concurrency`'s default), batch by batch.", gwVersion, 8))
-		b.table([]string{"objects", "time", "time per object", "peak RSS", "batches", "status", "versitygw CPU", "requests"}, pointRows(s3Pts, true))
+		b.table([]string{"objects", "time", "time per object", "tidemark CPU", "peak RSS", "batches", "status", "versitygw CPU", "requests"}, pointRows(s3Pts, true))
 	}
 
 	// The summary: the largest run's RSS against the target, and how the
@@ -224,7 +224,7 @@ func pointRows(pts []backlogPoint, s3 bool) [][]string {
 		if p.batches > 0 {
 			batches = strconv.Itoa(p.batches)
 		}
-		row := []string{thousands(int64(p.files)), secs(p.m.Wall) + busyNote(p.m), usPer(perFile(p)), mb(p.m.PeakRSS), batches, st}
+		row := []string{thousands(int64(p.files)), secs(p.m.Wall) + busyNote(p.m), usPer(perFile(p)), secs(p.m.CPU), mb(p.m.PeakRSS), batches, st}
 		if s3 {
 			row = append(row, secs(p.m.ServerCPU), p.reqs.String())
 		}
