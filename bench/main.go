@@ -30,6 +30,8 @@
 //	crawl    tidemark crawl over 100k files in 1,000 partition folders: the first
 //	         crawl, then new_folders_only vs everything after one new folder
 //	         (time, files opened)
+//	backlog  first runs over 100k, 300k and 1M tiny files (local) and 100k, 300k
+//	         S3 objects: time per file, peak RSS; DuckDB alone over one list
 //
 // The S3 scenarios start versitygw (from PATH, GOBIN or GOPATH/bin), the SQL
 // ones a throwaway PostgreSQL and MariaDB from the installed packages, as
@@ -105,11 +107,18 @@ type config struct {
 	ServeRuns     int
 	ServeRequests int
 
-	PGStateCommits int
-	PGStateFiles   int
-	CrawlDirs      int
-	CrawlPerDir    int
-	CrawlSample    int
+	PGStateCommits       int
+	PGStateFiles         int
+	CrawlDirs            int
+	CrawlPerDir          int
+	CrawlSample          int
+	BacklogSizes         string
+	BacklogS3Sizes       string
+	BacklogPerDir        int
+	BacklogBatch         int
+	BacklogRSSTarget     int64
+	BacklogLinearTarget  float64
+	BacklogDuckDBTimeout time.Duration
 
 	root string // module root
 	work string // scratch folder of this run
@@ -196,6 +205,14 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.CrawlPerDir, "crawl-files-per-dir", 100, "crawl: tiny files per folder")
 	fs.IntVar(&c.CrawlSample, "crawl-sample", 10, "crawl: sample_files of the crawler")
 
+	fs.StringVar(&c.BacklogSizes, "backlog-sizes", "100000,300000,1000000", "backlog: first runs over this many local files, comma-separated, smallest first")
+	fs.StringVar(&c.BacklogS3Sizes, "backlog-s3-sizes", "100000,300000", "backlog: first runs over this many S3 objects (empty: none)")
+	fs.IntVar(&c.BacklogPerDir, "backlog-files-per-dir", 1000, "backlog: tiny files per folder")
+	fs.IntVar(&c.BacklogBatch, "backlog-batch", 10_000, "backlog: the job's batch_files (the default), also the size DuckDB alone is measured at")
+	fs.Int64Var(&c.BacklogRSSTarget, "backlog-rss-target", 1_000_000_000, "backlog: maximum peak RSS of a first run, bytes")
+	fs.Float64Var(&c.BacklogLinearTarget, "backlog-linear-target", 1.5, "backlog: maximum growth of the time per file from the smallest size to the largest")
+	fs.DurationVar(&c.BacklogDuckDBTimeout, "backlog-duckdb-timeout", 3*time.Minute, "backlog: cap on DuckDB alone over one list of files")
+
 	// TMBENCH_<FLAG> sets a flag's default; the command line wins.
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
@@ -227,6 +244,7 @@ func parseFlags(args []string) (*config, error) {
 			"serve-jobs": "10", "serve-runs": "100", "serve-requests": "50",
 			"pg-state-commits": "50", "pg-state-files": "10000",
 			"crawl-dirs": "50", "crawl-files-per-dir": "20",
+			"backlog-sizes": "2000,6000", "backlog-s3-sizes": "2000", "backlog-files-per-dir": "100", "backlog-batch": "1000",
 			"timeout": "3m",
 		}
 		for name, v := range quick {
@@ -328,8 +346,9 @@ var (
 		"serve":           benchServe,
 		"pg-state":        benchPGState,
 		"crawl":           benchCrawl,
+		"backlog":         benchBacklog,
 	}
-	scenarioNames = []string{"convert", "noop", "memory", "s3-convert", "s3-noop", "sql-extract", "sql-incremental", "convert-gz", "serve", "pg-state", "crawl"}
+	scenarioNames = []string{"convert", "noop", "memory", "s3-convert", "s3-noop", "sql-extract", "sql-incremental", "convert-gz", "serve", "pg-state", "crawl", "backlog"}
 )
 
 // build compiles tidemark (unless -tidemark names a binary) and the DuckDB
