@@ -1,0 +1,133 @@
+package spark
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/apache/spark-connect-go/spark/sparkerrors"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Error is an error Spark reported, its class and SQLSTATE said once.
+type Error struct {
+	Class    string // e.g. TABLE_OR_VIEW_NOT_FOUND; may be empty
+	SQLState string // e.g. 42P01; may be empty
+	Code     codes.Code
+	Msg      string
+}
+
+func (e *Error) Error() string {
+	s := e.Msg
+	if e.Class != "" {
+		s = "[" + e.Class + "] " + s
+	}
+	if e.SQLState != "" {
+		s += " (SQLSTATE " + e.SQLState + ")"
+	}
+	return s
+}
+
+// classPrefix and statePart are how Spark repeats class and state inside
+// its messages, which Error says once.
+var (
+	classPrefix = regexp.MustCompile(`^\s*\[([A-Z0-9_.]+)\]\s*`)
+	statePart   = regexp.MustCompile(`\s*\.?\s*SQLSTATE:\s*[0-9A-Z]{5}\.?`)
+)
+
+// grpcStatus finds the gRPC status in err's chain.
+func grpcStatus(err error) (*status.Status, bool) {
+	for e := err; e != nil; {
+		if s, ok := status.FromError(e); ok && s.Code() != codes.Unknown {
+			return s, true
+		}
+		switch u := e.(type) {
+		case interface{ Unwrap() []error }:
+			for _, x := range u.Unwrap() {
+				if s, ok := grpcStatus(x); ok {
+					return s, true
+				}
+			}
+			return nil, false
+		case interface{ Unwrap() error }:
+			e = u.Unwrap()
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// cleanError turns an error of the Go client or of a raw call into an
+// *Error, without the client's wrapping (which repeats the statement, and
+// so any literal in it). Errors that are not Spark's pass as they are.
+func cleanError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *Error
+	if errors.As(err, &se) {
+		return err
+	}
+	var sp *sparkerrors.SparkError
+	var e *Error
+	if errors.As(err, &sp) {
+		e = &Error{Code: sp.Code, Msg: sp.Message, Class: sp.ErrorClass, SQLState: sp.SqlState}
+	} else if st, ok := grpcStatus(err); ok {
+		e = &Error{Code: st.Code(), Msg: st.Message()}
+		sp = sparkerrors.FromRPCError(st.Err())
+	} else {
+		return err
+	}
+	if sp != nil {
+		e.Class, e.SQLState = sp.ErrorClass, sp.SqlState
+		if sp.Message != "" {
+			e.Msg = sp.Message
+		}
+	}
+	if m := classPrefix.FindStringSubmatch(e.Msg); m != nil {
+		if e.Class == "" {
+			e.Class = m[1]
+		}
+		e.Msg = e.Msg[len(m[0]):]
+	}
+	if m := regexp.MustCompile(`SQLSTATE:\s*([0-9A-Z]{5})`).FindStringSubmatch(e.Msg); m != nil && e.SQLState == "" {
+		e.SQLState = m[1]
+	}
+	e.Msg = strings.TrimSpace(statePart.ReplaceAllString(e.Msg, ""))
+	return e
+}
+
+// unavailable reports whether err says the server could not be reached
+// (or went away).
+func unavailable(err error) bool {
+	var se *Error
+	if errors.As(err, &se) {
+		return se.Code == codes.Unavailable
+	}
+	st, ok := grpcStatus(err)
+	return ok && st.Code() == codes.Unavailable
+}
+
+// wrap says what was being done, keeping a canceled context visible.
+func (x *execution) wrap(ctx context.Context, err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	what := fmt.Sprintf(format, args...)
+	if ctx.Err() != nil {
+		x.s.interrupt()
+		if x.timedOut(ctx) {
+			return fmt.Errorf("%s: spark query_timeout %s exceeded: %w", what, x.e.opts.QueryTimeout, context.DeadlineExceeded)
+		}
+		return fmt.Errorf("%s: %w", what, ctx.Err())
+	}
+	err = cleanError(err)
+	if unavailable(err) {
+		return fmt.Errorf("%s: spark at %s: %w", what, x.s.remote, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
