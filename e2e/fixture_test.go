@@ -116,6 +116,9 @@ func newFixtureOn(t *testing.T, be backend, o jobOpts) *fixture {
 		sink:    parquetByProduct,
 		gen:     newGen(),
 	}
+	if be == onSpark {
+		o.top = append(o.top, sparkEngine(t))
+	}
 	if be == onS3 {
 		f.env = sharedS3(t).env()
 		f.secrets = append(f.secrets, sharedS3(t).srv.SecretKey)
