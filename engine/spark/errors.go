@@ -35,6 +35,7 @@ func (e *Error) Error() string {
 // its messages, which Error says once.
 var (
 	classPrefix = regexp.MustCompile(`^\s*\[([A-Z0-9_.]+)\]\s*`)
+	planPart    = regexp.MustCompile(`;?\s*\n\s*['+:]`)
 	statePart   = regexp.MustCompile(`\s*\.?\s*SQLSTATE:\s*[0-9A-Z]{5}\.?`)
 )
 
@@ -97,7 +98,12 @@ func cleanError(err error) error {
 	if m := regexp.MustCompile(`SQLSTATE:\s*([0-9A-Z]{5})`).FindStringSubmatch(e.Msg); m != nil && e.SQLState == "" {
 		e.SQLState = m[1]
 	}
+	// Analysis errors carry the plan after the message: not for users.
+	if loc := planPart.FindStringIndex(e.Msg); loc != nil {
+		e.Msg = e.Msg[:loc[0]]
+	}
 	e.Msg = strings.TrimSpace(statePart.ReplaceAllString(e.Msg, ""))
+	e.Msg = strings.TrimSuffix(strings.Join(strings.Fields(e.Msg), " "), ";")
 	return e
 }
 
