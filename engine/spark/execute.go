@@ -36,7 +36,7 @@ func (x *execution) run(ctx context.Context) (engine.Result, error) {
 	fault.At(fault.MidRead)
 	for _, t := range x.plan.Transforms {
 		body := strings.TrimRight(strings.TrimSpace(t.SQL), "; \t\r\n")
-		if err := x.sql(ctx, "CREATE OR REPLACE TEMPORARY VIEW "+quoteIdent(t.Name)+" AS "+body, "transform %s", t.Name); err != nil {
+		if err := x.sql(ctx, "CREATE OR REPLACE TEMPORARY VIEW "+quoteIdent(t.Name)+" AS "+sparkSQL(body), "transform %s", t.Name); err != nil {
 			return res, err
 		}
 	}

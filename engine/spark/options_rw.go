@@ -43,7 +43,12 @@ var readOpts = map[string]map[string]opt{
 		"compression":      {ignore: true, enum: []string{"auto", "none", "gzip", "zstd"}},
 		"sample_size":      {ignore: true},
 		"parallel":         {ignore: true},
-		"buffer_size":      {ignore: true},
+		// What tidemark's own extracts of SQL tables say (source/sqltable):
+		// Spark's defaults already read them so.
+		"skip":               {ignore: true, enum: []string{"0"}},
+		"new_line":           {ignore: true, enum: []string{`\n`}},
+		"allow_quoted_nulls": {ignore: true, enum: []string{"false"}},
+		"buffer_size":        {ignore: true},
 	},
 	"json": {
 		"dateformat":       {name: "dateFormat"},

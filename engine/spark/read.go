@@ -98,8 +98,10 @@ func (x *execution) createViews(ctx context.Context, r *reader) error {
 	if err := x.createRead(ctx, r.rawName(), r.src.Format, ddl+", "+corruptCol+" STRING", opts, r.paths, true); err != nil {
 		return x.e.wrapErr(ctx, err, "source %s: creating view", r.src.Ctx)
 	}
-	return x.sql(ctx, fmt.Sprintf("CREATE OR REPLACE TEMPORARY VIEW %s AS SELECT %s FROM %s WHERE %s IS NULL",
-		r.view(), columnList(r.schema), r.rawName(), corruptCol), "source %s: creating view", r.src.Ctx)
+	// The condition on a data column keeps Spark from reading the corrupt
+	// column alone (a count of the view), which it refuses.
+	return x.sql(ctx, fmt.Sprintf("CREATE OR REPLACE TEMPORARY VIEW %s AS SELECT %s FROM %s WHERE %s IS NULL AND %s",
+		r.view(), columnList(r.schema), r.rawName(), corruptCol, usesColumn(r)), "source %s: creating view", r.src.Ctx)
 }
 
 // emptyView defines a source without files: no rows, the recorded schema.

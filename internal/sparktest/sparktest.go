@@ -85,7 +85,7 @@ func Start(tb testing.TB, port int) *Server {
 		tb.Fatalf("starting a spark connect server: %v", err)
 	}
 	tb.Cleanup(s.Stop)
-	deadline := time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(4 * time.Minute)
 	for time.Now().Before(deadline) {
 		if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
 			c.Close()
@@ -94,7 +94,7 @@ func Start(tb testing.TB, port int) *Server {
 		time.Sleep(200 * time.Millisecond)
 	}
 	s.Stop()
-	tb.Fatalf("spark connect server on port %d did not listen within 90s:\n%s", port, s.tail())
+	tb.Fatalf("spark connect server on port %d did not listen within 4 minutes:\n%s", port, s.tail())
 	return nil
 }
 
