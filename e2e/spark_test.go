@@ -16,6 +16,10 @@ import (
 // test run's shared Spark Connect server (scripts/test.sh starts it).
 const onSpark backend = "spark"
 
+// onSparkS3 is the S3 backend (versitygw) with the job on `engine: spark`:
+// Spark reads the sources through s3a.
+const onSparkS3 backend = "spark-s3"
+
 // sparkEngine is the engine line of a job on the shared server.
 func sparkEngine(t testing.TB) string {
 	t.Helper()
@@ -32,6 +36,11 @@ func TestSparkFaultAtEachStep(t *testing.T)   { t.Parallel(); testFaultAtEachSte
 func TestSparkMalformedCSVRow(t *testing.T)   { t.Parallel(); testMalformedCSVRow(t, onSpark) }
 func TestSparkBadRecordPolicies(t *testing.T) { t.Parallel(); testBadRecordPolicies(t, onSpark) }
 func TestSparkHiveFolders(t *testing.T)       { t.Parallel(); testHiveFoldersAndIgnoredFiles(t, onSpark) }
+func TestSparkThreeDaysS3(t *testing.T)       { t.Parallel(); testThreeDays(t, onSparkS3) }
+func TestSparkBadRecordPoliciesS3(t *testing.T) {
+	t.Parallel()
+	testBadRecordPolicies(t, onSparkS3)
+}
 
 // TestSparkEngineUnreachable: a job on a Spark Connect server that does
 // not answer fails at once (exit 1), naming the address; nothing is

@@ -33,8 +33,11 @@ import (
 	"github.com/tidemark-etl/tidemark/engine"
 )
 
-// connectTimeout bounds the first contact with the server.
-const connectTimeout = 30 * time.Second
+// connectTimeout bounds the first statement on a server that accepted the
+// connection (a cold server takes a while for its first session). A
+// server that refuses or cannot be reached fails at once (gRPC's
+// Unavailable), whatever this says.
+const connectTimeout = 3 * time.Minute
 
 // Engine is the Spark engine. One run uses it at a time.
 type Engine struct {
@@ -42,6 +45,7 @@ type Engine struct {
 	remote  string
 	timeout time.Duration
 	s       *session
+	s3Set   bool // the session has the s3a conf
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -59,10 +63,12 @@ func New(opts Options) (*Engine, error) {
 	return &Engine{opts: opts, remote: remote, timeout: d}, nil
 }
 
-// Capabilities: local files (for a server on this machine, or a cluster
-// that mounts the same paths); see README "Running on Spark".
+// Capabilities: Spark reads local files (a server on this machine, or a
+// cluster that mounts the same paths) and s3:// objects (through s3a,
+// s3a.go); it writes local staging folders, which the sink uploads when
+// it is remote. See README "Running on Spark".
 func (e *Engine) Capabilities() engine.Caps {
-	return engine.Caps{Read: []string{"file"}, Write: []string{"file"}}
+	return engine.Caps{Read: []string{"file", "s3"}, Write: []string{"file"}}
 }
 
 // session opens the run's session and sets its conf, once.
@@ -120,6 +126,6 @@ func (e *Engine) Close() error {
 		return nil
 	}
 	err := e.s.close()
-	e.s = nil
+	e.s, e.s3Set = nil, false
 	return err
 }

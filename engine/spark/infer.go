@@ -12,8 +12,8 @@ import (
 
 // infer settles a first run's schema: Spark infers it (CSV with
 // inferSchema, JSON from every record, Parquet from the footers), then
-// integers are widened to BIGINT and FLOAT to DOUBLE, as the DuckDB engine
-// infers them, and JSON fields are put back in the order of the first
+// integers read from text (CSV, JSON) are widened to BIGINT and FLOAT to
+// DOUBLE, as the DuckDB engine infers them, and JSON fields are put back in the order of the first
 // record (Spark sorts them). The run then reads with that schema, exactly
 // as later runs will read with it recorded.
 func (x *execution) infer(ctx context.Context, r *reader) error {
@@ -45,7 +45,7 @@ func (x *execution) infer(ctx context.Context, r *reader) error {
 		if typ == "void" {
 			typ = "string" // a column that is null in every sampled record
 		}
-		t, err := modelType(typ, true)
+		t, err := modelType(typ, r.src.Format != "parquet")
 		if err != nil {
 			return fmt.Errorf("source %s: column %s: Spark type %s: %w", r.src.Ctx, colName, typ, err)
 		}

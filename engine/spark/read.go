@@ -42,6 +42,9 @@ func (x *execution) openSource(ctx context.Context, src *engine.Source, n int) (
 		return nil, fmt.Errorf("source %s: %w", src.Ctx, err)
 	}
 	r := &reader{src: src, n: n, opts: opts, keys: map[string]string{}}
+	if err := x.needS3(ctx, src); err != nil {
+		return nil, err
+	}
 	var base string
 	locs, err := x.unpack.localInputs(src, n)
 	if err != nil {
