@@ -51,7 +51,7 @@ remote, src, out = sys.argv[1:4]
 spark = SparkSession.builder.remote(remote).getOrCreate()
 spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
 df = spark.read.option("header", "true").option("inferSchema", "true").csv(src)
-df.write.mode("errorifexists").parquet(out)
+df.write.mode("error").parquet(out)
 spark.stop()
 `
 
