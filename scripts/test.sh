@@ -287,12 +287,13 @@ setup_spark_install() {
 
 # spark_connect_server PORT LOG starts a Spark Connect server in the
 # background (internal/sparktest starts private ones alike). The s3a jars
-# go on the driver's classpath (local mode: the executors run in the
-# driver), not --jars, which would copy the 560 MB SDK bundle per start.
+# are local: URLs, which Spark loads where they lie (a plain path would be
+# copied, 560 MB of SDK bundle, at every start; the driver's class path
+# would shadow Spark's own logging).
 spark_connect_server() {
 	SPARK_HOME="$TIDEMARK_TEST_SPARK_HOME" "$TIDEMARK_TEST_SPARK_HOME/bin/spark-submit" \
 		--class org.apache.spark.sql.connect.service.SparkConnectServer --master 'local[2]' \
-		--driver-memory 1g --conf spark.driver.extraClassPath="${TIDEMARK_TEST_SPARK_JARS//,/:}" \
+		--driver-memory 1g --jars "local:${TIDEMARK_TEST_SPARK_JARS//,/,local:}" \
 		--conf spark.connect.grpc.binding.address=127.0.0.1 --conf spark.connect.grpc.binding.port="$1" \
 		--conf spark.ui.enabled=false --conf spark.sql.shuffle.partitions=4 \
 		--conf spark.driver.extraJavaOptions=-XX:+UseSerialGC >"$2" 2>&1 &

@@ -72,4 +72,6 @@ func sparkSQL(q string) string {
 	return b.String()
 }
 
-func isWord(c byte) bool { return c == '_' || c < 128 && (unicode.IsLetter(rune(c)) || unicode.IsDigit(rune(c))) || c >= 128 }
+func isWord(c byte) bool {
+	return c == '_' || c < 128 && (unicode.IsLetter(rune(c)) || unicode.IsDigit(rune(c))) || c >= 128
+}

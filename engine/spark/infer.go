@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
@@ -16,16 +17,25 @@ import (
 // DOUBLE, as the DuckDB engine infers them, and JSON fields are put back in the order of the first
 // record (Spark sorts them). The run then reads with that schema, exactly
 // as later runs will read with it recorded.
+//
+// As the DuckDB engine, Spark looks at a sample: sampleFiles files spread
+// over the list, and of CSV and JSON about sampleBytes of their records
+// (samplingRatio). A value outside the sample that does not fit its type
+// is a bad record of the run, named by file and line.
 func (x *execution) infer(ctx context.Context, r *reader) error {
 	opts := copyOpts(r.opts)
 	if r.src.Format == "csv" {
 		opts["inferSchema"] = "true"
 	}
+	paths, bytes := x.sample(r)
 	if r.src.Format != "parquet" {
 		opts["columnNameOfCorruptRecord"] = corruptCol
+		if bytes > sampleBytes {
+			opts["samplingRatio"] = strconv.FormatFloat(float64(sampleBytes)/float64(bytes), 'f', 4, 64)
+		}
 	}
 	name := fmt.Sprintf("_tidemark_infer_%d", r.n)
-	if err := x.createRead(ctx, name, r.src.Format, "", opts, r.paths, false); err != nil {
+	if err := x.createRead(ctx, name, r.src.Format, "", opts, paths, false); err != nil {
 		return x.e.wrapErr(ctx, err, "source %s: inferring the schema", r.src.Ctx)
 	}
 	rows, err := x.s.query(ctx, "DESCRIBE "+quoteIdent(name))
@@ -60,6 +70,42 @@ func (x *execution) infer(ctx context.Context, r *reader) error {
 	}
 	r.schema = cols
 	return x.sql(ctx, "DROP VIEW IF EXISTS "+quoteIdent(name), "source %s: inferring the schema", r.src.Ctx)
+}
+
+// sampleFiles and sampleBytes bound what schema inference reads.
+const (
+	sampleFiles = 32
+	sampleBytes = 64 << 20
+)
+
+// sample is the files inference reads (spread evenly over the list, first
+// and last included) and their bytes.
+func (x *execution) sample(r *reader) ([]string, int64) {
+	var sizes []int64
+	for _, in := range r.src.Files {
+		if in.Size > 0 {
+			sizes = append(sizes, in.Size)
+		}
+	}
+	idx := make([]int, 0, sampleFiles)
+	if n := len(r.paths); n <= sampleFiles {
+		for i := range n {
+			idx = append(idx, i)
+		}
+	} else {
+		for i := range sampleFiles {
+			idx = append(idx, i*(n-1)/(sampleFiles-1))
+		}
+	}
+	paths := make([]string, len(idx))
+	var bytes int64
+	for j, i := range idx {
+		paths[j] = r.paths[i]
+		if i < len(sizes) {
+			bytes += sizes[i]
+		}
+	}
+	return paths, bytes
 }
 
 // firstLine is the first line of a file, read by Spark.
