@@ -24,11 +24,9 @@ func (x *execution) malformed(ctx context.Context, err error) error {
 		if r.rejects || r.src.Format == "parquet" || len(r.paths) == 0 {
 			continue
 		}
-		ie, ferr := x.firstBad(ctx, r)
-		if ferr != nil {
-			return fmt.Errorf("%w (finding the bad record: %v)", err, ferr)
-		}
-		if ie != nil {
+		// A file that cannot be read at all fails this read too: then
+		// the file named in Spark's message is what there is to say.
+		if ie, ferr := x.firstBad(ctx, r); ferr == nil && ie != nil {
 			return ie
 		}
 	}

@@ -2,14 +2,17 @@ package spark
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/apache/spark-connect-go/spark/sparkerrors"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
 )
 
 // Error is an error Spark reported, its class and SQLSTATE said once.
@@ -18,6 +21,10 @@ type Error struct {
 	SQLState string // e.g. 42P01; may be empty
 	Code     codes.Code
 	Msg      string
+	// Cause is the deepest cause the server gave (FetchErrorDetails),
+	// when the message itself hides it (FAILED_READ_FILE.NO_HINT).
+	Cause string
+	id    string // the server's error id, for FetchErrorDetails
 }
 
 func (e *Error) Error() string {
@@ -27,6 +34,9 @@ func (e *Error) Error() string {
 	}
 	if e.SQLState != "" {
 		s += " (SQLSTATE " + e.SQLState + ")"
+	}
+	if e.Cause != "" {
+		s += ": " + e.Cause
 	}
 	return s
 }
@@ -76,7 +86,7 @@ func cleanError(err error) error {
 	var sp *sparkerrors.SparkError
 	var e *Error
 	if errors.As(err, &sp) {
-		e = &Error{Code: sp.Code, Msg: sp.Message, Class: sp.ErrorClass, SQLState: sp.SqlState}
+		e = &Error{Code: sp.Code, Msg: sp.Message, Class: sp.ErrorClass, SQLState: sp.SqlState, id: sp.ErrorId}
 	} else if st, ok := grpcStatus(err); ok {
 		e = &Error{Code: st.Code(), Msg: st.Message()}
 		sp = sparkerrors.FromRPCError(st.Err())
@@ -84,7 +94,7 @@ func cleanError(err error) error {
 		return err
 	}
 	if sp != nil {
-		e.Class, e.SQLState = sp.ErrorClass, sp.SqlState
+		e.Class, e.SQLState, e.id = sp.ErrorClass, sp.SqlState, sp.ErrorId
 		if sp.Message != "" {
 			e.Msg = sp.Message
 		}
@@ -132,8 +142,53 @@ func (x *execution) wrap(ctx context.Context, err error, format string, args ...
 		return fmt.Errorf("%s: %w", what, ctx.Err())
 	}
 	err = cleanError(err)
+	var se *Error
+	if errors.As(err, &se) && se.id != "" && se.Cause == "" && strings.HasSuffix(se.Class, "NO_HINT") {
+		se.Cause = x.s.rootCause(ctx, se.id)
+	}
 	if unavailable(err) {
 		return fmt.Errorf("%s: spark at %s: %w", what, x.s.remote, err)
 	}
 	return fmt.Errorf("%s: %w", what, err)
+}
+
+// rootCause asks the server for an error's cause chain and returns the
+// deepest cause's message ("" when it cannot tell).
+func (s *session) rootCause(ctx context.Context, id string) string {
+	if s == nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	resp, err := s.unaryResp(ctx, "FetchErrorDetails", "FetchErrorDetailsRequest", fmt.Sprintf(`"errorId": %q`, id))
+	if err != nil {
+		return ""
+	}
+	js, err := protojson.Marshal(resp)
+	if err != nil {
+		return ""
+	}
+	var d struct {
+		RootErrorIdx int `json:"rootErrorIdx"`
+		Errors       []struct {
+			ErrorTypeHierarchy []string `json:"errorTypeHierarchy"`
+			Message            string   `json:"message"`
+			CauseIdx           *int     `json:"causeIdx"`
+		} `json:"errors"`
+	}
+	if json.Unmarshal(js, &d) != nil || len(d.Errors) == 0 {
+		return ""
+	}
+	i := d.RootErrorIdx
+	for seen := 0; i >= 0 && i < len(d.Errors) && d.Errors[i].CauseIdx != nil && seen < len(d.Errors); seen++ {
+		i = *d.Errors[i].CauseIdx
+	}
+	if i < 0 || i >= len(d.Errors) {
+		return ""
+	}
+	msg := strings.Join(strings.Fields(d.Errors[i].Message), " ")
+	if h := d.Errors[i].ErrorTypeHierarchy; len(h) > 0 {
+		msg = h[0][strings.LastIndex(h[0], ".")+1:] + ": " + msg
+	}
+	return msg
 }

@@ -1,11 +1,13 @@
 package spark
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/engine"
 )
 
@@ -104,5 +106,30 @@ func TestReleaseSession(t *testing.T) {
 	err = r.command(t.Context(), `{"sqlCommand": {"sql": "SELECT 1"}}`)
 	if err == nil || !strings.Contains(cleanError(err).Error(), "SESSION") {
 		t.Errorf("using a released session: got %v, want a session error", err)
+	}
+}
+
+// TestUnreadableFileNamesCause: a file Spark cannot read at all (a .gz
+// that is not gzip) fails as an input error naming the file and the
+// cause, which Spark's own message (FAILED_READ_FILE.NO_HINT) leaves out.
+func TestUnreadableFileNamesCause(t *testing.T) {
+	e := newEngine(t)
+	t.Cleanup(func() { _ = e.Close() })
+	dir := t.TempDir()
+	in := filepath.Join(dir, "bad.csv.gz")
+	if err := os.WriteFile(in, []byte("id\n1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.Execute(t.Context(), engine.Plan{
+		Sources: []engine.Source{{Ctx: "a", Format: "csv", Schema: []bookmark.Column{{Name: "id", Type: "BIGINT"}},
+			Files: []engine.Input{{Location: in, Key: "bad.csv.gz", Size: 5}}}},
+		Sinks: []engine.Sink{{Ctx: "o", From: "a", Format: "csv", Location: filepath.Join(dir, "out")}},
+	})
+	var ie *engine.InputError
+	if !errors.As(err, &ie) || ie.File != "bad.csv.gz" {
+		t.Fatalf("got %v, want an input error naming bad.csv.gz", err)
+	}
+	if msg := strings.ToLower(err.Error()); !strings.Contains(msg, "gzip") && !strings.Contains(msg, "end of input stream") {
+		t.Errorf("got %q, want the cause (not gzip, or its stream cut short) named", err)
 	}
 }

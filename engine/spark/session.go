@@ -186,19 +186,25 @@ func (s *session) command(ctx context.Context, commandJSON string) error {
 // unary calls one of the service's unary methods with a request of
 // message type name (its JSON fields after the header).
 func (s *session) unary(ctx context.Context, method, name, fields string) error {
+	_, err := s.unaryResp(ctx, method, name, fields)
+	return err
+}
+
+// unaryResp is unary returning the response.
+func (s *session) unaryResp(ctx context.Context, method, name, fields string) (proto.Message, error) {
 	js := "{" + s.header()
 	if fields != "" {
 		js += ", " + fields
 	}
 	req, err := message(name, js+"}")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	resp, err := message(strings.TrimSuffix(name, "Request")+"Response", "")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return s.conn.Invoke(s.outgoing(ctx), service+method, req, resp)
+	return resp, s.conn.Invoke(s.outgoing(ctx), service+method, req, resp)
 }
 
 // interrupt stops every operation of the session (a canceled or timed

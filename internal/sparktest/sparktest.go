@@ -5,6 +5,7 @@ package sparktest
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	sparksql "github.com/apache/spark-connect-go/spark/sql"
 )
 
 // Remote returns the shared server's sc:// address. Without one the test
@@ -88,6 +91,7 @@ func Start(tb testing.TB, port int) *Server {
 	for time.Now().Before(deadline) {
 		if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
 			c.Close()
+			s.warm(deadline)
 			return s
 		}
 		time.Sleep(200 * time.Millisecond)
@@ -130,4 +134,18 @@ func (s *Server) tail() string {
 		lines = lines[len(lines)-40:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// warm runs a first statement, so that a test's first run does not pay
+// for the server's cold start (its first session takes long).
+func (s *Server) warm(deadline time.Time) {
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	sess, err := sparksql.NewSessionBuilder().Remote(s.Remote).Build(ctx)
+	if err != nil {
+		return
+	}
+	if df, err := sess.Sql(ctx, "SELECT 1"); err == nil {
+		_, _ = df.Collect(ctx)
+	}
 }
