@@ -62,7 +62,7 @@ sources:
     format: csv
     options: {header: true}
 transforms:
-  typed: SELECT id, product, CAST(amount AS DECIMAL(10,2)) AS amount, ts, ok, region FROM orders
+  typed: SELECT id, product, CAST(amount AS DECIMAL(10,2)) AS amount, CAST(ts AS DATE) AS day, ok, region FROM orders
 sinks:
   - ctx: out
     path: %q

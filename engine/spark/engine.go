@@ -103,8 +103,6 @@ func sessionConf(job map[string]string) [][2]string {
 		{"spark.sql.csv.parser.columnPruning.enabled", "false"},
 		{"mapreduce.fileoutputcommitter.marksuccessfuljobs", "false"},
 		{"spark.sql.sources.partitionOverwriteMode", "static"},
-		// Zoneless timestamps infer as TIMESTAMP (NTZ), as DuckDB infers them.
-		{"spark.sql.timestampType", "TIMESTAMP_NTZ"},
 	}
 	for _, k := range sortedKeys(job) {
 		conf = append(conf, [2]string{k, job[k]})
