@@ -307,7 +307,8 @@ start_spark() {
 		port="$(free_port)"
 		spark_connect_server "$port" "$dir/server.log"
 		SERVER_PIDS+=($!)
-		for _ in $(seq 1 600); do
+		# A JVM on a loaded machine may take minutes to listen.
+		for _ in $(seq 1 3000); do
 			(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
 			kill -0 "${SERVER_PIDS[-1]}" 2>/dev/null || break
 			sleep 0.1
@@ -317,6 +318,9 @@ start_spark() {
 			log "spark connect $PYSPARK_VERSION on 127.0.0.1:$port"
 			return 0
 		fi
+		# Not listening (the port taken, say): stop this one before the next.
+		kill "${SERVER_PIDS[-1]}" 2>/dev/null || true
+		wait "${SERVER_PIDS[-1]}" 2>/dev/null || true
 	done
 	cat "$dir/server.log" >&2
 	return 1
