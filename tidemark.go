@@ -18,6 +18,7 @@ import (
 
 	// The implementations built into tidemark: each registers itself.
 	_ "github.com/tidemark-etl/tidemark/engine/duckdb"
+	_ "github.com/tidemark-etl/tidemark/engine/spark"
 	_ "github.com/tidemark-etl/tidemark/sink/files"
 	_ "github.com/tidemark-etl/tidemark/sink/sqltable"
 	_ "github.com/tidemark-etl/tidemark/source/sqltable"

@@ -17,6 +17,7 @@ import (
 	"github.com/tidemark-etl/tidemark"
 	"github.com/tidemark-etl/tidemark/engine"
 	_ "github.com/tidemark-etl/tidemark/engine/duckdb"
+	_ "github.com/tidemark-etl/tidemark/engine/spark"
 	"github.com/tidemark-etl/tidemark/internal/secret"
 	"github.com/tidemark-etl/tidemark/job"
 	_ "github.com/tidemark-etl/tidemark/objstore/local"
