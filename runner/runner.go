@@ -43,6 +43,12 @@ type runner struct {
 
 	baseVersion int64                        // the head when the run began, for the Observer
 	schemas     map[string][]bookmark.Column // each source ctx's schema as read, for the Observer
+
+	// A Session's: the URL schemes its program reads itself, and the
+	// source ctxs whose state it does not record (Glue's empty
+	// transformation_ctx).
+	sessionReads []string
+	skipState    map[string]bool
 }
 
 // execute plans every source, runs the engine when there is anything to
@@ -95,6 +101,15 @@ func (r *runner) execute(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	return r.settle(ctx, head, states, res, total)
+}
+
+// settle turns a successful execution (res) of the plans into the commit:
+// every source's count, and with an advancing mode its next state and
+// input records (but the sources in skipState); then it stages every
+// sink's output and commits. total is what the plans had to read.
+func (r *runner) settle(ctx context.Context, head store.Head, states map[string]bookmark.SourceState, res engine.Result, total int64) error {
+	commit := store.Commit{Job: r.job, BaseVersion: head.Version, Advance: r.opts.Mode.Advances() && total > 0}
 	if commit.Advance {
 		commit.Sources = map[string]bookmark.SourceState{}
 		for k, v := range states {
@@ -111,7 +126,7 @@ func (r *runner) execute(ctx context.Context) error {
 			}
 			r.schemas[name] = sr.Schema
 		}
-		if !commit.Advance {
+		if !commit.Advance || r.skipState[name] {
 			continue
 		}
 		if a, ok := p.Advance(r.rec.RunID, sr); ok {
