@@ -18,6 +18,8 @@ import (
 
 	// The implementations built into tidemark: each registers itself.
 	_ "github.com/tidemark-etl/tidemark/engine/duckdb"
+	_ "github.com/tidemark-etl/tidemark/objstore/local"
+	_ "github.com/tidemark-etl/tidemark/objstore/s3"
 	_ "github.com/tidemark-etl/tidemark/sink/files"
 	_ "github.com/tidemark-etl/tidemark/sink/sqltable"
 	_ "github.com/tidemark-etl/tidemark/source/sqltable"

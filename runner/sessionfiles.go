@@ -3,6 +3,7 @@ package runner
 import (
 	"bufio"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -21,6 +22,9 @@ import (
 // Hadoop's _SUCCESS, _temporary/, .part-*.crc, and their like.
 func walkStaged(dir string) ([]engine.StagedFile, error) {
 	var out []engine.StagedFile
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // the program wrote nothing
+	}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
