@@ -1,5 +1,8 @@
 """awsglue.dynamicframe: DynamicFrame, a thin wrapper over a Spark DataFrame.
 
+Casts (apply_mapping, resolveChoice) turn a value that does not fit into null,
+as Glue does.
+
 A DataFrame column has one type, so there are no choice types: resolveChoice
 casts (cast:T, project:T) and leaves columns alone for make_cols and
 make_struct, which only split ambiguous (choice) columns in Glue."""
@@ -55,7 +58,7 @@ class DynamicFrame:
             if len(m) != 4:
                 raise ValueError("apply_mapping: each mapping is (source, source_type, target, target_type), got %r" % (m,))
             src, _, target, target_type = m
-            cols.append(F.col(_path(src)).cast(target_type).alias(target))
+            cols.append(_cast(F.col(_path(src)), target_type).alias(target))
         return self._with(self._df.select(*cols))
 
     def resolveChoice(self, specs=None, choice="", database=None, table_name=None, transformation_ctx="", info="",
@@ -70,7 +73,7 @@ class DynamicFrame:
             if kind in ("cast", "project"):
                 if not arg:
                     raise ValueError("resolveChoice: %r needs a type, e.g. cast:long" % action)
-                df = df.withColumn(path, F.col(_path(path)).cast(arg))
+                df = df.withColumn(path, _cast(F.col(_path(path)), arg))
             elif kind in ("make_cols", "make_struct"):
                 continue  # a DataFrame column has one type: nothing to split
             elif kind == "match_catalog":
@@ -121,6 +124,14 @@ def _path(p):
     if "`" in p or all(part.replace("_", "").isalnum() for part in p.split(".")):
         return p
     return "`%s`" % p.replace("`", "``")
+
+
+def _cast(col, type_name):
+    """Glue's cast: a value that does not fit the type becomes null (Spark's
+    try_cast; plain cast on a Spark without it, outside ANSI mode)."""
+    if hasattr(col, "try_cast"):
+        return col.try_cast(type_name)
+    return col.cast(type_name)
 
 
 def _is_connect(df):

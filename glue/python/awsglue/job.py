@@ -7,6 +7,18 @@ from . import _client
 from .utils import _parse
 
 
+def _fault(step):
+    """The crash-test hook: TIDEMARK_FAULT=before-commit kills the script
+    (SIGKILL, nothing cleaned up) just before job.commit() asks tidemark to
+    commit, after everything it wrote was staged."""
+    if os.environ.get("TIDEMARK_FAULT") == step:
+        import signal
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 class Job:
     """A Glue job run. init(name, args) takes the job's lease (a second run of
     the job at once exits 3, naming the holder) and reads the bookmark;
@@ -69,6 +81,7 @@ class Job:
         if self._committed is not None:
             return self._committed
         run_id = self._require("job.commit()")
+        _fault("before-commit")
         sources = {k: v for k, v in self._sources.items() if k}
         self._committed = _client.client().call("commit", {"run_id": run_id, "sources": sources})
         return self._committed
