@@ -34,6 +34,8 @@ type LaunchOptions struct {
 	// process's, this process's).
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
+	// HostID names this host in leases and run records ("": hostname:pid).
+	HostID string
 	// LeaseTTL is the runs' lease TTL (0: tidemark's default).
 	LeaseTTL time.Duration
 	Log      *slog.Logger
@@ -87,7 +89,7 @@ func Launch(ctx context.Context, o LaunchOptions) error {
 	if err != nil {
 		return err
 	}
-	sv := &Server{State: o.State, Dir: filepath.Dir(script), Token: token, LeaseTTL: o.LeaseTTL, Log: o.Log}
+	sv := &Server{State: o.State, Dir: filepath.Dir(script), Token: token, HostID: o.HostID, LeaseTTL: o.LeaseTTL, Log: o.Log}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return fmt.Errorf("starting the bookmark API: %w", err)

@@ -26,6 +26,8 @@ type Server struct {
 	State, Dir string
 	// Token is what every request must carry as a bearer token.
 	Token string
+	// HostID names this host in leases and run records ("": hostname:pid).
+	HostID string
 	// LeaseTTL is the runs' lease TTL (0: tidemark's default).
 	LeaseTTL time.Duration
 	Log      *slog.Logger
@@ -134,7 +136,7 @@ func (sv *Server) begin(ctx context.Context, body json.RawMessage) (any, error) 
 		return r.begin, nil
 	}
 	s, err := runner.BeginSession(ctx, runner.SessionOptions{Job: req.Job, Dir: sv.Dir, Mode: mode, From: req.From, To: req.To,
-		State: sv.State, Reads: reads, LeaseTTL: sv.LeaseTTL, Logger: sv.logger()})
+		State: sv.State, Reads: reads, HostID: sv.HostID, LeaseTTL: sv.LeaseTTL, Logger: sv.logger()})
 	if err != nil {
 		return nil, err
 	}

@@ -32,6 +32,9 @@ type SessionOptions struct {
 	// Reads are the URL schemes of inputs the program reads itself
 	// ("file" for local paths): anything else is downloaded first.
 	Reads []string
+	// HostID names this host in the lease and the run record (default:
+	// DefaultHostID).
+	HostID string
 	// LeaseTTL defaults to DefaultLeaseTTL.
 	LeaseTTL time.Duration
 	Logger   *slog.Logger
@@ -89,14 +92,15 @@ func BeginSession(ctx context.Context, o SessionOptions) (*Session, error) {
 	if o.Mode == "" {
 		o.Mode = bookmark.ModeEnable
 	}
-	opts := RunOptions{Mode: o.Mode, From: o.From, To: o.To, State: o.State, LeaseTTL: o.LeaseTTL, Logger: o.Logger}
+	opts := RunOptions{Mode: o.Mode, From: o.From, To: o.To, State: o.State, HostID: o.HostID, LeaseTTL: o.LeaseTTL, Logger: o.Logger}
 	jobName, st, err := opts.open(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
 	started := time.Now().UTC()
 	r := &runner{spec: spec, opts: opts, st: st, job: jobName, log: opts.Logger}
-	r.rec = store.Run{Job: jobName, RunID: newRunID(started), Mode: opts.Mode, Status: store.StatusRunning, StartedAt: started}
+	r.rec = store.Run{Job: jobName, RunID: newRunID(started), Mode: opts.Mode, Status: store.StatusRunning, StartedAt: started,
+		Host: opts.HostID}
 	s := &Session{r: r, started: started, srcs: map[string]*sessionSource{}, snks: map[string]*sessionSink{}}
 	s.ctx, s.cancel = context.WithCancelCause(context.Background())
 	if err := s.begin(ctx, o.Reads); err != nil {
@@ -108,7 +112,7 @@ func BeginSession(ctx context.Context, o SessionOptions) (*Session, error) {
 
 func (s *Session) begin(ctx context.Context, reads []string) error {
 	r := s.r
-	lease, err := acquire(ctx, r.st, r.job, r.rec.RunID, r.opts.LeaseTTL, s.cancel, r.log)
+	lease, err := acquire(ctx, r.st, r.job, holderFor(r.rec.RunID, r.opts.HostID, s.started), r.opts.LeaseTTL, s.cancel, r.log)
 	if err != nil {
 		return err
 	}

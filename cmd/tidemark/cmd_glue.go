@@ -67,8 +67,12 @@ func runGlue(ctx context.Context, g *globals, f *glueFlags, script string, args 
 		return err
 	}
 	state := tidemark.StateLocation(g.state, &job.Spec{Dir: filepath.Dir(abs)})
+	host, err := hostID("")
+	if err != nil {
+		return err
+	}
 	return glue.Launch(ctx, glue.LaunchOptions{Script: script, Args: args, Python: f.python, State: state,
-		Stdin: os.Stdin, Log: g.logger()})
+		HostID: host, Stdin: os.Stdin, Log: g.logger()})
 }
 
 // runGlueServe is `tidemark glue serve`: it prints {"url": ...} on one
@@ -84,12 +88,16 @@ func runGlueServe(ctx context.Context, g *globals, f *glueFlags, stdin io.Reader
 		dir, _ = os.Getwd()
 	}
 	dir, _ = filepath.Abs(dir)
-	host, _, err := net.SplitHostPort(f.listen)
-	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+	lhost, _, err := net.SplitHostPort(f.listen)
+	if ip := net.ParseIP(lhost); err != nil || ip == nil || !ip.IsLoopback() {
 		return usageError{fmt.Errorf("--listen %q: want a loopback host:port, e.g. 127.0.0.1:0", f.listen)}
 	}
 	state := tidemark.StateLocation(g.state, &job.Spec{Dir: dir})
-	sv := &glue.Server{State: state, Dir: dir, Token: token, Log: g.logger()}
+	host, err := hostID("")
+	if err != nil {
+		return err
+	}
+	sv := &glue.Server{State: state, Dir: dir, Token: token, HostID: host, Log: g.logger()}
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
 		return usageError{fmt.Errorf("--listen %s: %w", f.listen, err)}

@@ -84,7 +84,9 @@ func run(args []string) int {
 		started = true
 		return nil
 	}
-	root.AddCommand(newRunCmd(g), newPlanCmd(g), newRunsCmd(g), newBookmarkCmd(g), newServeCmd(g), newGlueCmd(g), newVersionCmd())
+	root.AddCommand(newRunCmd(g), newPlanCmd(g), newRunsCmd(g), newBookmarkCmd(g), newServeCmd(g), newVersionCmd())
+	root.AddCommand(newStateCmd(g))
+	root.AddCommand(newGlueCmd(g))
 	root.SetArgs(args)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	cmd, err := root.ExecuteContextC(ctx)
