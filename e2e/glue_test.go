@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -352,4 +353,71 @@ func TestGlueScriptTwoAtOnce(t *testing.T) {
 		t.Fatalf("the run after: %v", r)
 	}
 	wantIDs(t, w.ids(t), next, "after the refused run")
+}
+
+// TestGlueScriptOnSparkConnect: the same script under Spark Connect
+// (SPARK_REMOTE, the shared server): SparkContext.getOrCreate() gets the
+// launcher's stand-in, and the runs read only what is new.
+func TestGlueScriptOnSparkConnect(t *testing.T) {
+	remote := os.Getenv("TIDEMARK_TEST_SPARK")
+	if remote == "" {
+		gluePython(t) // fails (or skips) as every pyspark test does
+		t.Fatal("TIDEMARK_TEST_SPARK is not set: run the tests through scripts/test.sh, which starts a Spark Connect server")
+	}
+	w := newGlueWorld(t, local)
+	w.env = append(w.env, "SPARK_REMOTE="+remote)
+	next := w.land(t, "mon", 2, 1)
+	if r := w.glue(t, nil, w.args("job-bookmark-enable", "none")...); r.code != 0 {
+		t.Fatalf("Monday on Spark Connect: %v", r)
+	}
+	wantIDs(t, w.ids(t), next, "after Monday on Spark Connect")
+	next = w.land(t, "tue", 1, next)
+	r := w.glue(t, nil, w.args("job-bookmark-enable", "none")...)
+	if r.code != 0 {
+		t.Fatalf("Tuesday on Spark Connect: %v", r)
+	}
+	wantIDs(t, w.ids(t), next, "after Tuesday on Spark Connect")
+	if runs := w.runs(t); runs[0]["sources"].(map[string]any)["orders_source"].(map[string]any)["files"] != float64(1) {
+		t.Errorf("Tuesday's run read %v, want the 1 new file", runs[0]["sources"])
+	}
+}
+
+// TestGluePipInstalled: the awsglue package installed with pip from the
+// repository, and the script started with plain python: awsglue starts
+// `tidemark glue serve` itself (TIDEMARK_BIN), and the bookmark holds.
+func TestGluePipInstalled(t *testing.T) {
+	w := newGlueWorld(t, local)
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	site := t.TempDir()
+	pip := exec.Command(w.python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-build-isolation",
+		"--no-deps", "--target", site, filepath.Join(root, "glue", "python"))
+	if out, err := pip.CombinedOutput(); err != nil {
+		t.Fatalf("pip install ./glue/python: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(site, "awsglue", "context.py")); err != nil {
+		t.Fatalf("pip did not install awsglue: %v", err)
+	}
+	next := w.land(t, "mon", 2, 1)
+	for day := 0; day < 2; day++ {
+		ctx, cancel := context.WithTimeout(context.Background(), glueTimeout)
+		cmd := exec.CommandContext(ctx, w.python, append([]string{"script.py"}, w.args("job-bookmark-enable", "none")...)...)
+		cmd.Dir = w.dir
+		cmd.Env = baseEnv("PYTHONPATH="+site, "TIDEMARK_BIN="+tidemarkBin)
+		out, err := cmd.CombinedOutput()
+		cancel()
+		if err != nil {
+			t.Fatalf("python script.py (day %d): %v\n%s", day+1, err, out)
+		}
+		if day == 0 {
+			next = w.land(t, "tue", 1, next)
+		}
+	}
+	wantIDs(t, w.ids(t), next, "after two days with the pip-installed package")
+	runs := w.runs(t)
+	if len(runs) != 2 || runs[0]["sources"].(map[string]any)["orders_source"].(map[string]any)["files"] != float64(1) {
+		t.Errorf("runs: %v, want two runs, the second reading the 1 new file", runs)
+	}
 }

@@ -105,7 +105,7 @@ func Launch(ctx context.Context, o LaunchOptions) error {
 	if python == "" {
 		python = "python3"
 	}
-	cmd := exec.CommandContext(ctx, python, append([]string{script}, o.Args...)...)
+	cmd := exec.CommandContext(ctx, python, append([]string{"-m", "awsglue._launch", script}, o.Args...)...)
 	cmd.Dir = filepath.Dir(script)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = o.Stdin, o.Stdout, o.Stderr
 	if cmd.Stdout == nil {

@@ -36,6 +36,8 @@ class GlueContext:
         self._sc = sparkContext
         if isinstance(sparkContext, SparkSession):
             self.spark_session = sparkContext
+        elif hasattr(sparkContext, "_session"):  # awsglue._launch's stand-in under Spark Connect
+            self.spark_session = sparkContext._session
         else:
             self.spark_session = SparkSession.builder.getOrCreate()
         self._job = None
