@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tidemark-etl/tidemark/internal/s3test"
 )
 
 // glueTimeout bounds one `tidemark glue run`: a script starts a JVM.
@@ -419,5 +421,84 @@ func TestGluePipInstalled(t *testing.T) {
 	runs := w.runs(t)
 	if len(runs) != 2 || runs[0]["sources"].(map[string]any)["orders_source"].(map[string]any)["files"] != float64(1) {
 		t.Errorf("runs: %v, want two runs, the second reading the 1 new file", runs)
+	}
+}
+
+// TestGlueArticleScript: the article's script, verbatim (testdata), over
+// three days of sales files on S3 after a crawl registered
+// sales_db.orders_raw: Monday 10 files, Tuesday 5, then nothing. Each
+// run's output, read back with DuckDB, holds exactly the cumulative
+// orders; the third run writes nothing; runs and bookmark show show the
+// script's runs and its orders_source ctx. It uses the article's own
+// buckets, on a versitygw of its own.
+func TestGlueArticleScript(t *testing.T) {
+	python := gluePython(t)
+	srv, err := s3test.Launch(s3test.RequireBinary(t), t.TempDir())
+	if err != nil {
+		t.Fatalf("starting versitygw: %v", err)
+	}
+	t.Cleanup(srv.Close)
+	srv.CreateBucket(t, "your-input-bucket")
+	srv.CreateBucket(t, "your-output-bucket")
+	env := &s3Env{srv: srv, client: s3Client(srv.Endpoint, srv.AccessKey, srv.SecretKey, srv.Region)}
+	dir := t.TempDir()
+	script, err := os.ReadFile(filepath.Join("testdata", "glue", "article_etl.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "etl.py"), script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	crawler := "crawler: sales-crawler\ndatabase: sales_db\ntargets:\n  - path: s3://your-input-bucket/sales/\n"
+	if err := os.WriteFile(filepath.Join(dir, "sales-crawler.yaml"), []byte(crawler), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := &glueWorld{dir: dir, python: python, env: env.env(),
+		in:  &s3Place{srv: env, bucket: "your-input-bucket", prefix: "sales/"},
+		out: &s3Place{srv: env, bucket: "your-output-bucket", prefix: "sales/"}}
+	run := func(day string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), glueTimeout)
+		defer cancel()
+		args := []string{"glue", "run", "--python", python, "etl.py", "--JOB_NAME", "sales-etl", "--job-bookmark-option", "job-bookmark-enable"}
+		cmd, stdout, stderr := command(ctx, dir, w.env, args...)
+		if r := finish(t, ctx, args, time.Now(), cmd.Run(), stdout, stderr); r.code != 0 {
+			t.Fatalf("%s: %v", day, r)
+		}
+	}
+	next := w.land(t, "monday", 10, 1)
+	if r := tidemark(t, dir, w.env, "crawl", "sales-crawler.yaml", "--json"); r.code != 0 || !strings.Contains(r.stdout, "orders") {
+		t.Fatalf("crawl: %v", r)
+	}
+	show := tidemark(t, dir, w.env, "catalog", "show", "sales_db.orders_raw", "--json")
+	if show.code != 0 {
+		t.Fatalf("the crawl did not register sales_db.orders_raw: %v", show)
+	}
+	run("Monday")
+	wantIDs(t, w.ids(t), next, "after Monday")
+	next = w.land(t, "tuesday", 5, next)
+	run("Tuesday")
+	wantIDs(t, w.ids(t), next, "after Tuesday")
+	run("Wednesday")
+	wantIDs(t, w.ids(t), next, "after Wednesday (nothing new)")
+
+	state := filepath.Join(dir, ".tidemark", "state.db")
+	r := tidemark(t, dir, w.env, "runs", "sales-etl", "--state", state, "--json")
+	var runs []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &runs); err != nil || len(runs) != 3 {
+		t.Fatalf("runs: got %v (%v), want 3 runs\n%v", len(runs), err, r)
+	}
+	for i, want := range []float64{0, 5, 10} {
+		src := runs[i]["sources"].(map[string]any)["orders_source"].(map[string]any)
+		if src["files"] != want {
+			t.Errorf("run %d read %v files, want %v", 3-i, src["files"], want)
+		}
+	}
+	if snk, _ := runs[0]["sinks"].(map[string]any)["orders_sink"].(map[string]any); snk != nil && snk["files"] != nil && snk["files"] != float64(0) {
+		t.Errorf("the third run wrote %v, want nothing", snk)
+	}
+	bm := tidemark(t, dir, w.env, "bookmark", "show", "sales-etl", "--state", state, "--json")
+	if bm.code != 0 || !strings.Contains(bm.stdout, "orders_source") {
+		t.Errorf("bookmark show: %v, want the orders_source ctx", bm)
 	}
 }

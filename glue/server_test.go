@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	_ "github.com/tidemark-etl/tidemark" // the sources, sinks, engines and stores
+	"github.com/tidemark-etl/tidemark/catalog"
+	"github.com/tidemark-etl/tidemark/store"
 )
 
 // api is a test client of one Server: it plays the script.
@@ -304,4 +306,43 @@ func TestSessionWithoutCtxKeepsNoBookmark(t *testing.T) {
 		}
 		a.must("commit", CommitRequest{RunID: b.RunID}, nil)
 	}
+}
+
+func TestSessionReadsACatalogTable(t *testing.T) {
+	w := newWorld(t)
+	w.land(t, "product=a/1.csv", 1, 2)
+	w.land(t, "product=b/2.csv", 3, 2)
+	st, err := store.Open(t.Context(), w.state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = st.ApplyCatalog(t.Context(), catalog.Changes{
+		Databases: []catalog.Database{{Name: "sales_db"}},
+		Tables: []catalog.TableChange{{Table: catalog.Table{Database: "sales_db", Name: "orders_raw", Location: w.in, Format: "csv",
+			Options: map[string]string{"header": "true"}, Columns: []catalog.Column{{Name: "id", Type: "BIGINT"}, {Name: "amount", Type: "DOUBLE"}},
+			PartitionKeys: []catalog.Column{{Name: "product", Type: "VARCHAR"}}}}},
+		Partitions: []catalog.Partition{
+			{Database: "sales_db", Table: "orders_raw", Values: []string{"a"}, Location: filepath.Join(w.in, "product=a")},
+			{Database: "sales_db", Table: "orders_raw", Values: []string{"b"}, Location: filepath.Join(w.in, "product=b")},
+		}})
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := newAPI(t, w.state, w.dir)
+	var b BeginResponse
+	a.must("begin", BeginRequest{Job: "sales"}, &b)
+	var src SourceResponse
+	a.must("source", SourceRequest{RunID: b.RunID, Ctx: "orders_source",
+		Catalog: &CatalogRef{Database: "sales_db", Table: "orders_raw", PushDownPredicate: "product = 'b'"}}, &src)
+	if len(src.Files) != 1 || src.Files[0].Key != "product=b/2.csv" || src.Files[0].Partition["product"] != "b" {
+		t.Errorf("from_catalog with product = 'b' gave %+v, want product=b/2.csv only", src.Files)
+	}
+	if src.Format != "csv" || fmt.Sprint(src.Options["header"]) != "true" {
+		t.Errorf("from_catalog: format %q options %v, want the table's csv with header", src.Format, src.Options)
+	}
+	if code, e := a.call("source", SourceRequest{RunID: b.RunID, Ctx: "other", Catalog: &CatalogRef{Database: "sales_db", Table: "nope"}}, nil); code == http.StatusOK || !strings.Contains(e.Error, "nope") {
+		t.Errorf("an unknown table: got HTTP %d %q, want an error naming it", code, e.Error)
+	}
+	a.must("commit", CommitRequest{RunID: b.RunID}, nil)
 }

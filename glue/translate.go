@@ -28,8 +28,23 @@ var csvOptions = map[string]string{
 // sourceOf turns a source request into a file source. A request without
 // a ctx reads without a bookmark under a name made from n.
 func sourceOf(req SourceRequest, n int) (job.Source, bool, error) {
-	if req.Catalog != nil {
-		return job.Source{}, false, fmt.Errorf("%w: from_catalog: this tidemark has no catalog yet; read the table's folder with from_options", runner.ErrUsage)
+	ctx, noBookmark := req.Ctx, false
+	if ctx == "" {
+		ctx, noBookmark = fmt.Sprintf("unbookmarked_%d", n), true
+	}
+	if c := req.Catalog; c != nil {
+		if c.Database == "" || c.Table == "" {
+			return job.Source{}, false, fmt.Errorf("%w: from_catalog needs database and table_name", runner.ErrUsage)
+		}
+		if len(req.Paths) > 0 || req.Format != "" || len(req.Options) > 0 {
+			return job.Source{}, false, fmt.Errorf("%w: a catalog source takes its paths, format and options from the table %s.%s", runner.ErrUsage, c.Database, c.Table)
+		}
+		cfg := &files.Config{Catalog: c.Database + "." + c.Table, PushDownPredicate: c.PushDownPredicate,
+			Exclude: req.Exclusions, BoundedFiles: req.BoundedFiles}
+		if req.BoundedSize > 0 {
+			cfg.BoundedSize = job.Size{Bytes: req.BoundedSize}
+		}
+		return job.Source{Ctx: ctx, Kind: "files", Config: cfg}, noBookmark, nil
 	}
 	if len(req.Paths) != 1 {
 		return job.Source{}, false, fmt.Errorf("%w: connection_options paths: want exactly one folder, got %d (give each folder its own transformation_ctx)", runner.ErrUsage, len(req.Paths))
@@ -46,10 +61,6 @@ func sourceOf(req SourceRequest, n int) (job.Source, bool, error) {
 		return job.Source{}, false, err
 	}
 	cfg.Options = opts
-	ctx, noBookmark := req.Ctx, false
-	if ctx == "" {
-		ctx, noBookmark = fmt.Sprintf("unbookmarked_%d", n), true
-	}
 	return job.Source{Ctx: ctx, Kind: "files", Config: cfg}, noBookmark, nil
 }
 
@@ -107,7 +118,10 @@ func sinkOf(req SinkRequest, n int) (job.Sink, error) {
 // sourceResponse is what the program is told of a planned source.
 func sourceResponse(req SourceRequest, src job.Source, in engine.Source) SourceResponse {
 	cfg := src.Config.(*files.Config)
-	out := SourceResponse{Ctx: req.Ctx, Format: cfg.Format, Options: cfg.Options, Files: []InputFile{}, Schema: in.Schema}
+	out := SourceResponse{Ctx: req.Ctx, Format: in.Format, Options: in.Options, Files: []InputFile{}, Schema: in.Schema}
+	if out.Format == "" { // nothing to read: the engine's view was not made
+		out.Format, out.Options = cfg.Format, cfg.Options
+	}
 	for _, f := range in.Files {
 		out.Files = append(out.Files, InputFile{Location: f.Location, Key: f.Key, Size: f.Size, Partition: partitionOf(f.Key)})
 	}

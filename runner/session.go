@@ -195,7 +195,7 @@ func (s *Session) Source(ctx context.Context, src job.Source, noBookmark bool) (
 			return engine.Source{}, err
 		}
 	}
-	req := source.Request{Job: r.job, Mode: mode, State: r.st, Prev: prev, HasPrev: has, Now: time.Now(),
+	req := source.Request{Job: r.job, Mode: mode, State: r.st, Catalog: r.st, Prev: prev, HasPrev: has, Now: time.Now(),
 		DiskBudget: max(r.spec.IO.DiskBudget.Bytes, 1)}
 	if r.opts.From != "" && !noBookmark {
 		req.RangeRuns = r.rangeIDs
@@ -270,7 +270,7 @@ func (s *Session) Sink(ctx context.Context, k job.Sink) (engine.Sink, error) {
 	}
 	r.sinks = append(r.sinks, opened)
 	run := sink.Run{ID: r.rec.RunID, TempDir: r.stageDir, Concurrency: r.spec.IO.Concurrency,
-		Engine: engine.Caps{Read: []string{"file"}, Write: []string{"file"}}, Log: r.log}
+		Engine: engine.Caps{Read: []string{"file"}, Write: []string{"file"}}, Log: r.log, Catalog: r.st}
 	stg, err := opened.Prepare(ctx, run)
 	if err != nil {
 		return engine.Sink{}, err
