@@ -103,12 +103,12 @@ func (r result) String() string {
 func (r result) output() string { return r.stdout + "\n" + r.stderr }
 
 // baseEnv is the test process's environment without TIDEMARK_ and AWS_
-// variables, so that a developer's TIDEMARK_STATE, TIDEMARK_FAULT or AWS
-// profile cannot leak into a test.
+// variables (and SPARK_REMOTE), so that a developer's TIDEMARK_STATE,
+// TIDEMARK_FAULT, AWS profile or Spark server cannot leak into a test.
 func baseEnv(extra ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "TIDEMARK_") && !strings.HasPrefix(kv, "AWS_") {
+		if !strings.HasPrefix(kv, "TIDEMARK_") && !strings.HasPrefix(kv, "AWS_") && !strings.HasPrefix(kv, "SPARK_REMOTE=") {
 			env = append(env, kv)
 		}
 	}

@@ -347,6 +347,17 @@ func (r *runner) close() {
 // claimSinks makes sure every sink's location is the job's own under this
 // state store before anything of the run touches a sink.
 func (r *runner) claimSinks(ctx context.Context) error {
+	for _, k := range r.sinks {
+		if err := r.claim(ctx, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// claim makes sure one sink's location is the job's own under this state
+// store.
+func (r *runner) claim(ctx context.Context, k sink.Sink) error {
 	id, err := r.st.Identity(ctx)
 	if err != nil {
 		return err
@@ -366,12 +377,7 @@ func (r *runner) claimSinks(ctx context.Context) error {
 			}
 			return true, nil
 		}, Log: r.log}
-	for _, k := range r.sinks {
-		if err := k.Claim(ctx, c); err != nil {
-			return err
-		}
-	}
-	return nil
+	return k.Claim(ctx, c)
 }
 
 // recover finishes what earlier runs left: it rolls committed runs forward

@@ -48,6 +48,12 @@ type runner struct {
 
 	baseVersion int64                        // the head when the run began, for the Observer
 	schemas     map[string][]bookmark.Column // each source ctx's schema as read, for the Observer
+
+	// A Session's: the URL schemes its program reads itself, and the
+	// source ctxs whose state it does not record (Glue's empty
+	// transformation_ctx).
+	sessionReads []string
+	skipState    map[string]bool
 }
 
 // execute plans every source, runs the engine when there is anything to
@@ -130,11 +136,20 @@ func (r *runner) execute(ctx context.Context) error {
 // and commits it against the bookmark at version with states; it returns
 // the commit it made.
 func (r *runner) executeBatch(ctx context.Context, version int64, states map[string]bookmark.SourceState) (store.Commit, error) {
-	commit := store.Commit{Job: r.job, BaseVersion: version, Advance: r.opts.Mode.Advances()}
 	res, err := r.runEngine(ctx)
 	if err != nil {
-		return commit, err
+		return store.Commit{Job: r.job, BaseVersion: version}, err
 	}
+	return r.settle(ctx, version, states, res, r.opts.Mode.Advances())
+}
+
+// settle turns a successful execution (res) of the plans into the commit
+// against the bookmark at version with states: every source's count, and
+// with advance its next state and input records (but the sources in
+// skipState); then it stages every sink's output and commits, and returns
+// the commit it made.
+func (r *runner) settle(ctx context.Context, version int64, states map[string]bookmark.SourceState, res engine.Result, advance bool) (store.Commit, error) {
+	commit := store.Commit{Job: r.job, BaseVersion: version, Advance: advance}
 	if commit.Advance {
 		commit.Sources = map[string]bookmark.SourceState{}
 		for k, v := range states {
@@ -151,7 +166,7 @@ func (r *runner) executeBatch(ctx context.Context, version int64, states map[str
 			}
 			r.schemas[name] = sr.Schema
 		}
-		if !commit.Advance {
+		if !commit.Advance || r.skipState[name] {
 			continue
 		}
 		if a, ok := p.Advance(r.rec.RunID, sr); ok {

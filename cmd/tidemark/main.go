@@ -90,6 +90,7 @@ func run(args []string) int {
 	}
 	root.AddCommand(newRunCmd(g), newPlanCmd(g), newRunsCmd(g), newBookmarkCmd(g), newServeCmd(g), newVersionCmd())
 	root.AddCommand(newStateCmd(g), newCrawlCmd(g), newCatalogCmd(g))
+	root.AddCommand(newGlueCmd(g))
 	root.SetArgs(args)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	cmd, err := root.ExecuteContextC(ctx)
@@ -184,19 +185,14 @@ func isCobraUsage(err error) bool {
 
 // exitCode maps an error to the contract's exit codes.
 func exitCode(err error) int {
-	var je *job.Error
-	var sc *tidemark.SourceChangedError
-	var so *tidemark.SinkOwnedError
-	switch {
-	case err == nil:
-		return exitOK
-	case errors.Is(err, store.ErrLeaseHeld):
-		return exitLeaseHeld
-	case errors.As(err, &je), errors.As(err, &sc), errors.As(err, &so), errors.Is(err, tidemark.ErrUsage), isCobraUsage(err),
-		errors.Is(err, store.ErrNoState):
+	if isCobraUsage(err) {
 		return exitUsage
 	}
-	return exitFailed
+	var coded interface{ ExitCode() int }
+	if errors.As(err, &coded) {
+		return coded.ExitCode() // a Glue script's own exit code
+	}
+	return tidemark.ExitCode(err)
 }
 
 // Error kinds, in run --json's "error_kind" and JSON logs: what a script
@@ -262,6 +258,17 @@ func (g *globals) logger() *slog.Logger {
 		return slog.New(redactHandler{slog.NewJSONHandler(os.Stderr, nil)})
 	}
 	return slog.New(redactHandler{newHumanHandler(os.Stderr)})
+}
+
+// minArgs checks that there are at least n positional arguments, as a
+// usage error.
+func minArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := cobra.MinimumNArgs(n)(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
 }
 
 // args checks positional arguments, as a usage error.
