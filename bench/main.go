@@ -25,6 +25,8 @@
 //	                 regression_check on and off
 //	serve    tidemark serve over 100 jobs × 1,000 runs in SQLite: p50/p99 of the
 //	         jobs list and a job's runs page, the server's RSS
+//	glue     the article's Glue script through tidemark glue run vs the same body as
+//	         plain PySpark; its no-op run vs Spark's start (needs -glue-python)
 //
 // The S3 scenarios start versitygw (from PATH, GOBIN or GOPATH/bin), the SQL
 // ones a throwaway PostgreSQL and MariaDB from the installed packages, as
@@ -99,6 +101,8 @@ type config struct {
 	ServeJobs     int
 	ServeRuns     int
 	ServeRequests int
+
+	glue glueConfig
 
 	root string // module root
 	work string // scratch folder of this run
@@ -178,6 +182,8 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.ServeJobs, "serve-jobs", 100, "serve: jobs in the state store")
 	fs.IntVar(&c.ServeRuns, "serve-runs", 1000, "serve: runs per job")
 	fs.IntVar(&c.ServeRequests, "serve-requests", 200, "serve: timed requests per route")
+
+	glueFlagsInto(fs, &c.glue)
 
 	// TMBENCH_<FLAG> sets a flag's default; the command line wins.
 	var envErr error
@@ -307,8 +313,9 @@ var (
 		"sql-extract":     benchSQLExtract,
 		"sql-incremental": benchSQLIncremental,
 		"serve":           benchServe,
+		"glue":            benchGlue,
 	}
-	scenarioNames = []string{"convert", "noop", "memory", "s3-convert", "s3-noop", "sql-extract", "sql-incremental", "convert-gz", "serve"}
+	scenarioNames = []string{"convert", "noop", "memory", "s3-convert", "s3-noop", "sql-extract", "sql-incremental", "convert-gz", "serve", "glue"}
 )
 
 // build compiles tidemark (unless -tidemark names a binary) and the DuckDB
