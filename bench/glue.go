@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -98,7 +99,9 @@ spark.stop()
 // than the script would import it, and the wrappers cost microseconds.
 const glueTrace = `import atexit, json, os, time
 
-_path = os.environ.get("TMBENCH_GLUE_TRACE")
+# Popped, so that the processes the script starts (the JVM, and the Python
+# workers Spark starts for Python data) do not write the trace too.
+_path = os.environ.pop("TMBENCH_GLUE_TRACE", None)
 _events = []
 _depth = {}
 
@@ -229,6 +232,7 @@ func benchGlue(ctx context.Context, c *config) section {
 	if err != nil {
 		return fail("Could not prepare the input: " + err.Error())
 	}
+	loadBefore := readTrim("/proc/loadavg")
 	sparkArgs := fmt.Sprintf("--master %s --driver-memory %s pyspark-shell", g.Master, g.DriverMemory)
 	env := func(trace string) []string {
 		return []string{"PYSPARK_SUBMIT_ARGS=" + sparkArgs, "PYTHONPATH=" + traceDir, "TMBENCH_GLUE_TRACE=" + trace,
@@ -359,6 +363,10 @@ func benchGlue(ctx context.Context, c *config) section {
 	}
 	s.Summary = []summaryRow{row, nrow}
 
+	b.p(fmt.Sprintf("Measured on %s UTC, %d core(s). Load average (1, 5, 15 min) before: %s; after: %s. "+
+		"With a load above the number of cores the machine is shared and loaded, and every time here is longer "+
+		"and noisier than on a quiet machine; the ratios are the figures to read.",
+		time.Now().UTC().Format("2006-01-02 15:04"), runtime.NumCPU(), loadFields(loadBefore), loadFields(readTrim("/proc/loadavg"))))
 	b.p(fmt.Sprintf("Input: the CSV → Parquet scenario's %d files of %s rows (%s rows, %s), on local disk.",
 		len(ds.Files), thousands(c.ConvertRows), thousands(ds.Rows), mb(ds.Bytes)))
 	b.p("**tidemark**: `tidemark glue run --python PY etl.py --JOB_NAME bench-glue --job-bookmark-option " +
@@ -454,6 +462,15 @@ func phaseRows(sides []*glueSide) [][]string {
 	add("exit (last line → process exit)", func(x glueSample) time.Duration { return x.tail })
 	add("**total**", func(x glueSample) time.Duration { return x.m.Wall })
 	return rows
+}
+
+// loadFields is the three load averages of a /proc/loadavg line.
+func loadFields(line string) string {
+	f := strings.Fields(line)
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], ", ")
 }
 
 func labels(sides []*glueSide) []string {
