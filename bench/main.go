@@ -32,6 +32,8 @@
 //	         (time, files opened)
 //	backlog  first runs over 100k, 300k and 1M tiny files (local) and 100k, 300k
 //	         S3 objects: time per file, peak RSS; DuckDB alone over one list
+//	glue     the article's Glue script through tidemark glue run vs the same body as
+//	         plain PySpark; its no-op run vs Spark's start (needs -glue-python)
 //
 // The S3 scenarios start versitygw (from PATH, GOBIN or GOPATH/bin), the SQL
 // ones a throwaway PostgreSQL and MariaDB from the installed packages, as
@@ -119,6 +121,7 @@ type config struct {
 	BacklogRSSTarget     int64
 	BacklogLinearTarget  float64
 	BacklogDuckDBTimeout time.Duration
+	glue                 glueConfig
 
 	root string // module root
 	work string // scratch folder of this run
@@ -212,6 +215,8 @@ func parseFlags(args []string) (*config, error) {
 	fs.Int64Var(&c.BacklogRSSTarget, "backlog-rss-target", 1_000_000_000, "backlog: maximum peak RSS of a first run, bytes")
 	fs.Float64Var(&c.BacklogLinearTarget, "backlog-linear-target", 1.5, "backlog: maximum growth of the time per file from the smallest size to the largest")
 	fs.DurationVar(&c.BacklogDuckDBTimeout, "backlog-duckdb-timeout", 3*time.Minute, "backlog: cap on DuckDB alone over one list of files")
+
+	glueFlagsInto(fs, &c.glue)
 
 	// TMBENCH_<FLAG> sets a flag's default; the command line wins.
 	var envErr error
@@ -347,8 +352,9 @@ var (
 		"pg-state":        benchPGState,
 		"crawl":           benchCrawl,
 		"backlog":         benchBacklog,
+		"glue":            benchGlue,
 	}
-	scenarioNames = []string{"convert", "noop", "memory", "s3-convert", "s3-noop", "sql-extract", "sql-incremental", "convert-gz", "serve", "pg-state", "crawl", "backlog"}
+	scenarioNames = []string{"convert", "noop", "memory", "s3-convert", "s3-noop", "sql-extract", "sql-incremental", "convert-gz", "serve", "pg-state", "crawl", "backlog", "glue"}
 )
 
 // build compiles tidemark (unless -tidemark names a binary) and the DuckDB
