@@ -101,7 +101,7 @@ func (s *Store) commit(ctx context.Context, c store.Commit) (store.Head, error) 
 		}
 		v := versionObj{Version: version, Kind: store.KindCommit, RunID: c.Run.RunID, At: now, Prev: h0.VersionKey,
 			States: states, Files: files}
-		if _, err := s.putJSON(ctx, newKey, v, cond{ifNoneMatch: true}); err != nil {
+		if err := s.createJSON(ctx, newKey, v); err != nil {
 			return store.Head{}, err
 		}
 		final.Inputs = inputs
@@ -129,7 +129,7 @@ func (s *Store) commit(ctx context.Context, c store.Commit) (store.Head, error) 
 	}
 	final.Actions = append(final.Actions, c.Actions...)
 	commitKey := jobKey(c.Job) + "commits/" + esc(c.Run.RunID) + "-" + nonce() + ".json"
-	if _, err := s.putJSON(ctx, commitKey, final, cond{ifNoneMatch: true}); err != nil {
+	if err := s.createJSON(ctx, commitKey, final); err != nil {
 		return store.Head{}, err
 	}
 

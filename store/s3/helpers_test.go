@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/tidemark-etl/tidemark/internal/s3test"
@@ -58,7 +57,3 @@ func (srv *server) open(t testing.TB, prefix string, o Options) *Store {
 	return s
 }
 
-// httpFunc is an aws.HTTPClient made of a function.
-type httpFunc func(*httpRequest) (*httpResponse, error)
-
-var _ aws.HTTPClient = httpFunc(nil)

@@ -248,3 +248,36 @@ func (s *Store) headObject(ctx context.Context, key string) (string, error) {
 	s.observe(start, nil, out.ResultMetadata)
 	return aws.ToString(out.ETag), nil
 }
+
+// create writes body at key only if no object is there (If-None-Match:
+// *). After an error it reads the object to see what happened: a refusal
+// (412, or 409 for racing writes) can be the answer to the SDK's retry of
+// a write of ours whose first answer was lost, and a lost answer may hide
+// a write that applied. The same bytes there are ours (success), none
+// means try again, other bytes mean errPrecondition.
+func (s *Store) create(ctx context.Context, key string, body []byte) error {
+	for attempt := 0; ; attempt++ {
+		_, err := s.putObject(ctx, key, body, cond{ifNoneMatch: true})
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		o, gerr := s.getObject(ctx, key)
+		switch {
+		case gerr == nil && bytes.Equal(o.body, body):
+			return nil
+		case gerr == nil:
+			return err
+		case !errors.Is(gerr, errMissing) || attempt >= 3:
+			return err
+		}
+	}
+}
+
+// createJSON is create of v as JSON.
+func (s *Store) createJSON(ctx context.Context, key string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", s.url(key), err)
+	}
+	return s.create(ctx, key, b)
+}

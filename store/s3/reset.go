@@ -82,7 +82,7 @@ func (s *Store) reset(ctx context.Context, job string, token int64, toRunID, by 
 	}
 	v.Version, v.At = h0.Version+1, now
 	key := newVersionKey(job, v.Version)
-	if _, err := s.putJSON(ctx, key, v, cond{ifNoneMatch: true}); err != nil {
+	if err := s.createJSON(ctx, key, v); err != nil {
 		return nil, err
 	}
 	h, err := s.updateHead(ctx, job, func(h *headObj) error {

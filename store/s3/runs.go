@@ -171,7 +171,7 @@ func (s *Store) beginRun(ctx context.Context, token int64, r store.Run) (store.R
 // createRun creates a run record and its index entry.
 func (s *Store) createRun(ctx context.Context, rec runObj) error {
 	r := rec.Run
-	if _, err := s.putJSON(ctx, runKey(r.Job, r.RunID), rec, cond{ifNoneMatch: true}); err != nil {
+	if err := s.createJSON(ctx, runKey(r.Job, r.RunID), rec); err != nil {
 		if errors.Is(err, errPrecondition) {
 			return fmt.Errorf("run already exists")
 		}

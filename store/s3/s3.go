@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go/middleware"
 
 	objs3 "github.com/tidemark-etl/tidemark/objstore/s3"
 	"github.com/tidemark-etl/tidemark/store"
@@ -45,6 +46,10 @@ type Options struct {
 	// tests that inject faults in front of a real server and for
 	// benchmarks that count requests.
 	WrapHTTP func(aws.HTTPClient) aws.HTTPClient
+
+	// apiOptions are added to the client's middleware stacks (tests that
+	// change requests before they are signed).
+	apiOptions []func(*middleware.Stack) error
 }
 
 // Store is a state store in an S3 bucket under a prefix. See the package
@@ -97,6 +102,9 @@ func Open(ctx context.Context, location string, o Options) (*Store, error) {
 	client := obj.Client()
 	if o.WrapHTTP != nil {
 		client = s3.New(client.Options(), func(so *s3.Options) { so.HTTPClient = o.WrapHTTP(so.HTTPClient) })
+	}
+	if len(o.apiOptions) > 0 {
+		client = s3.New(client.Options(), func(so *s3.Options) { so.APIOptions = append(so.APIOptions, o.apiOptions...) })
 	}
 	local := o.LocalClock
 	if local == nil {
@@ -201,7 +209,7 @@ func (s *Store) openIdentity(ctx context.Context, mustExist bool) error {
 // an ETag the object does not have.
 func (s *Store) probe(ctx context.Context) error {
 	key := "probe/" + nonce()
-	if _, err := s.putObject(ctx, key, []byte("probe "+key), cond{ifNoneMatch: true}); err != nil {
+	if err := s.create(ctx, key, []byte("probe "+key)); err != nil {
 		return fmt.Errorf("opening s3 state store %s: probing conditional writes: %w", s.root, err)
 	}
 	defer s.deleteObject(context.WithoutCancel(ctx), key)

@@ -236,7 +236,7 @@ func (s *Store) writeSegment(ctx context.Context, job, srcCtx string, w *segWrit
 		return segRef{}, fmt.Errorf("encoding a segment of job %q: %w", job, err)
 	}
 	key := segPrefix(job) + nonce() + ".seg"
-	if _, err := s.putObject(ctx, key, b, cond{ifNoneMatch: true}); err != nil {
+	if err := s.create(ctx, key, b); err != nil {
 		return segRef{}, err
 	}
 	return segRef{Key: key, Ctx: srcCtx, Count: w.n, Bytes: int64(len(b))}, nil
