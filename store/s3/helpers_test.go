@@ -1,7 +1,9 @@
 package s3
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"testing"
 	"time"
 
@@ -57,3 +59,10 @@ func (srv *server) open(t testing.TB, prefix string, o Options) *Store {
 	return s
 }
 
+// nopCloser adds Close to a reader.
+type nopCloser struct{ io.Reader }
+
+func (nopCloser) Close() error { return nil }
+
+// bytesReader reads b.
+func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
