@@ -129,8 +129,17 @@ func (s *Store) commit(ctx context.Context, c store.Commit) (store.Head, error) 
 	}
 	final.Actions = append(final.Actions, c.Actions...)
 	commitKey := jobKey(c.Job) + "commits/" + esc(c.Run.RunID) + "-" + nonce() + ".json"
+	final.CommitKey = commitKey
 	if err := s.createJSON(ctx, commitKey, final); err != nil {
 		return store.Head{}, err
+	}
+	if !c.Catalog.Empty() {
+		// Reserved now, visible once the swap below commits the run.
+		p := catPending{ID: nonce(), Job: c.Job, RunID: c.Run.RunID, Token: c.Token, CommitKey: commitKey}
+		if err := s.reserveCatalog(ctx, c.Catalog, p); err != nil {
+			return store.Head{}, err
+		}
+		defer s.settleCatalog(context.WithoutCancel(ctx))
 	}
 
 	applied := false

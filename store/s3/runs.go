@@ -27,6 +27,9 @@ type runObj struct {
 	// ctx: its input manifest (the commit's own segments, which later
 	// compactions merge into bigger ones but never change).
 	Inputs []segRef `json:"inputs,omitempty"`
+	// CommitKey is the commit object the record was written from (empty
+	// until the run committed): what decides a commit's catalog change.
+	CommitKey string `json:"commit_key,omitempty"`
 }
 
 // runKey is a run's record.
