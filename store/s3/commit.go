@@ -178,6 +178,8 @@ func (s *Store) commit(ctx context.Context, c store.Commit) (store.Head, error) 
 	// write of the head does it).
 	if _, err := s.putJSON(ctx, runKey(c.Job, c.Run.RunID), final, cond{ifMatch: etag}); err != nil {
 		_ = s.applyPending(ctx, c.Job, h.Pending)
+	} else {
+		s.markApplied(patch{RunID: c.Run.RunID, Commit: commitKey})
 	}
 	return h.head(), nil
 }

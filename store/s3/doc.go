@@ -9,7 +9,6 @@
 // Under the prefix:
 //
 //	tidemark-state.json                  identity: a random id, made once (If-None-Match: *)
-//	probe/NONCE                          the conditional-write probe of each open, deleted after
 //	jobs/JOB/head.json                   the job's head: lease, fencing token, head version, run seq (mutable, If-Match)
 //	jobs/JOB/versions/VER-NONCE.json     a bookmark version: states, live segments, previous version (immutable)
 //	jobs/JOB/segments/NONCE.seg          sorted file records of one source ctx, zstd (immutable)
@@ -84,9 +83,9 @@
 //
 // # Probe
 //
-// Open (unless read-only) creates a probe object with If-None-Match: *,
-// then writes it again with If-None-Match: * and with If-Match of a wrong
-// ETag: both must fail with 412. A service that accepts either write
-// ignores conditional writes, and the store refuses to open, naming
-// s3://bucket/prefix/.
+// Open (unless read-only) writes the identity object's own bytes back to
+// it with If-None-Match: * and with If-Match of a wrong ETag: both must
+// fail with 412. A service that accepts either write ignores conditional
+// writes (and rewrote the identity unchanged), and the store refuses to
+// open, naming s3://bucket/prefix/.
 package s3

@@ -2,6 +2,7 @@ package s3
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -69,22 +70,64 @@ func headKey(job string) string { return jobKey(job) + "head.json" }
 // readHead returns the job's head and its ETag ("" and an empty head for
 // a job with none).
 func (s *Store) readHead(ctx context.Context, job string) (headObj, string, error) {
-	var h headObj
-	etag, err := s.getJSON(ctx, headKey(job), &h)
+	o, err := s.getObject(ctx, headKey(job))
 	if errors.Is(err, errMissing) {
+		s.remember(job, nil, "")
 		return headObj{Job: job}, "", nil
 	}
 	if err != nil {
 		return headObj{}, "", err
 	}
-	return h, etag, nil
+	var h headObj
+	if err := json.Unmarshal(o.body, &h); err != nil {
+		return headObj{}, "", fmt.Errorf("decoding %s: %w", s.url(headKey(job)), err)
+	}
+	s.remember(job, o.body, o.etag)
+	return h, o.etag, nil
+}
+
+// remember caches a job's head as read or written (body nil: none).
+func (s *Store) remember(job string, body []byte, etag string) {
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	if len(s.heads) > 1024 {
+		clear(s.heads)
+	}
+	s.heads[job] = cachedHead{body: body, etag: etag}
+}
+
+// forget drops a job's cached head.
+func (s *Store) forget(job string) {
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	delete(s.heads, job)
+}
+
+// recalled returns the cached head of a job, a copy.
+func (s *Store) recalled(job string) (headObj, string, bool) {
+	s.cacheMu.Lock()
+	c, ok := s.heads[job]
+	s.cacheMu.Unlock()
+	if !ok {
+		return headObj{}, "", false
+	}
+	if c.body == nil {
+		return headObj{Job: job}, "", true
+	}
+	var h headObj
+	if json.Unmarshal(c.body, &h) != nil {
+		return headObj{}, "", false
+	}
+	return h, c.etag, true
 }
 
 // maxSwaps bounds the retries of one head update under contention.
 const maxSwaps = 100
 
 // updateHead changes the job's head with one compare-and-swap: it reads
-// the head, writes the run-record changes the head has pending, lets
+// the head (its first guess is the head this process last read or wrote,
+// checked by the swap itself; a decision not to write, or an error, made
+// on the guess is made again on a fresh read), writes the run-record changes the head has pending, lets
 // change modify a copy (an error from change ends it, nothing written),
 // and writes it back with If-Match (If-None-Match: * for a job without
 // one). When another write came first (412, or the 409 S3 gives racing
@@ -97,9 +140,13 @@ func (s *Store) updateHead(ctx context.Context, job string, change func(h *headO
 		return headObj{}, err
 	}
 	for attempt := 0; ; attempt++ {
-		h, etag, err := s.readHead(ctx, job)
-		if err != nil {
-			return headObj{}, err
+		h, etag, guess := s.recalled(job)
+		if attempt > 0 || !guess {
+			var err error
+			if h, etag, err = s.readHead(ctx, job); err != nil {
+				return headObj{}, err
+			}
+			guess = false
 		}
 		if err := s.applyPending(ctx, job, h.Pending); err != nil {
 			return headObj{}, err
@@ -107,16 +154,25 @@ func (s *Store) updateHead(ctx context.Context, job string, change func(h *headO
 		h.Pending = nil
 		h.Job = job
 		if err := change(&h); err != nil {
+			if guess {
+				continue // decide again on a fresh read
+			}
 			if errors.Is(err, errNoChange) {
 				return h, nil
 			}
 			return headObj{}, err
 		}
 		h.Op = nonce()
-		_, err = s.putJSON(ctx, headKey(job), h, cond{ifNoneMatch: etag == "", ifMatch: etag})
+		body, err := json.Marshal(h)
+		if err != nil {
+			return headObj{}, fmt.Errorf("encoding %s: %w", s.url(headKey(job)), err)
+		}
+		newTag, err := s.putObject(ctx, headKey(job), body, cond{ifNoneMatch: etag == "", ifMatch: etag})
 		if err == nil {
+			s.remember(job, body, newTag)
 			return h, nil
 		}
+		s.forget(job)
 		// Did the write apply? A lost answer retried by the SDK comes
 		// back as a 412 against our own write.
 		cur, _, rerr := s.readHead(ctx, job)

@@ -88,6 +88,12 @@ func (s *Store) readRun(ctx context.Context, job, runID string, h *headObj) (run
 // headObj.Pending). Each is idempotent.
 func (s *Store) applyPending(ctx context.Context, job string, ps []patch) error {
 	for _, p := range ps {
+		s.cacheMu.Lock()
+		done := s.applied[p]
+		s.cacheMu.Unlock()
+		if done {
+			continue
+		}
 		for {
 			r, etag, err := s.readRun(ctx, job, p.RunID, nil)
 			missing := errors.Is(err, store.ErrNotFound)
@@ -105,10 +111,12 @@ func (s *Store) applyPending(ctx context.Context, job string, ps []patch) error 
 				r.Run.Undone, changed = true, true
 			}
 			if !changed {
+				s.markApplied(p)
 				break
 			}
 			_, err = s.putJSON(ctx, runKey(job, p.RunID), r, cond{ifNoneMatch: etag == "", ifMatch: etag})
 			if err == nil {
+				s.markApplied(p)
 				break
 			}
 			if !errors.Is(err, errPrecondition) {
@@ -117,6 +125,16 @@ func (s *Store) applyPending(ctx context.Context, job string, ps []patch) error 
 		}
 	}
 	return nil
+}
+
+// markApplied remembers that a pending change is in its run record.
+func (s *Store) markApplied(p patch) {
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	if len(s.applied) > 4096 {
+		clear(s.applied)
+	}
+	s.applied[p] = true
 }
 
 // BeginRun records r as running with the next Seq of its job and its

@@ -2,6 +2,7 @@ package s3
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -63,9 +64,19 @@ type Store struct {
 	clock    *serverClock
 	id       store.Identity
 	readOnly bool
+	idBody   []byte // the identity object's bytes, for the probe
 
 	cacheMu sync.Mutex
 	cache   map[string][]byte // immutable objects read (versions), by key
+	heads   map[string]cachedHead
+	applied map[patch]bool // pending run-record changes this process wrote
+}
+
+// cachedHead is the last head of a job this process read or wrote: the
+// first guess of its next swap (a stale one costs a 412 and a read).
+type cachedHead struct {
+	body []byte
+	etag string
 }
 
 var (
@@ -113,7 +124,7 @@ func Open(ctx context.Context, location string, o Options) (*Store, error) {
 	s := &Store{
 		client: client, bucket: obj.Bucket(), prefix: obj.Prefix(), root: obj.Root(),
 		local: local, clock: &serverClock{base: local()}, readOnly: o.ReadOnly,
-		cache: map[string][]byte{},
+		cache: map[string][]byte{}, heads: map[string]cachedHead{}, applied: map[patch]bool{},
 	}
 	if err := s.openIdentity(ctx, o.MustExist || o.ReadOnly); err != nil {
 		return nil, err
@@ -176,7 +187,13 @@ const formatVersion = 1
 func (s *Store) openIdentity(ctx context.Context, mustExist bool) error {
 	for range 3 {
 		var id identityObj
-		_, err := s.getJSON(ctx, identityKey, &id)
+		o, err := s.getObject(ctx, identityKey)
+		if err == nil {
+			s.idBody = o.body
+			if jerr := json.Unmarshal(o.body, &id); jerr != nil {
+				return fmt.Errorf("opening s3 state store %s: %s is not a tidemark state store's identity: %w", s.root, identityKey, jerr)
+			}
+		}
 		switch {
 		case err == nil:
 			if id.Format > formatVersion {
@@ -204,28 +221,26 @@ func (s *Store) openIdentity(ctx context.Context, mustExist bool) error {
 }
 
 // probe checks that the service honours conditional writes, which every
-// commit and lease relies on: a create (If-None-Match: *) of an object
-// that exists must fail with 412, and so must a replace (If-Match) with
-// an ETag the object does not have.
+// commit and lease relies on: a create (If-None-Match: *) of the identity
+// object, which exists, must fail with 412, and so must a replace
+// (If-Match) with an ETag it does not have. Both send the identity's own
+// bytes, so a service that ignores the conditions rewrites it unchanged.
 func (s *Store) probe(ctx context.Context) error {
-	key := "probe/" + nonce()
-	if err := s.create(ctx, key, []byte("probe "+key)); err != nil {
-		return fmt.Errorf("opening s3 state store %s: probing conditional writes: %w", s.root, err)
-	}
-	defer s.deleteObject(context.WithoutCancel(ctx), key)
+	o := object{body: s.idBody}
+	key := identityKey
 	refuse := func(what string) error {
 		return fmt.Errorf("opening s3 state store %s: the service does not honour %s on PutObject: "+
 			"a state store needs conditional writes (If-None-Match: * and If-Match), which AWS S3 (since 2024), "+
 			"versitygw and recent MinIO support; use one of those, or another state store", s.root, what)
 	}
-	_, err := s.putObject(ctx, key, []byte("second probe "+key), cond{ifNoneMatch: true})
+	_, err := s.putObject(ctx, key, o.body, cond{ifNoneMatch: true})
 	switch {
 	case err == nil:
 		return refuse("If-None-Match: *")
 	case !errors.Is(err, errPrecondition):
 		return fmt.Errorf("opening s3 state store %s: probing conditional writes: %w", s.root, err)
 	}
-	_, err = s.putObject(ctx, key, []byte("third probe "+key), cond{ifMatch: `"0123456789abcdef0123456789abcdef"`})
+	_, err = s.putObject(ctx, key, o.body, cond{ifMatch: `"0123456789abcdef0123456789abcdef"`})
 	switch {
 	case err == nil:
 		return refuse("If-Match")
