@@ -109,35 +109,31 @@ func (s *Store) MarkPublished(ctx context.Context, job string, token int64, runI
 
 // PublishedOutputs yields the published outputs at root of the job's
 // succeeded, not purged runs. It reads every run record of the job (the
-// run index, then the records, 16 at a time): a cost that grows with the
-// runs, paid by overwrite sinks only.
+// run index, then the records, 16 at a time, a page at a time): a cost
+// that grows with the runs, paid by overwrite sinks only.
 func (s *Store) PublishedOutputs(ctx context.Context, job, root string) iter.Seq2[store.Output, error] {
 	return func(yield func(store.Output, error) bool) {
-		h, _, err := s.readHead(ctx, job)
-		if err != nil {
-			yield(store.Output{}, fmt.Errorf("reading published outputs of job %q in %s: %w", job, s.root, err))
-			return
-		}
-		for r, err := range store.EachRun(ctx, s, job, 0, store.RunPage) {
-			if err != nil {
-				yield(store.Output{}, err)
-				return
-			}
-			if r.Status != store.StatusSucceeded || r.Purged {
-				continue
-			}
-			rec, _, err := s.readRun(ctx, job, r.RunID, &h)
+		q := store.RunQuery{Limit: store.RunPage}
+		for {
+			recs, err := s.runRecords(ctx, job, q)
 			if err != nil {
 				yield(store.Output{}, fmt.Errorf("reading published outputs of job %q in %s: %w", job, s.root, err))
 				return
 			}
-			for _, o := range rec.Outputs {
-				if o.Published && o.Root == root {
-					if !yield(o, nil) {
+			for _, rec := range recs {
+				if rec.Run.Status != store.StatusSucceeded || rec.Run.Purged {
+					continue
+				}
+				for _, o := range rec.Outputs {
+					if o.Published && o.Root == root && !yield(o, nil) {
 						return
 					}
 				}
 			}
+			if len(recs) < q.Limit || recs[len(recs)-1].Run.Seq <= 1 {
+				return
+			}
+			q.BeforeSeq = recs[len(recs)-1].Run.Seq
 		}
 	}
 }

@@ -275,14 +275,20 @@ func (s *Store) changeRun(ctx context.Context, job, runID string, change func(r 
 // Runs returns the job's runs newest first, bounded by q: it lists the
 // run index from below q.BeforeSeq and reads the records, 16 at a time.
 func (s *Store) Runs(ctx context.Context, job string, q store.RunQuery) ([]store.Run, error) {
-	runs, err := s.runs(ctx, job, q)
+	recs, err := s.runRecords(ctx, job, q)
 	if err != nil {
 		return nil, fmt.Errorf("listing runs of job %q in %s: %w", job, s.root, err)
+	}
+	runs := make([]store.Run, len(recs))
+	for i, r := range recs {
+		runs[i] = r.Run
 	}
 	return runs, nil
 }
 
-func (s *Store) runs(ctx context.Context, job string, q store.RunQuery) ([]store.Run, error) {
+// runRecords reads the job's run records newest first, bounded by q, with
+// what the head has pending applied.
+func (s *Store) runRecords(ctx context.Context, job string, q store.RunQuery) ([]runObj, error) {
 	h, _, err := s.readHead(ctx, job)
 	if err != nil {
 		return nil, err
@@ -291,7 +297,7 @@ func (s *Store) runs(ctx context.Context, job string, q store.RunQuery) ([]store
 	if q.BeforeSeq > 0 {
 		after = seqPrefix(job) + inv(q.BeforeSeq) + "." // past every SEQ-RUN of BeforeSeq
 	}
-	var runs []store.Run
+	var runs []runObj
 	for {
 		// One page of index entries, then their records.
 		type entry struct {
@@ -323,7 +329,7 @@ func (s *Store) runs(ctx context.Context, job string, q store.RunQuery) ([]store
 		if err != nil {
 			return nil, err
 		}
-		recs := make([]*store.Run, len(page))
+		recs := make([]*runObj, len(page))
 		g, gctx := errgroup.WithContext(ctx)
 		g.SetLimit(16)
 		for i, e := range page {
@@ -336,7 +342,7 @@ func (s *Store) runs(ctx context.Context, job string, q store.RunQuery) ([]store
 					return err
 				}
 				if r.Run.Seq == e.seq { // else an entry of a lost race for the id
-					recs[i] = &r.Run
+					recs[i] = &r
 				}
 				return nil
 			})
