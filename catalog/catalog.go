@@ -97,7 +97,9 @@ type TableChange struct {
 	// ErrConflict otherwise, and changes nothing.
 	Base int64
 	// Drop removes the table, every version and every partition, instead of
-	// writing a version (Base must still match).
+	// writing a version (Base must still match; ErrNotFound for a table
+	// that does not exist). A table made again after a drop starts at
+	// version 1.
 	Drop bool
 }
 
@@ -109,15 +111,21 @@ type PartitionRef struct {
 }
 
 // Changes is one atomic change of the catalog: applied in one transaction,
-// all or nothing, in this order: databases, tables, partitions added, then
-// partitions dropped.
+// all or nothing, in this order: databases, tables (each in turn: a second
+// change of one table has the first's new version as its Base),
+// partitions added, then partitions dropped. Changes.Check lists what is
+// refused before anything is read.
 type Changes struct {
 	// Databases are created when missing (an existing one is left as it
 	// is).
 	Databases []Database
-	Tables    []TableChange
+	// Tables are written in order; a table's database must exist (after
+	// Databases): ErrNotFound.
+	Tables []TableChange
 	// Partitions are added, or replaced when a partition with the same
-	// values exists. Their table must exist (after Tables): ErrNotFound.
+	// values exists. Their table must exist (after Tables): ErrNotFound;
+	// they must have one value per partition key of its current version
+	// (CheckPartition).
 	Partitions []Partition
 	// DropPartitions are removed; a partition that does not exist is not
 	// an error.
@@ -153,7 +161,8 @@ type Store interface {
 	// for an unknown table). A read.
 	TableVersions(ctx context.Context, database, name string) ([]Table, error)
 	// Partitions yields a table's partitions ordered by Values (compared
-	// element by element, byte order), streaming, from one snapshot (none
-	// for an unknown table). A read error is yielded once, last.
+	// element by element, byte order: CompareValues, the order of
+	// ValuesKey), streaming, from one snapshot (none for an unknown
+	// table). A read error is yielded once, last.
 	Partitions(ctx context.Context, database, name string) iter.Seq2[Partition, error]
 }

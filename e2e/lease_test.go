@@ -47,7 +47,9 @@ func testConcurrentRunsLease(t *testing.T, be backend) {
 	}
 	switch {
 	case blocked != nil:
-		assertMentions(t, *blocked, strconv.Itoa(holder.cmd.Process.Pid), host)
+		// The holder's host id: hostname:pid by default.
+		host := host + ":" + strconv.Itoa(holder.cmd.Process.Pid)
+		assertMentions(t, *blocked, host)
 		// run --json says so too: exit_code 3 and the lease's holder.
 		v := assertFailureJSON(t, *blocked, 3, "lease_held")
 		if v.Holder == nil || v.Holder.PID != holder.cmd.Process.Pid || v.Holder.Host != host || v.Holder.Started == "" {
@@ -62,8 +64,8 @@ func testConcurrentRunsLease(t *testing.T, be backend) {
 		}
 	case hr.code == 3:
 		assertMentions(t, hr, host)
-		if v := assertFailureJSON(t, hr, 3, "lease_held"); v.Holder == nil || v.Holder.Host != host {
-			t.Errorf("run --json on exit 3: holder %+v, want one on host %s\n%v", v.Holder, host, hr)
+		if v := assertFailureJSON(t, hr, 3, "lease_held"); v.Holder == nil || v.Holder.Host != host+":"+strconv.Itoa(v.Holder.PID) {
+			t.Errorf("run --json on exit 3: holder %+v, want one with host id %s:PID\n%v", v.Holder, host, hr)
 		}
 	default:
 		t.Fatalf("no run exited 3: the first run finished in %v before a second one found the lease held (%d tries)\n%v",

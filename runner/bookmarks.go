@@ -41,8 +41,9 @@ func OpenBookmarks(ctx context.Context, location, jobName string) (*Bookmarks, e
 	}
 	started := time.Now().UTC()
 	b := &Bookmarks{st: st, job: jobName}
-	b.rec = store.Run{Job: jobName, RunID: newRunID(started), Mode: bookmark.ModeEnable, Status: store.StatusRunning, StartedAt: started}
-	if b.lease, err = acquire(ctx, st, jobName, b.rec.RunID, DefaultLeaseTTL, nil, slog.New(slog.DiscardHandler)); err != nil {
+	b.rec = store.Run{Job: jobName, RunID: newRunID(started), Mode: bookmark.ModeEnable, Status: store.StatusRunning, StartedAt: started,
+		Host: DefaultHostID()}
+	if b.lease, err = acquire(ctx, st, jobName, holderFor(b.rec.RunID, "", started), DefaultLeaseTTL, nil, slog.New(slog.DiscardHandler)); err != nil {
 		st.Close()
 		return nil, err
 	}

@@ -41,16 +41,17 @@ type heldLease struct {
 // finds the lease lost, cancel is called with store.ErrLeaseLost so the run
 // stops before it can commit (the commit's fencing check would refuse it
 // anyway).
-func acquire(ctx context.Context, st store.Store, jobName, holderID string, ttl time.Duration, cancel context.CancelCauseFunc, log *slog.Logger) (*heldLease, error) {
-	host, _ := os.Hostname()
-	h0 := store.Holder{ID: holderID, Host: host, PID: os.Getpid(), Started: time.Now().UTC()}
+//
+// h0 is the holder (holderFor). A lease held by a process of this machine
+// that is gone is taken over at once (sameMachine).
+func acquire(ctx context.Context, st store.Store, jobName string, h0 store.Holder, ttl time.Duration, cancel context.CancelCauseFunc, log *slog.Logger) (*heldLease, error) {
 	l, err := st.AcquireLease(ctx, jobName, h0, ttl)
 	var held *store.LeaseHeldError
-	if errors.As(err, &held) && held.Holder.Host == host && held.Holder.PID != os.Getpid() && !processAlive(held.Holder.PID) {
+	if errors.As(err, &held) && sameMachine(held.Holder, h0.Host) && held.Holder.PID != os.Getpid() && !processAlive(held.Holder.PID) {
 		// The holder was a process on this host that is gone (killed,
 		// crashed): its lease would expire anyway; take it over now. Its
 		// token is fenced out, so even a mistaken break cannot let it commit.
-		log.Warn("taking over the lease of a dead run", "job", jobName, "holder", held.Holder.ID, "pid", held.Holder.PID)
+		log.Warn("taking over the lease of a dead run", "job", jobName, "holder", held.Holder.ID, "host", held.Holder.Host, "pid", held.Holder.PID)
 		if err = st.BreakLease(ctx, jobName, held.Token); err == nil {
 			l, err = st.AcquireLease(ctx, jobName, h0, ttl)
 		}

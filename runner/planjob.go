@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/job"
@@ -73,7 +72,7 @@ func Plan(ctx context.Context, spec *job.Spec, opts RunOptions) (*PlanResult, er
 		}
 	}
 	res := &PlanResult{Job: jobName, Mode: opts.Mode, Version: head.Version, Sources: map[string]SourcePreview{}}
-	now := time.Now()
+	now := opts.now()
 	for _, spec1 := range spec.Sources {
 		src, err := source.Open(ctx, spec, spec1)
 		if err != nil {

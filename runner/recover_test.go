@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -284,11 +285,53 @@ func TestLeaseHeld(t *testing.T) {
 }
 
 // TestLeaseOfDeadProcess: the lease of a process on this host that is gone
-// is taken over at once.
+// is taken over at once, whether its holder names the host by its default
+// id (hostname:pid), by the id this run has, or (an older tidemark) by the
+// bare hostname.
 func TestLeaseOfDeadProcess(t *testing.T) {
+	host, _ := os.Hostname()
+	for _, tc := range []struct {
+		name   string
+		holder func(pid int) string
+		mine   string
+	}{
+		{"default id", func(pid int) string { return host + ":" + strconv.Itoa(pid) }, ""},
+		{"same given id", func(int) string { return "worker-7" }, "worker-7"},
+		{"bare hostname", func(int) string { return host }, "worker-7"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.write("a.csv", "1")
+			pid := deadPID(t)
+			if _, err := w.store().AcquireLease(t.Context(), jobName, store.Holder{ID: "dead", Host: tc.holder(pid), PID: pid}, time.Hour); err != nil {
+				t.Fatal(err)
+			}
+			w.run(RunOptions{HostID: tc.mine})
+			w.wantLines("1")
+		})
+	}
+}
+
+// TestLeaseOfOtherHost: the lease of a holder with another host id is not
+// taken over, even if no process of this machine has its pid: it may run
+// elsewhere.
+func TestLeaseOfOtherHost(t *testing.T) {
 	w := newWorld(t)
 	w.write("a.csv", "1")
-	host, _ := os.Hostname()
+	pid := deadPID(t)
+	if _, err := w.store().AcquireLease(t.Context(), jobName, store.Holder{ID: "other", Host: "worker-2", PID: pid}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	_, err := w.runErr(RunOptions{HostID: "worker-1"})
+	var held *store.LeaseHeldError
+	if !errors.As(err, &held) || held.Holder.Host != "worker-2" {
+		t.Fatalf("run beside worker-2's lease: got %v, want a LeaseHeldError naming worker-2", err)
+	}
+}
+
+// deadPID returns the pid of a process that has exited.
+func deadPID(t *testing.T) int {
+	t.Helper()
 	proc, err := os.StartProcess("/bin/true", []string{"true"}, &os.ProcAttr{})
 	if err != nil {
 		t.Skip("no /bin/true:", err)
@@ -296,11 +339,7 @@ func TestLeaseOfDeadProcess(t *testing.T) {
 	if _, err := proc.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.store().AcquireLease(t.Context(), jobName, store.Holder{ID: "dead", Host: host, PID: proc.Pid}, time.Hour); err != nil {
-		t.Fatal(err)
-	}
-	w.run(RunOptions{})
-	w.wantLines("1")
+	return proc.Pid
 }
 
 // TestConcurrentRun: while a run executes, another run of the job is

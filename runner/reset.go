@@ -27,7 +27,10 @@ type ResetOptions struct {
 	DryRun bool
 	// By names who asked (e.g. "cli alice@host"), recorded with the new
 	// bookmark version (store.Version.By).
-	By     string
+	By string
+	// HostID names this host in the job's lease while the reset holds it
+	// (DefaultHostID if empty).
+	HostID string
 	Logger *slog.Logger
 }
 
@@ -58,7 +61,7 @@ func Reset(ctx context.Context, st store.Store, jobName string, opts ResetOption
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	lease, err := acquire(ctx, st, jobName, "reset-"+newRunID(time.Now()), DefaultLeaseTTL, cancel, log)
+	lease, err := acquire(ctx, st, jobName, holderFor("reset-"+newRunID(time.Now()), opts.HostID, time.Now()), DefaultLeaseTTL, cancel, log)
 	if err != nil {
 		return nil, err
 	}

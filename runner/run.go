@@ -38,7 +38,18 @@ type RunOptions struct {
 	AdoptSink bool
 	// LeaseTTL defaults to DefaultLeaseTTL.
 	LeaseTTL time.Duration
-	Logger   *slog.Logger
+	// HostID names this host in the job's lease and in the run record
+	// (store.Holder.Host, store.Run.Host); DefaultHostID (hostname:pid) if
+	// empty. Give each host (each process that may run the job at the same
+	// time) an id of its own: a lease whose holder has this id, or this
+	// machine's default id, and whose process is gone is taken over at once.
+	HostID string
+	// Now, if set, is the run's own clock (a test hook that skews it): it
+	// stamps the run's start and finish and is the listing's "now" for
+	// timestamp tracking. Lease expiry is judged by the store's clock
+	// whatever it says.
+	Now    func() time.Time
+	Logger *slog.Logger
 	// Progress, if set, receives progress events.
 	Progress Progress
 	// Observer, if set, is told when the run begins and ends.
@@ -83,12 +94,15 @@ type Result struct {
 	FinishedAt *time.Time             `json:"finished_at,omitempty"`
 	Undone     bool                   `json:"undone,omitempty"`
 	Purged     bool                   `json:"purged,omitempty"`
+	// Host is the host identity that ran it (RunOptions.HostID).
+	Host string `json:"host,omitempty"`
 }
 
 // ResultOf converts a stored run record.
 func ResultOf(r store.Run) Result {
 	res := Result{Job: r.Job, RunID: r.RunID, Attempt: r.Attempt, Status: r.Status, Mode: r.Mode,
-		Sources: r.Sources, Sinks: r.Sinks, Version: r.Version, Error: secret.Redact(r.Error), Undone: r.Undone, Purged: r.Purged}
+		Sources: r.Sources, Sinks: r.Sinks, Version: r.Version, Error: secret.Redact(r.Error), Undone: r.Undone, Purged: r.Purged,
+		Host: r.Host}
 	started := r.StartedAt
 	res.StartedAt = &started
 	if !r.FinishedAt.IsZero() {
@@ -147,6 +161,14 @@ func (o *RunOptions) open(ctx context.Context, spec *job.Spec) (string, store.St
 	return jobName, st, nil
 }
 
+// now is the run's clock: Now, or the local clock.
+func (o *RunOptions) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
 func (o *RunOptions) defaults(spec *job.Spec) error {
 	if err := checkOptions(spec); err != nil {
 		return err
@@ -156,6 +178,12 @@ func (o *RunOptions) defaults(spec *job.Spec) error {
 	}
 	if o.LeaseTTL == 0 {
 		o.LeaseTTL = DefaultLeaseTTL
+	}
+	if o.LeaseTTL < 0 {
+		return fmt.Errorf("%w: lease ttl %s is not positive", ErrUsage, o.LeaseTTL)
+	}
+	if o.HostID == "" {
+		o.HostID = DefaultHostID()
 	}
 	if o.Mode == "" {
 		m, err := bookmark.ParseMode(spec.Bookmark)
@@ -184,15 +212,15 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 	}
 	defer st.Close()
 
-	started := time.Now().UTC()
+	started := opts.now().UTC()
 	r := &runner{spec: spec, opts: opts, st: st, job: jobName, log: opts.Logger}
 	r.rec = store.Run{Job: jobName, RunID: newRunID(started), Mode: opts.Mode, Status: store.StatusRunning, StartedAt: started,
-		JobFile: jobFile(spec)}
+		JobFile: jobFile(spec), Host: opts.HostID}
 	defer r.close()
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	lease, err := acquire(ctx, st, jobName, r.rec.RunID, opts.LeaseTTL, cancel, r.log)
+	lease, err := acquire(ctx, st, jobName, holderFor(r.rec.RunID, opts.HostID, started), opts.LeaseTTL, cancel, r.log)
 	if err != nil {
 		return nil, err
 	}
@@ -245,18 +273,24 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 		err = fmt.Errorf("%w (%v)", err, cause)
 	}
 	res := ResultOf(r.rec)
-	res.DurationMS = time.Since(started).Milliseconds()
+	res.DurationMS = opts.now().Sub(started).Milliseconds()
 	if err != nil {
-		r.cleanupTemp()
 		r.rec.Status = store.StatusFailed
 		fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer fcancel()
 		var unpublished *UnpublishedError
 		if errors.As(err, &unpublished) {
 			// committed: its record stays succeeded, its publish pending
-		} else if ferr := st.FailRun(fctx, jobName, lease.token(), r.rec.RunID, time.Now().UTC(), r.rec, secret.Redact(err.Error())); ferr != nil {
+		} else if ferr := st.FailRun(fctx, jobName, lease.token(), r.rec.RunID, opts.now().UTC(), r.rec, secret.Redact(err.Error())); ferr != nil {
+			// Recording the failure first is a barrier: a commit still in
+			// flight cannot apply to a failed run. When it could not be
+			// recorded, a commit that did apply keeps its staged output.
 			r.log.Error("recording run failure", "run", r.rec.RunID, "err", ferr)
+			if run, rerr := st.Run(fctx, jobName, r.rec.RunID); rerr != nil || run.Status == store.StatusSucceeded {
+				r.stagings = nil
+			}
 		}
+		r.cleanupTemp()
 		res.Status, res.Error = store.StatusFailed, secret.Redact(err.Error())
 		r.observeEnd(ctx, res, err)
 		return &res, err

@@ -60,7 +60,7 @@ func (r *runner) execute(ctx context.Context) error {
 	r.rec.Sinks = map[string]store.Count{}
 	var total int64
 	budget := r.spec.IO.DiskBudget.Bytes
-	now := time.Now()
+	now := r.opts.now()
 	for _, src := range r.sources {
 		prev, has := states[src.Ctx()]
 		req := source.Request{Job: r.job, Mode: r.opts.Mode, State: r.st, Prev: prev, HasPrev: has,
@@ -151,11 +151,23 @@ func (r *runner) stage(ctx context.Context, res engine.Result, c *store.Commit) 
 func (r *runner) commit(ctx context.Context, c store.Commit) error {
 	c.Token = r.lease.token()
 	r.rec.Status = store.StatusSucceeded
-	r.rec.FinishedAt = time.Now().UTC()
+	r.rec.FinishedAt = r.opts.now().UTC()
 	c.Run = r.rec
 	newHead, err := r.st.Commit(ctx, c)
 	if err != nil {
-		return fmt.Errorf("committing run %s: %w", r.rec.RunID, err)
+		head, applied, oerr := commitOutcome(ctx, r.st, c, err)
+		switch {
+		case oerr != nil:
+			// Committed or not: the staged output is the manifest's if it
+			// did, a dead run's leftovers if not; the next run decides.
+			r.stagings = nil
+			return oerr
+		case !applied:
+			return fmt.Errorf("committing run %s: %w", r.rec.RunID, err)
+		}
+		r.log.Warn("the commit returned an error but had applied (read back from the run record)",
+			"run", r.rec.RunID, "version", head.Version, "err", err)
+		newHead = head
 	}
 	r.rec.Version = newHead.Version
 	r.stagings = nil // committed: the staged output belongs to the manifest now

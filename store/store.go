@@ -221,7 +221,13 @@ type Identity struct {
 // expired and was taken by another run) the write fails with ErrLeaseLost
 // and changes nothing. Expiry alone fences nothing out: a holder whose
 // lease expired but was not taken may still write, and renew it.
+//
+// Every store keeps the data catalog too (catalog.Store): not under any
+// job's lease, and written atomically with a run's commit through
+// Commit.Catalog.
 type Store interface {
+	catalog.Store
+
 	// AcquireLease takes the job's lease for ttl if it is free or expired,
 	// with a fencing token greater than any before. If a live holder has it,
 	// it returns a *LeaseHeldError at once (no waiting). Expiry is judged

@@ -29,6 +29,10 @@ type runOptions struct {
 	adoptSink   bool
 	// metricsFile (run only) receives the job's metrics after the run.
 	metricsFile string
+	// hostID (run only) names this host in the lease and the run record.
+	hostID string
+	// leaseTTL (run only) is how long the lease lives without renewal.
+	leaseTTL time.Duration
 }
 
 func (o *runOptions) flags(c *cobra.Command, withRange bool) {
@@ -43,7 +47,18 @@ func (o *runOptions) flags(c *cobra.Command, withRange bool) {
 
 func (o *runOptions) library(g *globals) (tidemark.RunOptions, error) {
 	ro := tidemark.RunOptions{From: o.from, To: o.to, State: g.state, JobName: o.jobName, AllowSourceChange: o.allowChange,
-		AdoptSink: o.adoptSink}
+		AdoptSink: o.adoptSink, LeaseTTL: o.leaseTTL}
+	id, err := hostID(o.hostID)
+	if err != nil {
+		return ro, err
+	}
+	ro.HostID = id
+	if ro.Now, err = skewedClock(); err != nil {
+		return ro, err
+	}
+	if o.leaseTTL < 0 || (o.leaseTTL > 0 && o.leaseTTL < time.Second) {
+		return ro, usageError{fmt.Errorf("--lease-ttl %s: want at least 1s", o.leaseTTL)}
+	}
 	if o.mode != "" {
 		m, err := bookmark.ParseMode(o.mode)
 		if err != nil {
@@ -69,6 +84,10 @@ func newRunCmd(g *globals) *cobra.Command {
 		"whatever their _tidemark/owner.json says (hand a location over, or start a new history after a lost state)")
 	c.Flags().StringVar(&g.state, "state", "", "state store location (overrides the job file's state:)")
 	c.Flags().BoolVar(&g.json, "json", false, "print the run summary as JSON on stdout")
+	c.Flags().StringVar(&o.hostID, "host-id", "", "this host's identity in the job's lease and run record "+
+		"(default: $"+hostIDEnv+", else hostname:pid)")
+	c.Flags().DurationVar(&o.leaseTTL, "lease-ttl", 0, "how long the job's lease lives without renewal (renewed every third of it; "+
+		"a holder that stalls longer loses it to the next run)")
 	c.Flags().StringVar(&o.metricsFile, "metrics-file", "", "after the run, write the job's metrics to this file "+
 		"(Prometheus textfile-collector format, replaced atomically; a failure to write is only a warning)")
 	return c

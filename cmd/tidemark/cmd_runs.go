@@ -46,7 +46,7 @@ func runRuns(ctx context.Context, g *globals, arg string) error {
 		fmt.Printf("job %s has no runs\n", name)
 		return nil
 	}
-	fmt.Printf("%-24s %-8s %-10s %5s %8s %10s %8s  %s\n", "RUN", "MODE", "STATUS", "TRY", "FILES", "ROWS", "VERSION", "STARTED")
+	fmt.Printf("%-24s %-8s %-10s %5s %8s %10s %8s  %-19s  %s\n", "RUN", "MODE", "STATUS", "TRY", "FILES", "ROWS", "VERSION", "STARTED", "HOST")
 	var undone, purged bool
 	for _, r := range out {
 		var files, rows int64
@@ -65,8 +65,8 @@ func runRuns(ctx context.Context, g *globals, arg string) error {
 			status += "*"
 			undone = true
 		}
-		fmt.Printf("%-24s %-8s %-10s %5d %8d %10d %8d  %s\n", r.RunID, r.Mode, status, r.Attempt, files, rows, r.Version,
-			r.StartedAt.Local().Format(time.DateTime))
+		fmt.Printf("%-24s %-8s %-10s %5d %8d %10d %8d  %-19s  %s\n", r.RunID, r.Mode, status, r.Attempt, files, rows, r.Version,
+			r.StartedAt.Local().Format(time.DateTime), r.Host)
 		for _, k := range sortedKeys(r.Sources) {
 			if c := r.Sources[k]; c.Table {
 				fmt.Printf("    source %s: %s\n", k, tableLine(c))

@@ -86,6 +86,7 @@ func run(args []string) int {
 		return nil
 	}
 	root.AddCommand(newRunCmd(g), newPlanCmd(g), newRunsCmd(g), newBookmarkCmd(g), newServeCmd(g), newVersionCmd())
+	root.AddCommand(newStateCmd(g))
 	root.SetArgs(args)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	cmd, err := root.ExecuteContextC(ctx)

@@ -114,8 +114,27 @@ func claimSink(ctx context.Context, s objstore.Store, sinkCtx string, want sink.
 			if cur.Job != want.Job || cur.StateStoreID == want.StateStoreID {
 				return &sink.OwnedError{Sink: sinkCtx, Job: want.Job, Version: want.Version, Owner: cur, UnknownRun: unknown}
 			}
-			// The job's, of another state store: refused if the location
-			// holds anything of it; if not, nothing can be read twice.
+			// The job's, of another state store whose history this state
+			// holds (`tidemark state copy` moved it here): this state
+			// knows the run that last published and has every version the
+			// record has seen, so nothing there is unknown to it. The
+			// record moves here; the other store, which does not know
+			// this store's runs, is refused once one of them publishes.
+			if cur.LastRun != "" && cur.Version <= want.Version {
+				known, err := knows(cur.LastRun)
+				if err != nil {
+					return err
+				}
+				if known {
+					log.Info("claiming the sink location for this state store: it holds the history of the one the record names "+
+						"(state copy)", "sink", sinkCtx, "previous_state_store", cur.StateStore, "last_run", cur.LastRun)
+					moved := want
+					moved.LastRun = cur.LastRun
+					return putOwner(ctx, s, moved)
+				}
+			}
+			// Refused if the location holds anything of it; if not,
+			// nothing can be read twice.
 			empty, err := holdsNothing(ctx, s)
 			if err != nil {
 				return err

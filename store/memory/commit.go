@@ -56,6 +56,12 @@ func (s *Store) commit(c store.Commit) (store.Head, error) {
 	if err != nil {
 		return store.Head{}, fmt.Errorf("encoding source states: %w", err)
 	}
+	cat := s.cat
+	if !c.Catalog.Empty() {
+		if cat, err = s.cat.next(c.Catalog, s.clock); err != nil {
+			return store.Head{}, fmt.Errorf("changing the catalog: %w", err)
+		}
+	}
 
 	// Everything is checked: from here on nothing fails.
 	if rec == nil {
@@ -64,6 +70,7 @@ func (s *Store) commit(c store.Commit) (store.Head, error) {
 		}
 		rec = j.byID[c.Run.RunID]
 	}
+	s.cat = cat
 	now := s.clock()
 	if c.Advance {
 		h = store.Head{Job: c.Job, Version: c.BaseVersion + 1, RunID: c.Run.RunID, UpdatedAt: now}

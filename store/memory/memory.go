@@ -39,6 +39,7 @@ type Store struct {
 	now  func() time.Time
 	id   store.Identity
 	jobs map[string]*jobState
+	cat  *catalogState
 }
 
 var (
@@ -57,7 +58,7 @@ func New(o Options) *Store {
 	if o.Name == "" {
 		loc = "memory://(unnamed " + id + ")"
 	}
-	return &Store{now: now, id: store.Identity{ID: id, Location: loc}, jobs: map[string]*jobState{}}
+	return &Store{now: now, id: store.Identity{ID: id, Location: loc}, jobs: map[string]*jobState{}, cat: newCatalogState()}
 }
 
 // randomID returns 16 random bytes in hex.

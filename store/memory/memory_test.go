@@ -20,3 +20,8 @@ func TestStoreClock(t *testing.T) {
 		return New(Options{Now: clock.Now})
 	})
 }
+
+func TestImport(t *testing.T) {
+	open := func(t *testing.T) store.Store { return New(Options{}) }
+	storetest.RunImport(t, open, open)
+}

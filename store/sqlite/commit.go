@@ -17,7 +17,8 @@ import (
 // Commit makes c durable in one transaction: it checks the fencing token
 // and (with Advance) the base version, writes the new bookmark version with
 // the full set of source states and the file records, finishes the run
-// record and stores the outputs and actions. On any error nothing changed.
+// record, stores the outputs and actions and applies the catalog changes.
+// On any error nothing changed.
 //
 // The run must be running: begun with BeginRun, or unknown, in which case
 // Commit records it (for library users that skip BeginRun). Sources, Added
@@ -107,6 +108,9 @@ func commit(ctx context.Context, tx *sql.Tx, c store.Commit) (store.Head, error)
 	}
 	if err := insertActions(ctx, tx, c.Job, c.Run.RunID, c.Actions); err != nil {
 		return store.Head{}, err
+	}
+	if err := applyCatalog(ctx, tx, c.Catalog, now); err != nil {
+		return store.Head{}, fmt.Errorf("changing the catalog: %w", err)
 	}
 	return h, nil
 }

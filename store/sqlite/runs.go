@@ -13,7 +13,7 @@ import (
 )
 
 // runColumns is the column list scanRun expects.
-const runColumns = `job, run_id, seq, attempt, mode, status, started_at, finished_at, version, undone, purged, summary, error`
+const runColumns = `job, run_id, seq, attempt, mode, status, started_at, finished_at, version, undone, purged, summary, error, host`
 
 // BeginRun inserts r as running with the next Seq of its job and its
 // Attempt: 1 + the failed runs since the job's last succeeded run. A run id
@@ -66,9 +66,9 @@ func insertRun(ctx context.Context, tx *sql.Tx, r store.Run) (store.Run, error) 
 		return store.Run{}, err
 	}
 	_, err = tx.ExecContext(ctx, `
-		INSERT INTO runs (job, run_id, seq, attempt, mode, status, started_at, summary)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.Job, r.RunID, r.Seq, r.Attempt, string(r.Mode), r.Status, nanos(r.StartedAt), sum)
+		INSERT INTO runs (job, run_id, seq, attempt, mode, status, started_at, summary, host)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.Job, r.RunID, r.Seq, r.Attempt, string(r.Mode), r.Status, nanos(r.StartedAt), sum, r.Host)
 	if err != nil {
 		return store.Run{}, err
 	}
@@ -187,7 +187,7 @@ func queryRuns(ctx context.Context, q querier, query string, args ...any) ([]sto
 			undone, purged    int64
 		)
 		err := rows.Scan(&r.Job, &r.RunID, &r.Seq, &r.Attempt, &mode, &r.Status, &started, &finished,
-			&r.Version, &undone, &purged, &sum, &r.Error)
+			&r.Version, &undone, &purged, &sum, &r.Error, &r.Host)
 		if err != nil {
 			return nil, err
 		}

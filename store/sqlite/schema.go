@@ -189,6 +189,43 @@ UPDATE source_states SET state = CAST(json_set(CAST(state AS TEXT),
 	`
 ALTER TABLE bookmark_versions ADD COLUMN requested_by TEXT NOT NULL DEFAULT '';
 `,
+	// 5: the data catalog (package catalog): databases, every version of
+	// each table, and partitions keyed by catalog.ValuesKey, whose byte
+	// order (a BLOB compares with memcmp) is the order Partitions yields.
+	`
+CREATE TABLE catalog_databases (
+	name        TEXT PRIMARY KEY,
+	description TEXT NOT NULL DEFAULT '',
+	created_at  INTEGER NOT NULL  -- Unix ns
+) STRICT;
+
+-- catalog_tables keeps every version of each table; a table's current
+-- version is its max version; a drop deletes them all.
+CREATE TABLE catalog_tables (
+	db_name    TEXT NOT NULL,
+	table_name TEXT NOT NULL,
+	version    INTEGER NOT NULL,
+	body       TEXT NOT NULL,  -- JSON catalog.Table (version and updated_at in their columns)
+	updated_at INTEGER NOT NULL,
+	PRIMARY KEY (db_name, table_name, version)
+) STRICT;
+
+CREATE TABLE catalog_partitions (
+	db_name    TEXT NOT NULL,
+	table_name TEXT NOT NULL,
+	key        BLOB NOT NULL,  -- catalog.ValuesKey(values)
+	vals       TEXT NOT NULL,  -- JSON array of the values
+	location   TEXT NOT NULL,
+	deprecated INTEGER NOT NULL DEFAULT 0,
+	updated_at INTEGER NOT NULL,
+	PRIMARY KEY (db_name, table_name, key)
+) STRICT;
+`,
+	// 6: the host identity that ran each run (store.Run.Host); '' for runs
+	// recorded before.
+	`
+ALTER TABLE runs ADD COLUMN host TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // migrate brings the schema to len(migrations) in one write transaction, so

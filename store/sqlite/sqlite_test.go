@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tidemark-etl/tidemark/store"
+	"github.com/tidemark-etl/tidemark/store/memory"
 	"github.com/tidemark-etl/tidemark/store/storetest"
 )
 
@@ -21,4 +22,9 @@ func openTemp(t *testing.T) *Store {
 
 func TestStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return openTemp(t) })
+}
+
+func TestImport(t *testing.T) {
+	storetest.RunImport(t, func(t *testing.T) store.Store { return openTemp(t) },
+		func(t *testing.T) store.Store { return memory.New(memory.Options{}) })
 }

@@ -64,6 +64,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"RunsSeqAttempt", testRunsSeqAttempt},
 		{"RunErrors", testRunErrors},
 		{"RunJobFile", testRunJobFile},
+		{"RunHost", testRunHost},
 		{"RunsPaging", testRunsPaging},
 		{"EachRun", testEachRun},
 		{"OutputsAndActions", testOutputsAndActions},
@@ -80,6 +81,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Stats", testStats},
 		{"LargeCommit", testLargeCommit},
 	}
+	tests = append(tests, catalogTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.fn(t, open(t))

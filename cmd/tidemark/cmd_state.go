@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tidemark-etl/tidemark/statecopy"
+	"github.com/tidemark-etl/tidemark/store"
+)
+
+// stateCopyOptions are the flags of state copy.
+type stateCopyOptions struct {
+	from, to, job string
+}
+
+func newStateCmd(g *globals) *cobra.Command {
+	c := &cobra.Command{Use: "state", Short: "Manage state stores"}
+	o := &stateCopyOptions{}
+	cp := &cobra.Command{
+		Use:   "copy --from URL --to URL [--job JOB]",
+		Short: "Copy jobs' whole state (every version, run and manifest) to another state store",
+		Long: "Copy a job's whole state — every bookmark version, every run with its input and output manifests, " +
+			"and the published, purged and undone marks, but no lease — from one state store to another, " +
+			"for example from SQLite to PostgreSQL or S3, so that the job goes on there without reprocessing. " +
+			"Without --job every job of the source is copied. The destination must hold no state of a copied job. " +
+			"Copy while no run of the job is going on, then point the job file's state: at the destination.",
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runStateCopy(cmd.Context(), g, o)
+		},
+	}
+	cp.Flags().StringVar(&o.from, "from", "", "the state store to copy from (a path or URL)")
+	cp.Flags().StringVar(&o.to, "to", "", "the state store to copy to (a path or URL; made if absent)")
+	cp.Flags().StringVar(&o.job, "job", "", "the job to copy (default: every job of the source)")
+	cp.Flags().BoolVar(&g.json, "json", false, "print what was copied as JSON on stdout")
+	c.AddCommand(cp)
+	return c
+}
+
+// runStateCopy is `tidemark state copy`.
+func runStateCopy(ctx context.Context, g *globals, o *stateCopyOptions) error {
+	if o.from == "" || o.to == "" {
+		return usageError{errors.New("state copy needs --from and --to")}
+	}
+	from, err := store.OpenExisting(ctx, o.from, true)
+	if err != nil {
+		return stateOpenError("source", o.from, err)
+	}
+	defer from.Close()
+	jobs, err := copyJobs(ctx, from, o)
+	if err != nil {
+		return err
+	}
+	to, err := store.Open(ctx, o.to)
+	if err != nil {
+		return stateOpenError("destination", o.to, err)
+	}
+	defer to.Close()
+	if fid, err1 := from.Identity(ctx); err1 == nil {
+		if tid, err2 := to.Identity(ctx); err2 == nil && fid.ID == tid.ID {
+			return usageError{fmt.Errorf("state copy: --from %s and --to %s are the same state store (id %s)",
+				store.Redact(o.from), store.Redact(o.to), fid.ID)}
+		}
+	}
+	if _, ok := to.(store.Importer); !ok {
+		return usageError{fmt.Errorf("state copy: the state store %s cannot import a job's history (%T has no import)",
+			store.Redact(o.to), to)}
+	}
+	// Every job is checked before any is written.
+	for _, job := range jobs {
+		if err := copyable(ctx, from, to, job, o); err != nil {
+			return err
+		}
+	}
+	var sums []statecopy.Summary
+	for _, job := range jobs {
+		sum, err := statecopy.Copy(ctx, from, to, job)
+		if err != nil {
+			return fmt.Errorf("copying job %q from %s to %s: %w", job, store.Redact(o.from), store.Redact(o.to), err)
+		}
+		sums = append(sums, sum)
+		fmt.Fprintf(os.Stderr, "copied job %s: %d versions (head %d), %d runs, %d file records, %d key ranges, %d outputs\n",
+			job, sum.Versions, sum.Head, sum.Runs, sum.Files, sum.Ranges, sum.Outputs)
+	}
+	fmt.Fprintf(os.Stderr, "copied %d jobs from %s to %s; point their job files' state: at %s before they run again\n",
+		len(sums), store.Redact(o.from), store.Redact(o.to), store.Redact(o.to))
+	if g.json {
+		if sums == nil {
+			sums = []statecopy.Summary{}
+		}
+		return json.NewEncoder(os.Stdout).Encode(sums)
+	}
+	return nil
+}
+
+// copyJobs is the jobs to copy: --job, or every job of the source.
+func copyJobs(ctx context.Context, from store.Store, o *stateCopyOptions) ([]string, error) {
+	lister, ok := from.(store.JobLister)
+	if o.job != "" {
+		if ok {
+			jobs, err := lister.Jobs(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("listing the jobs of %s: %w", store.Redact(o.from), err)
+			}
+			for _, j := range jobs {
+				if j == o.job {
+					return []string{o.job}, nil
+				}
+			}
+			return nil, &unknownJobError{job: o.job, location: store.Redact(o.from), origin: "--from", known: jobs}
+		}
+		return []string{o.job}, nil
+	}
+	if !ok {
+		return nil, usageError{fmt.Errorf("state copy: the state store %s cannot list its jobs; name one with --job", store.Redact(o.from))}
+	}
+	jobs, err := lister.Jobs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing the jobs of %s: %w", store.Redact(o.from), err)
+	}
+	if len(jobs) == 0 {
+		return nil, usageError{fmt.Errorf("state copy: the state store %s holds no jobs", store.Redact(o.from))}
+	}
+	return jobs, nil
+}
+
+// copyable refuses a job that a run is using in the source (its lease is
+// held) or that already has state in the destination.
+func copyable(ctx context.Context, from, to store.Store, job string, o *stateCopyOptions) error {
+	if lr, ok := from.(store.LeaseReader); ok {
+		l, held, err := lr.CurrentLease(ctx, job)
+		if err != nil {
+			return fmt.Errorf("reading the lease of job %q in %s: %w", job, store.Redact(o.from), err)
+		}
+		if held {
+			return &store.LeaseHeldError{Job: job, Token: l.Token, Holder: l.Holder, Expires: l.Expires}
+		}
+	}
+	head, err := to.Head(ctx, job)
+	if err != nil {
+		return fmt.Errorf("reading the bookmark of job %q in %s: %w", job, store.Redact(o.to), err)
+	}
+	runs, err := to.Runs(ctx, job, store.RunQuery{Limit: 1})
+	if err != nil {
+		return fmt.Errorf("reading the runs of job %q in %s: %w", job, store.Redact(o.to), err)
+	}
+	if head.Version > 0 || len(runs) > 0 {
+		return usageError{fmt.Errorf("state copy: job %q already has state in %s (bookmark version %d, runs recorded); "+
+			"a copy writes only into a store that holds nothing of the job, so nothing was copied", job, store.Redact(o.to), head.Version)}
+	}
+	return nil
+}
+
+// stateOpenError names which store could not be opened.
+func stateOpenError(which, loc string, err error) error {
+	err = fmt.Errorf("opening the %s state store %s: %w", which, store.Redact(loc), err)
+	if errors.Is(err, store.ErrNoState) {
+		return usageError{err}
+	}
+	return err
+}

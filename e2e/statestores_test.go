@@ -1,0 +1,43 @@
+package e2e
+
+import (
+	"path/filepath"
+	"testing"
+)
+
+// stateStore is a kind of state store the many-host, crash-matrix and
+// state-copy tests run against: url makes a new, empty one for a test and
+// returns its location for a job file's state: (and the environment the
+// commands need to reach it, if any).
+type stateStore struct {
+	name string
+	url  func(t *testing.T) (string, []string)
+}
+
+// stateStores are the state stores under test. A new backend is one line
+// here (store/postgres: a database of the test server; store/s3: a bucket
+// of the shared versitygw).
+var stateStores = []stateStore{
+	{"sqlite", func(t *testing.T) (string, []string) { return filepath.Join(t.TempDir(), "state.db"), nil }},
+}
+
+// eachStateStore runs body as a parallel subtest per state store.
+func eachStateStore(t *testing.T, body func(t *testing.T, ss stateStore)) {
+	t.Helper()
+	for _, ss := range stateStores {
+		t.Run(ss.name, func(t *testing.T) {
+			t.Parallel()
+			body(t, ss)
+		})
+	}
+}
+
+// stateOn makes a fixture whose job keeps its state in a new store of ss.
+func stateOn(t *testing.T, be backend, ss stateStore, o jobOpts) (*fixture, string) {
+	t.Helper()
+	url, env := ss.url(t)
+	o.top = append(o.top, "state: "+url)
+	f := newFixtureOn(t, be, o)
+	f.env = append(f.env, env...)
+	return f, url
+}
