@@ -9,7 +9,6 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/tidemark-etl/tidemark/catalog"
@@ -53,6 +52,8 @@ type tableRef struct {
 	Version  int64    `json:"version"`
 	Versions []string `json:"versions"`        // version objects, oldest first
 	Parts    string   `json:"parts,omitempty"` // the partition set object; "" for none
+	// PartitionKeys are the current version's, to check partitions.
+	PartitionKeys []catalog.Column `json:"partition_keys,omitempty"`
 }
 
 // catPending is a commit's reserved catalog change.
@@ -200,6 +201,9 @@ func (s *Store) updateRoot(ctx context.Context, change func(root *rootObj, busy 
 // them). ErrConflict on a stale Base, ErrNotFound for partitions of a
 // missing table, errCatalogBusy for a table an undecided commit holds.
 func (s *Store) compute(ctx context.Context, root *rootObj, busy map[string]bool, c catalog.Changes) (catApply, error) {
+	if err := c.Check(); err != nil {
+		return catApply{}, err
+	}
 	now, err := s.Now(ctx)
 	if err != nil {
 		return catApply{}, err
@@ -230,9 +234,16 @@ func (s *Store) compute(ctx context.Context, root *rootObj, busy map[string]bool
 		if err != nil {
 			return catApply{}, err
 		}
+		db := tc.Table.Database
+		if _, ok := root.Databases[db]; !ok && !slices.ContainsFunc(a.Databases, func(x catalog.Database) bool { return x.Name == db }) {
+			return catApply{}, fmt.Errorf("writing table %s.%s: database %s: %w", db, tc.Table.Name, db, catalog.ErrNotFound)
+		}
 		var have int64
 		if cur != nil {
 			have = cur.Version
+		}
+		if tc.Drop && have == 0 {
+			return catApply{}, fmt.Errorf("dropping table %s.%s: %w", db, tc.Table.Name, catalog.ErrNotFound)
 		}
 		if tc.Base != have {
 			return catApply{}, fmt.Errorf("table %s.%s is at version %d, the change was made against %d: %w",
@@ -248,7 +259,7 @@ func (s *Store) compute(ctx context.Context, root *rootObj, busy map[string]bool
 		if err := s.createJSON(ctx, key, t); err != nil {
 			return catApply{}, err
 		}
-		next := &tableRef{Database: t.Database, Name: t.Name, Version: t.Version, Versions: []string{key}}
+		next := &tableRef{Database: t.Database, Name: t.Name, Version: t.Version, Versions: []string{key}, PartitionKeys: t.PartitionKeys}
 		if cur != nil {
 			next.Versions = append(slices.Clone(cur.Versions), key)
 			next.Parts = cur.Parts
@@ -286,6 +297,9 @@ func (s *Store) compute(ctx context.Context, root *rootObj, busy map[string]bool
 			byValues[valuesKey(p.Values)] = p
 		}
 		for _, p := range adds[k] {
+			if err := catalog.CheckPartition(catalog.Table{Database: cur.Database, Name: cur.Name, PartitionKeys: cur.PartitionKeys}, p.Values); err != nil {
+				return catApply{}, err
+			}
 			p.UpdatedAt = now
 			byValues[valuesKey(p.Values)] = p
 		}
@@ -293,7 +307,7 @@ func (s *Store) compute(ctx context.Context, root *rootObj, busy map[string]bool
 			delete(byValues, valuesKey(p.Values))
 		}
 		list := slices.Collect(maps.Values(byValues))
-		slices.SortFunc(list, func(a, b catalog.Partition) int { return slices.Compare(a.Values, b.Values) })
+		slices.SortFunc(list, func(a, b catalog.Partition) int { return catalog.CompareValues(a.Values, b.Values) })
 		next := *cur
 		next.Parts = ""
 		if len(list) > 0 {
@@ -320,13 +334,7 @@ func mergeKeys[A, B any](a map[string]A, b map[string]B) map[string]bool {
 }
 
 // valuesKey makes partition values a map key.
-func valuesKey(vs []string) string {
-	parts := make([]string, len(vs))
-	for i, v := range vs {
-		parts[i] = esc(v)
-	}
-	return strings.Join(parts, "/")
-}
+func valuesKey(vs []string) string { return string(catalog.ValuesKey(vs)) }
 
 // readParts reads a partition set ("" is none).
 func (s *Store) readParts(ctx context.Context, key string) ([]catalog.Partition, error) {

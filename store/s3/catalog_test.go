@@ -104,7 +104,8 @@ func TestCatalogRace(t *testing.T) {
 	errs := make([]error, 8)
 	for i := range errs {
 		wg.Go(func() {
-			errs[i] = s.ApplyCatalog(t.Context(), catalog.Changes{Tables: []catalog.TableChange{{Table: table("sales", "t", fmt.Sprint(i))}}})
+			errs[i] = s.ApplyCatalog(t.Context(), catalog.Changes{Databases: []catalog.Database{{Name: "sales"}},
+				Tables: []catalog.TableChange{{Table: table("sales", "t", fmt.Sprint(i))}}})
 		})
 	}
 	wg.Wait()

@@ -1,8 +1,8 @@
 package s3
 
 import (
-	"errors"
 	"context"
+	"errors"
 	"sync"
 	"time"
 )

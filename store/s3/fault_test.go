@@ -60,7 +60,7 @@ func TestCommitFaults(t *testing.T) {
 			r.Status = store.StatusSucceeded
 			c := store.Commit{Job: "j", Token: l.Token, Advance: true, Run: r,
 				Sources: map[string]bookmark.SourceState{"src": {Kind: "files", Files: 2}},
-				Added: []store.FileRecord{{Ctx: "src", File: bookmark.File{Path: "a", Size: 1}}, {Ctx: "src", File: bookmark.File{Path: "b", Size: 2}}},
+				Added:   []store.FileRecord{{Ctx: "src", File: bookmark.File{Path: "a", Size: 1}}, {Ctx: "src", File: bookmark.File{Path: "b", Size: 2}}},
 				Outputs: []store.Output{{Sink: "out", Final: "part-0", Kind: "file", Root: "/o"}}}
 			h, err := s.Commit(ctx, c)
 			if err != nil {
