@@ -64,6 +64,10 @@ func (s *Store) readRun(ctx context.Context, job, runID string, h *headObj) (run
 	if err != nil {
 		return runObj{}, "", err
 	}
+	if h != nil && r.Run.Seq > h.Seq {
+		// Written by an import whose head is not there (yet, or ever).
+		return runObj{}, "", fmt.Errorf("run %s of job %q: %w", runID, job, store.ErrNotFound)
+	}
 	if h != nil {
 		for _, p := range h.Pending {
 			if p.RunID != runID {
