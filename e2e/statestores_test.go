@@ -19,6 +19,10 @@ type stateStore struct {
 // of the shared versitygw).
 var stateStores = []stateStore{
 	{"sqlite", func(t *testing.T) (string, []string) { return filepath.Join(t.TempDir(), "state.db"), nil }},
+	{"s3", func(t *testing.T) (string, []string) {
+		env := sharedS3(t)
+		return "s3://" + env.srv.NewBucket(t) + "/tidemark/", env.env()
+	}},
 }
 
 // eachStateStore runs body as a parallel subtest per state store.
