@@ -1,8 +1,16 @@
 package e2e
 
 import (
+	"context"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
+	objs3 "github.com/tidemark-etl/tidemark/objstore/s3"
+	"github.com/tidemark-etl/tidemark/store"
+	s3store "github.com/tidemark-etl/tidemark/store/s3"
 )
 
 // stateStore is a kind of state store the many-host, crash-matrix and
@@ -44,4 +52,27 @@ func stateOn(t *testing.T, be backend, ss stateStore, o jobOpts) (*fixture, stri
 	f := newFixtureOn(t, be, o)
 	f.env = append(f.env, env...)
 	return f, url
+}
+
+// openState opens an existing state store read-only in the test process,
+// with the environment env the commands get (an s3:// store takes its
+// endpoint, region and credentials from it, as the commands' AWS chain
+// does, since the test process has none of its own).
+func openState(ctx context.Context, url string, env []string) (store.Store, error) {
+	if !strings.HasPrefix(url, "s3://") {
+		return store.OpenExisting(ctx, url, true)
+	}
+	vars := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	endpoint := vars["AWS_ENDPOINT_URL_S3"]
+	if endpoint == "" {
+		endpoint = vars["AWS_ENDPOINT_URL"]
+	}
+	return s3store.Open(ctx, url, s3store.Options{ReadOnly: true, S3: objs3.Config{
+		Endpoint: endpoint, Region: vars["AWS_REGION"],
+		Credentials: credentials.NewStaticCredentialsProvider(vars["AWS_ACCESS_KEY_ID"], vars["AWS_SECRET_ACCESS_KEY"], ""),
+	}})
 }
