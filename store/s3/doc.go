@@ -63,7 +63,11 @@
 // renewal, estimated, plus the TTL). Another host takes it only once the
 // earliest the server's clock can read is past Expires; while the bounds
 // straddle Expires it asks the server again until they do not. Store.Now
-// is the middle of the bounds, never going back.
+// is the middle of the bounds, never going back; so a lease can be taken
+// up to half the bounds' width (under a second, and a round trip once
+// narrowed) before a full TTL has passed on the server since it was
+// written: a holder renews well before its TTL, and the fencing token,
+// not the clock, is what keeps a late holder from publishing.
 //
 // # Exact tracking's file set
 //
@@ -80,6 +84,19 @@
 // lists the target version's segments: since segments never change, that
 // is exactly the target's file set. A run's own segments are its input
 // manifest (RunInputs).
+//
+// # Import
+//
+// ImportJob (tidemark state copy) writes a job's history as immutable
+// objects and run records first and the job's head last: readers take
+// only the runs up to the head's Seq, so an import that fails part way is
+// invisible, and the job is still free for one that succeeds.
+//
+// # Catalog
+//
+// The catalog (catalog.Store) is one root object, catalog/root.json,
+// swapped with If-Match; see catalog.go for how a commit's catalog changes
+// become visible exactly when the commit's head swap makes the commit.
 //
 // # Probe
 //
