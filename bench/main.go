@@ -27,6 +27,11 @@
 //	         (versitygw) vs find | sort; state requests, commit latency, size
 //	serve    tidemark serve over 100 jobs × 1,000 runs in SQLite: p50/p99 of the
 //	         jobs list and a job's runs page, the server's RSS
+//	pg-state commit latency of the PostgreSQL state store vs SQLite, and the
+//	         state's size per 100k files
+//	crawl    tidemark crawl over 100k files in 1,000 partition folders: the first
+//	         crawl, then new_folders_only vs everything after one new folder
+//	         (time, files opened)
 //
 // The S3 scenarios start versitygw (from PATH, GOBIN or GOPATH/bin), the SQL
 // ones a throwaway PostgreSQL and MariaDB from the installed packages, as
@@ -106,6 +111,12 @@ type config struct {
 	ServeJobs     int
 	ServeRuns     int
 	ServeRequests int
+
+	PGStateCommits int
+	PGStateFiles   int
+	CrawlDirs      int
+	CrawlPerDir    int
+	CrawlSample    int
 
 	root string // module root
 	work string // scratch folder of this run
@@ -189,6 +200,12 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.ServeJobs, "serve-jobs", 100, "serve: jobs in the state store")
 	fs.IntVar(&c.ServeRuns, "serve-runs", 1000, "serve: runs per job")
 	fs.IntVar(&c.ServeRequests, "serve-requests", 200, "serve: timed requests per route")
+	fs.IntVar(&c.PGStateCommits, "pg-state-commits", 300, "pg-state: timed commits per store")
+	fs.IntVar(&c.PGStateFiles, "pg-state-files", 100_000, "pg-state: files of the commit whose state size is measured")
+
+	fs.IntVar(&c.CrawlDirs, "crawl-dirs", 1000, "crawl: partition folders")
+	fs.IntVar(&c.CrawlPerDir, "crawl-files-per-dir", 100, "crawl: tiny files per folder")
+	fs.IntVar(&c.CrawlSample, "crawl-sample", 10, "crawl: sample_files of the crawler")
 
 	// TMBENCH_<FLAG> sets a flag's default; the command line wins.
 	var envErr error
@@ -219,6 +236,8 @@ func parseFlags(args []string) (*config, error) {
 			"s3-objects": "2000", "s3-objects-per-day": "100",
 			"sql-rows": "50000", "sql-table-rows": "200000",
 			"serve-jobs": "10", "serve-runs": "100", "serve-requests": "50",
+			"pg-state-commits": "50", "pg-state-files": "10000",
+			"crawl-dirs": "50", "crawl-files-per-dir": "20",
 			"s3-state-big-dirs": "20",
 			"timeout":           "3m",
 		}
@@ -319,9 +338,11 @@ var (
 		"sql-extract":     benchSQLExtract,
 		"sql-incremental": benchSQLIncremental,
 		"serve":           benchServe,
+		"pg-state":        benchPGState,
+		"crawl":           benchCrawl,
 		"s3-state":        benchS3State,
 	}
-	scenarioNames = []string{"convert", "noop", "memory", "s3-convert", "s3-noop", "sql-extract", "sql-incremental", "convert-gz", "serve", "s3-state"}
+	scenarioNames = []string{"convert", "noop", "memory", "s3-convert", "s3-noop", "sql-extract", "sql-incremental", "convert-gz", "serve", "pg-state", "crawl", "s3-state"}
 )
 
 // build compiles tidemark (unless -tidemark names a binary) and the DuckDB

@@ -49,6 +49,9 @@ type SourceState struct {
 	Describe string `json:"describe,omitempty"`
 	// Schema is the schema inferred on the first run and applied later.
 	Schema []Column `json:"schema,omitempty"`
+	// SchemaVersions is the history of Schema: its first version and one
+	// per run that changed it (schema_evolution: add_new_columns).
+	SchemaVersions []SchemaVersion `json:"schema_versions,omitempty"`
 	// Tracking is the tracking mode the state was written with.
 	Tracking Tracking `json:"tracking,omitempty"`
 	// HighWater is the timestamp tracking's mark, Unix nanoseconds.

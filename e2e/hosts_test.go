@@ -119,6 +119,15 @@ func TestLostLeaseNeverPublishes(t *testing.T) {
 			if r.code == 0 {
 				break
 			}
+			if r.code == 1 && (strings.Contains(r.stderr, "locked") || strings.Contains(r.stderr, "busy")) {
+				// Stopped inside a write transaction of the state store, the
+				// stalled run holds its lock: let it finish that, then stop
+				// it again.
+				_ = stalled.cmd.Process.Signal(syscall.SIGCONT)
+				time.Sleep(20 * time.Millisecond)
+				_ = stalled.cmd.Process.Signal(syscall.SIGSTOP)
+				continue
+			}
 			if r.code != 3 || !strings.Contains(r.stderr, "stalled") {
 				t.Fatalf("run beside the stalled one: got exit %d, want 3 naming host stalled, then 0\n%v", r.code, r)
 			}

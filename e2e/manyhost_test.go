@@ -13,6 +13,7 @@ import (
 	"time"
 
 	_ "github.com/tidemark-etl/tidemark" // links the state store backends
+	"github.com/tidemark-etl/tidemark/internal/faultproxy"
 	"github.com/tidemark-etl/tidemark/store"
 )
 
@@ -46,8 +47,10 @@ func TestManyHosts(t *testing.T) {
 // manyHost is one host of the many-host test: its id, its environment and
 // the run it has going.
 type manyHost struct {
-	id  string
-	env []string
+	id    string
+	env   []string
+	flags []string          // extra run flags: --state through the host's proxy
+	proxy *faultproxy.Proxy // in front of the state store, when it has a server
 
 	mu      sync.Mutex
 	cur     *proc
@@ -62,6 +65,11 @@ func (h *manyHost) running() *proc {
 
 func testManyHosts(t *testing.T, ss stateStore, seed uint64) {
 	f, url := stateOn(t, onS3, ss, jobOpts{partitionBy: "-"})
+	var target string
+	var via func(addr string) (string, []string)
+	if ss.through != nil {
+		target, via = ss.through(url, f.env)
+	}
 	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
 
 	// The landing: a file every 100-300 ms.
@@ -91,6 +99,16 @@ func testManyHosts(t *testing.T, ss stateStore, seed uint64) {
 		if i == manySkewHost {
 			h.env = append(h.env, "TIDEMARK_TEST_CLOCK_SKEW=1h")
 		}
+		if via != nil {
+			p, err := faultproxy.Start(target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { p.Close() })
+			loc, env := via(p.Addr)
+			h.proxy, h.flags = p, []string{"--state", loc}
+			h.env = append(h.env, env...)
+		}
 		hosts[i] = h
 		wg.Add(1)
 		go func() {
@@ -100,21 +118,30 @@ func testManyHosts(t *testing.T, ss stateStore, seed uint64) {
 	}
 
 	// The controller: while files land, every 300-900 ms it kills a lease
-	// holder or stops one past its TTL.
+	// holder or stops one past its TTL (SIGSTOP, or through its proxy to
+	// the store: all its traffic held, or its connections cut).
 	var kills, stalls int
 	for landing.Load() {
 		time.Sleep(time.Duration(300+rng.IntN(600)) * time.Millisecond)
-		var busy []*proc
+		var busy []*manyHost
 		for _, h := range hosts {
 			if p := h.running(); p != nil && !p.exited() {
-				busy = append(busy, p)
+				busy = append(busy, h)
 			}
 		}
 		if len(busy) == 0 {
 			continue
 		}
-		p := busy[rng.IntN(len(busy))]
-		switch rng.IntN(3) {
+		h := busy[rng.IntN(len(busy))]
+		p := h.running()
+		if p == nil {
+			continue
+		}
+		actions := 3
+		if h.proxy != nil {
+			actions = 5
+		}
+		switch rng.IntN(actions) {
 		case 0:
 			if p.cmd.Process.Signal(syscall.SIGKILL) == nil {
 				kills++
@@ -125,6 +152,14 @@ func testManyHosts(t *testing.T, ss stateStore, seed uint64) {
 				time.Sleep(manyStall)
 				_ = p.cmd.Process.Signal(syscall.SIGCONT)
 			}
+		case 3:
+			stalls++
+			h.proxy.Hold()
+			time.Sleep(manyStall)
+			h.proxy.Release()
+		case 4:
+			stalls++
+			h.proxy.Cut()
 		}
 	}
 	<-landDone
@@ -162,7 +197,8 @@ func loopRuns(t *testing.T, f *fixture, h *manyHost, landing *atomic.Bool) {
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
 		stopped := !landing.Load()
-		p := startTidemark(t, f.cwd, f.environ(h.env), "run", f.jobPath, "--json", "--lease-ttl", manyTTL.String())
+		args := append([]string{"run", f.jobPath, "--json", "--lease-ttl", manyTTL.String()}, h.flags...)
+		p := startTidemark(t, f.cwd, f.environ(h.env), args...)
 		h.mu.Lock()
 		h.cur = p
 		h.mu.Unlock()

@@ -3,8 +3,12 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestStateCopy: `state copy` moves a job's whole state — a history with
@@ -87,8 +91,11 @@ func testStateCopy(t *testing.T, from, to stateStore) {
 
 	// A second copy into a store that has the job is refused, naming it.
 	r = f.tidemark(nil, "state", "copy", "--from", src, "--to", dst)
-	if r.code != 2 || !strings.Contains(r.stderr, `job "sales" already has state`) {
+	if r.code != 2 || !strings.Contains(r.stderr, `job "sales" (bookmark version`) || !strings.Contains(r.stderr, "already has state in this store") {
 		t.Errorf("copying again: got exit %d, want 2 saying the job already has state there\n%v", r.code, r)
+	}
+	if strings.Contains(r.stderr, "--help") {
+		t.Errorf("a refused copy points to --help, as if a flag were wrong\n%v", r)
 	}
 }
 
@@ -105,4 +112,50 @@ func jsonEqual(t *testing.T, a, b string) bool {
 	ja, _ := json.Marshal(va)
 	jb, _ := json.Marshal(vb)
 	return bytes.Equal(ja, jb)
+}
+
+// TestStateCopyRefused: state copy refuses, with exit 2 and a message
+// naming the problem, a source with no state, a copy onto the same store
+// and a job the source does not hold; and with exit 3 a job whose lease a
+// run holds. None of them writes anything.
+func TestStateCopyRefused(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, jobOpts{})
+	f.addCSVs("a", 1, 5)
+	f.mustRun()
+	src := f.stateFile()
+	dst := filepath.Join(t.TempDir(), "copy.db")
+	for _, c := range []struct {
+		what string
+		args []string
+		code int
+		says string
+	}{
+		{"no state at --from", []string{"--from", filepath.Join(t.TempDir(), "none.db"), "--to", dst}, 2, "no state store"},
+		{"the same store", []string{"--from", src, "--to", src}, 2, "are the same state store"},
+		{"an unknown job", []string{"--from", src, "--to", dst, "--job", "nosuch"}, 2, `"nosuch"`},
+		{"no --to", []string{"--from", src}, 2, "needs --from and --to"},
+	} {
+		r := f.tidemark(nil, append([]string{"state", "copy"}, c.args...)...)
+		if r.code != c.code || !strings.Contains(r.stderr, c.says) {
+			t.Errorf("state copy with %s: got exit %d, want %d saying %q\n%v", c.what, r.code, c.code, c.says, r)
+		}
+	}
+	if _, err := os.Stat(dst); err == nil {
+		if r := f.tidemark(nil, "runs", "sales", "--state", dst); r.code != 2 {
+			t.Errorf("a refused copy left state of the job in %s\n%v", dst, r)
+		}
+	}
+
+	f.addCSVs("b", 1, 5)
+	p := f.start([]string{"TIDEMARK_HOST_ID=busy-host", "TIDEMARK_FAULT=after-plan:sleep=2m"}, "run", f.jobPath)
+	p.waitFor(t, "fault: paused at after-plan", time.Minute)
+	r := f.tidemark(nil, "state", "copy", "--from", src, "--to", dst)
+	if r.code != 3 || !strings.Contains(r.stderr, "busy-host") {
+		t.Errorf("state copy of a job being run: got exit %d, want 3 naming the holder busy-host\n%v", r.code, r)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	f.check(p.wait(t))
 }

@@ -58,6 +58,10 @@ type Caps struct {
 	// its bytes on while they are written, and check them once Execute
 	// returned. "" when the engine promises nothing of the kind.
 	Growing string
+	// SchemaEvolution says the engine reads Source.SchemaEvolution's
+	// modes other than fail; a source that asks for one is refused with
+	// an engine that does not.
+	SchemaEvolution bool
 }
 
 // Reads reports whether the engine reads locations of scheme itself.

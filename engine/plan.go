@@ -35,7 +35,31 @@ type Source struct {
 	// types (a SQL table's extract, mapped from the database's types): they
 	// convert without loss, so the engine need not check each value.
 	Exact bool
+	// SchemaEvolution is what a file whose columns or values differ from
+	// Schema does (bookmark.Evolve*): "" or fail, as before it existed (a
+	// CSV header with a column the schema lacks, or lacking one, or a
+	// Parquet file of other columns or types, is an *InputError naming
+	// file and column); add_new_columns reads new columns and values that
+	// need a wider type (bookmark.Widens, bookmark.Wider) and reports the
+	// grown schema, giving NULL where a file lacks a column; rescue keeps
+	// Schema and adds the column RescuedColumn: a JSON object of column →
+	// original text for every column not in Schema and every value that
+	// does not fit its column's type (which is then NULL), with the file's
+	// Key under RescuedFileKey, NULL when the row has nothing to rescue;
+	// none keeps Schema, ignores new columns and gives NULL for missing
+	// ones. Except under fail, a file never fails for lacking a column; a
+	// type change that is not a widening fails naming file and column.
+	// With no Schema (a first run) the inferred schema plays its part.
+	SchemaEvolution string
 }
+
+// Names schema evolution's rescue adds.
+const (
+	// RescuedColumn is the VARCHAR column of rescued values (JSON).
+	RescuedColumn = "_rescued_data"
+	// RescuedFileKey is the key of the file's name in a rescued object.
+	RescuedFileKey = "_file"
+)
 
 // Transform is a named SQL view over sources and earlier transforms.
 type Transform struct {
@@ -81,7 +105,9 @@ type SourceResult struct {
 	Rows     int64
 	Rejected int64 // rows skipped or quarantined
 	// Schema is the schema the source was read with, in canonical
-	// bookmark.Type texts.
+	// bookmark.Type texts: with add_new_columns the grown schema (new
+	// columns after the old ones, widened types in place); never
+	// RescuedColumn.
 	Schema []bookmark.Column
 }
 
@@ -96,6 +122,11 @@ type StagedFile struct {
 type SinkResult struct {
 	Files []StagedFile
 	Rows  int64
+	// Schema is the columns of the rows written, partition columns
+	// included, in canonical bookmark.Type texts (nil: the engine does not
+	// tell). A sink that registers its table in the catalog takes its
+	// columns from it.
+	Schema []bookmark.Column
 }
 
 // Result is what Execute reports.

@@ -120,3 +120,7 @@ func Identifier(s string) bool { return identRE.MatchString(s) }
 // IsSet reports whether the duration was written in the job file (not a
 // default).
 func (d Duration) IsSet() bool { return d.set }
+
+// S3Settings checks the s3: settings under key (key "targets[0]" checks
+// "targets[0].s3"), as S3 does for the block's own.
+func (c *Check) S3Settings(key string, opts map[string]string) { c.v.s3Settings(c.key(key), opts) }

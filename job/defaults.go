@@ -41,6 +41,7 @@ func (s *Spec) ApplyDefaults() {
 	if s.Engine.Config != nil {
 		s.Engine.Config.ApplyDefaults(s)
 	}
+	s.crawlerDefaults()
 	for i := range s.Sources {
 		src := &s.Sources[i]
 		src.Kind = kindOf(sourceKinds, src.Kind, src.Config)

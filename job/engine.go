@@ -78,6 +78,9 @@ func (s *Spec) setLines() {
 		return
 	}
 	s.Engine.Line = s.lines("$.engine")
+	if s.Crawler != nil {
+		s.Crawler.Line = s.lines("$.crawler")
+	}
 	for i := range s.Sources {
 		s.Sources[i].Line = s.lines(fmt.Sprintf("$.sources[%d]", i))
 	}

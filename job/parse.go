@@ -56,29 +56,10 @@ func Parse(name string, data []byte) (*Spec, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, Errors{{File: name, Msg: "job file is empty"}}
 	}
-	file, err := parser.ParseBytes(data, 0)
-	if err != nil {
-		return nil, Errors{yamlError(name, err)}
-	}
 	var s Spec
-	var decodeErrs Errors
-	// A key written twice was refused by the parser above; what the decoder
-	// would take for one is a key that overrides a merge (`<<: *base`
-	// then `ctx: other`), which YAML allows.
-	if err := yaml.UnmarshalWithOptions(data, &s, yaml.DisallowUnknownField(), yaml.AllowDuplicateMapKey()); err != nil {
-		// Once more key by key, to report every such error at once.
-		s = Spec{}
-		// Aliases and merge keys need the whole document: then only the
-		// first error is reported.
-		plain := len(ast.FilterFile(ast.AliasType, file)) == 0 && len(ast.FilterFile(ast.MergeKeyType, file)) == 0
-		if len(file.Docs) > 0 && plain {
-			decodeErrs = decodeAll(name, file.Docs[0].Body, reflect.ValueOf(&s).Elem(), "$")
-		}
-		if len(decodeErrs) == 0 {
-			return nil, Errors{yamlError(name, err)}
-		}
-	} else if e := mergeAfterKeys(name, file); e != nil {
-		return nil, Errors{e}
+	file, decodeErrs, err := decodeDocument(name, data, &s)
+	if err != nil {
+		return nil, err
 	}
 	s.File = name
 	abs, err := filepath.Abs(name)
@@ -104,6 +85,38 @@ func Parse(name string, data []byte) (*Spec, error) {
 		return nil, errs
 	}
 	return &s, nil
+}
+
+// decodeDocument decodes a YAML document into v (a pointer to a struct of
+// yaml-tagged fields), every unknown key and value of the wrong type an
+// error with its line: decodeErrs, where decoding went on key by key. A
+// document that cannot be parsed, or whose errors could not be told key
+// by key, is err.
+func decodeDocument(name string, data []byte, v any) (file *ast.File, decodeErrs Errors, err error) {
+	file, err = parser.ParseBytes(data, 0)
+	if err != nil {
+		return nil, nil, Errors{yamlError(name, err)}
+	}
+	// A key written twice was refused by the parser above; what the decoder
+	// would take for one is a key that overrides a merge (`<<: *base`
+	// then `ctx: other`), which YAML allows.
+	if err := yaml.UnmarshalWithOptions(data, v, yaml.DisallowUnknownField(), yaml.AllowDuplicateMapKey()); err != nil {
+		// Once more key by key, to report every such error at once.
+		rv := reflect.ValueOf(v).Elem()
+		rv.Set(reflect.Zero(rv.Type()))
+		// Aliases and merge keys need the whole document: then only the
+		// first error is reported.
+		plain := len(ast.FilterFile(ast.AliasType, file)) == 0 && len(ast.FilterFile(ast.MergeKeyType, file)) == 0
+		if len(file.Docs) > 0 && plain {
+			decodeErrs = decodeAll(name, file.Docs[0].Body, rv, "$")
+		}
+		if len(decodeErrs) == 0 {
+			return nil, nil, Errors{yamlError(name, err)}
+		}
+	} else if e := mergeAfterKeys(name, file); e != nil {
+		return nil, nil, Errors{e}
+	}
+	return file, decodeErrs, nil
 }
 
 // mergeAfterKeys refuses a merge key (`<<: *base`) that follows other keys

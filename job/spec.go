@@ -34,6 +34,8 @@ type Spec struct {
 	Sinks []Sink `yaml:"sinks" doc:"required: the outputs, each a file sink or a SQL table (see Sinks below)"`
 	// IO bounds downloads and uploads of remote (S3) inputs and outputs.
 	IO IO `yaml:"io" doc:"bounds on the transfers of remote (S3) inputs and outputs"`
+	// Crawler is a crawler run before the sources are planned.
+	Crawler *Crawler `yaml:"crawler" doc:"optional: a crawler file's path (relative to the job file) or a crawler block inline, crawled into the job's state before its sources are planned (see Crawling)"`
 	// Lineage sends OpenLineage run events (START, COMPLETE, FAIL).
 	Lineage Lineage `yaml:"lineage" doc:"OpenLineage run events for every run; default: OPENLINEAGE_URL and OPENLINEAGE_API_KEY"`
 

@@ -30,6 +30,7 @@ func (s *Spec) Validate() error {
 		v.fail("$.bookmark", "%v", err)
 	}
 	v.engine(false)
+	v.crawler()
 	v.oneOf("$.on_bad_record", s.OnBadRecord, OnBadRecords)
 	if s.IO.Concurrency < 0 {
 		v.fail("$.io.concurrency", "must be positive")

@@ -82,7 +82,7 @@ func (b *Bookmarks) NewFiles(ctx context.Context, src job.Source) ([]bookmark.Fi
 		return nil, err
 	}
 	prev, has := b.states[src.Ctx]
-	p, err := fs.PlanFiles(ctx, source.Request{Job: b.job, Mode: bookmark.ModeEnable, State: b.st, Prev: prev, HasPrev: has,
+	p, err := fs.PlanFiles(ctx, source.Request{Job: b.job, Mode: bookmark.ModeEnable, State: b.st, Catalog: b.st, Prev: prev, HasPrev: has,
 		Now: time.Now()})
 	if err != nil {
 		return nil, err

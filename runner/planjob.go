@@ -79,7 +79,7 @@ func Plan(ctx context.Context, spec *job.Spec, opts RunOptions) (*PlanResult, er
 			return nil, err
 		}
 		prev, has := states[spec1.Ctx]
-		p, err := src.Plan(ctx, source.Request{Job: jobName, Mode: opts.Mode, State: st, Prev: prev, HasPrev: has,
+		p, err := src.Plan(ctx, source.Request{Job: jobName, Mode: opts.Mode, State: st, Catalog: st, Prev: prev, HasPrev: has,
 			RangeRuns: rangeIDs, AllowChange: opts.AllowSourceChange, Now: now, Count: true})
 		if err != nil {
 			src.Close()

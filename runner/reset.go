@@ -46,6 +46,9 @@ type ResetResult struct {
 	// published: replaced by a later overwrite, deleted by hand, or moved
 	// with the sink folder (then they are still there, at the new place).
 	Gone []string `json:"gone,omitempty"`
+	// CatalogDropped are the catalog partitions the purge emptied and the
+	// reset dropped, as DB.TABLE/key=value/...
+	CatalogDropped []string `json:"catalog_dropped,omitempty"`
 }
 
 // Reset clears or rewinds a job's bookmark under its lease, after rolling
@@ -102,6 +105,7 @@ func Reset(ctx context.Context, st store.Store, jobName string, opts ResetOption
 	if !opts.Purge {
 		return res, nil
 	}
+	emptied := map[string]bool{} // folders the purge left without files
 	// Runs undone by an earlier reset without purge are purged too.
 	for i := len(runs) - 1; i >= 0; i-- {
 		r := runs[i]
@@ -112,13 +116,16 @@ func Reset(ctx context.Context, st store.Store, jobName string, opts ResetOption
 		if err != nil {
 			return res, err
 		}
-		if err := purgeRun(ctx, jobName, r.RunID, outs, res, log); err != nil {
+		if err := purgeRun(ctx, jobName, r.RunID, outs, res, emptied, log); err != nil {
 			return res, err
 		}
 		if err := st.MarkPurged(ctx, jobName, lease.token(), r.RunID); err != nil {
 			return res, err
 		}
 		res.Purged = append(res.Purged, r.RunID)
+	}
+	if err := dropEmptied(ctx, st, emptied, res, log); err != nil {
+		return res, err
 	}
 	if len(res.Gone) > 0 {
 		log.Warn("files of the purged runs were not where they were published: replaced by a later overwrite, deleted by "+
@@ -148,7 +155,7 @@ const maxNamed = 5
 // purgeRun has every location the run's outputs are at delete them,
 // location by location, adding what was deleted (and what was already
 // gone) to res.
-func purgeRun(ctx context.Context, jobName, runID string, outs []store.Output, res *ResetResult, log *slog.Logger) error {
+func purgeRun(ctx context.Context, jobName, runID string, outs []store.Output, res *ResetResult, emptied map[string]bool, log *slog.Logger) error {
 	var keys []string
 	at := map[string][]store.Output{}
 	for _, o := range outs {
@@ -167,6 +174,9 @@ func purgeRun(ctx context.Context, jobName, runID string, outs []store.Output, r
 		loc.Close()
 		res.Deleted = append(res.Deleted, p.Deleted...)
 		res.Gone = append(res.Gone, p.Gone...)
+		for _, e := range p.Emptied {
+			emptied[e] = true
+		}
 		if err != nil {
 			return err
 		}

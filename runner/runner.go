@@ -63,7 +63,7 @@ func (r *runner) execute(ctx context.Context) error {
 	now := r.opts.now()
 	for _, src := range r.sources {
 		prev, has := states[src.Ctx()]
-		req := source.Request{Job: r.job, Mode: r.opts.Mode, State: r.st, Prev: prev, HasPrev: has,
+		req := source.Request{Job: r.job, Mode: r.opts.Mode, State: r.st, Catalog: r.st, Prev: prev, HasPrev: has,
 			AllowChange: r.opts.AllowSourceChange, Now: now, DiskBudget: max(budget, 1)}
 		if r.opts.From != "" {
 			req.RangeRuns = r.rangeIDs
@@ -142,6 +142,7 @@ func (r *runner) stage(ctx context.Context, res engine.Result, c *store.Commit) 
 		}
 		c.Outputs = append(c.Outputs, staged.Outputs...)
 		c.Actions = append(c.Actions, staged.Actions...)
+		c.Catalog = c.Catalog.Merge(staged.Catalog)
 		r.rec.Sinks[name] = staged.Count
 	}
 	return nil
@@ -234,7 +235,8 @@ func (r *runner) executeOnce(ctx context.Context, eng engine.Engine, last bool) 
 	for _, t := range r.spec.Transforms {
 		plan.Transforms = append(plan.Transforms, engine.Transform{Name: t.Key.(string), SQL: t.Value.(string)})
 	}
-	run := sink.Run{ID: r.rec.RunID, TempDir: r.stageDir, Concurrency: r.spec.IO.Concurrency, Engine: env.Caps, Log: r.log}
+	run := sink.Run{ID: r.rec.RunID, TempDir: r.stageDir, Concurrency: r.spec.IO.Concurrency, Engine: env.Caps, Log: r.log,
+		Catalog: r.st}
 	if r.opts.Progress != nil {
 		run.Progress = r.opts.Progress
 	}

@@ -25,6 +25,7 @@ import (
 	"log/slog"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/catalog"
 	"github.com/tidemark-etl/tidemark/engine"
 	"github.com/tidemark-etl/tidemark/store"
 )
@@ -63,6 +64,9 @@ type Run struct {
 	Engine   engine.Caps
 	Progress Progress
 	Log      *slog.Logger
+	// Catalog is the state store's catalog, for a sink that registers its
+	// table (it reads the table's current version to write the next).
+	Catalog catalog.Reader
 }
 
 // Progress receives upload progress (nil: none).
@@ -113,6 +117,11 @@ type Staged struct {
 	Outputs []store.Output
 	Actions []store.SinkAction
 	Count   store.Count
+	// Catalog is the catalog changes the run's commit applies for the
+	// sink (its table made or given new columns, the partitions it wrote,
+	// those an overwrite empties): applied in the same transaction as the
+	// run's commit, so the catalog is in step with the published files.
+	Catalog catalog.Changes
 }
 
 // Location is one place outputs were published to, opened from its
@@ -156,4 +165,8 @@ type StateReader interface {
 type Purged struct {
 	Deleted []string
 	Gone    []string
+	// Emptied are the folders the purge left without a file, named as the
+	// sink names its partitions' locations in the catalog: a reset drops
+	// the catalog partitions at these locations.
+	Emptied []string
 }

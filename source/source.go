@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/catalog"
 	"github.com/tidemark-etl/tidemark/engine"
 	"github.com/tidemark-etl/tidemark/store"
 )
@@ -63,6 +64,9 @@ type Request struct {
 	// Count asks for a preview that counts what is new (tidemark plan); a
 	// run reads instead of counting first.
 	Count bool
+	// Catalog is the state store's catalog, for sources that read a table
+	// by name (nil: none; such a source fails to plan).
+	Catalog catalog.Reader
 }
 
 // Plan is one source's part of one run. Its methods are called from the

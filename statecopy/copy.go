@@ -46,7 +46,7 @@ func Copy(ctx context.Context, from, to store.Store, job string) (Summary, error
 	if len(h.Runs) == 0 && len(h.Versions) == 0 {
 		return sum, fmt.Errorf("job %q: %w in the source state store", job, store.ErrNotFound)
 	}
-	if err := refuseExisting(ctx, to, job); err != nil {
+	if err := CheckDestination(ctx, to, job); err != nil {
 		return sum, err
 	}
 	if err := imp.ImportJob(ctx, h); err != nil {
@@ -67,9 +67,10 @@ func Copy(ctx context.Context, from, to store.Store, job string) (Summary, error
 	return sum, nil
 }
 
-// refuseExisting is store.ErrJobExists when the destination has a run or a
-// bookmark version of the job.
-func refuseExisting(ctx context.Context, to store.Store, job string) error {
+// CheckDestination returns an error wrapping store.ErrJobExists when the
+// destination has a run or a bookmark version of the job: a copy writes
+// only into a store that holds nothing of it. A read.
+func CheckDestination(ctx context.Context, to store.Store, job string) error {
 	head, err := to.Head(ctx, job)
 	if err != nil {
 		return fmt.Errorf("reading the destination's bookmark of job %q: %w", job, err)
@@ -79,7 +80,7 @@ func refuseExisting(ctx context.Context, to store.Store, job string) error {
 		return fmt.Errorf("reading the destination's runs of job %q: %w", job, err)
 	}
 	if head.Version > 0 || len(runs) > 0 {
-		return fmt.Errorf("job %q (bookmark version %d, %d+ runs): %w", job, head.Version, len(runs), store.ErrJobExists)
+		return fmt.Errorf("job %q (bookmark version %d, runs recorded): %w", job, head.Version, store.ErrJobExists)
 	}
 	return nil
 }

@@ -79,6 +79,10 @@ func runBookmarkShow(ctx context.Context, g *globals, arg string) error {
 			fmt.Printf(", high-water %s, %d in band", time.Unix(0, s.HighWater).UTC().Format(time.RFC3339Nano), len(s.Band))
 		}
 		fmt.Println()
+		if n := len(s.SchemaVersions); n > 0 {
+			last := s.SchemaVersions[n-1]
+			fmt.Printf("    schema version %d of run %s\n", last.Version, orNone(last.RunID))
+		}
 		for _, c := range s.Schema {
 			fmt.Printf("      %s %s\n", c.Name, c.Type)
 		}
@@ -95,6 +99,9 @@ func runBookmarkReset(ctx context.Context, g *globals, ro tidemark.ResetOptions,
 	defer st.Close()
 	ro.Logger = g.logger()
 	ro.By = cliActor()
+	if ro.HostID, err = hostID(""); err != nil {
+		return err
+	}
 	res, err := tidemark.Reset(ctx, st, name, ro)
 	if err != nil {
 		return err

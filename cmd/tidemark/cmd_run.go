@@ -145,6 +145,9 @@ func runJob(ctx context.Context, g *globals, o *runOptions, path string, log *sl
 	obs, flush := startLineage(spec, log)
 	defer flush()
 	ro.Observer = obs
+	if err := crawlBeforeRun(ctx, g, spec, log); err != nil {
+		return spec, nil, err
+	}
 	res, err := tidemark.Run(ctx, spec, ro)
 	return spec, res, err
 }

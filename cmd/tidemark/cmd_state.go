@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tidemark-etl/tidemark"
 	"github.com/tidemark-etl/tidemark/statecopy"
 	"github.com/tidemark-etl/tidemark/store"
 )
@@ -45,7 +46,7 @@ func newStateCmd(g *globals) *cobra.Command {
 // runStateCopy is `tidemark state copy`.
 func runStateCopy(ctx context.Context, g *globals, o *stateCopyOptions) error {
 	if o.from == "" || o.to == "" {
-		return usageError{errors.New("state copy needs --from and --to")}
+		return usageError{errors.New("state copy needs --from and --to")} // a flag error: the hint says --help
 	}
 	from, err := store.OpenExisting(ctx, o.from, true)
 	if err != nil {
@@ -63,12 +64,12 @@ func runStateCopy(ctx context.Context, g *globals, o *stateCopyOptions) error {
 	defer to.Close()
 	if fid, err1 := from.Identity(ctx); err1 == nil {
 		if tid, err2 := to.Identity(ctx); err2 == nil && fid.ID == tid.ID {
-			return usageError{fmt.Errorf("state copy: --from %s and --to %s are the same state store (id %s)",
+			return refused{fmt.Errorf("state copy: --from %s and --to %s are the same state store (id %s)",
 				store.Redact(o.from), store.Redact(o.to), fid.ID)}
 		}
 	}
 	if _, ok := to.(store.Importer); !ok {
-		return usageError{fmt.Errorf("state copy: the state store %s cannot import a job's history (%T has no import)",
+		return refused{fmt.Errorf("state copy: the state store %s cannot import a job's history (%T has no import)",
 			store.Redact(o.to), to)}
 	}
 	// Every job is checked before any is written.
@@ -117,14 +118,14 @@ func copyJobs(ctx context.Context, from store.Store, o *stateCopyOptions) ([]str
 		return []string{o.job}, nil
 	}
 	if !ok {
-		return nil, usageError{fmt.Errorf("state copy: the state store %s cannot list its jobs; name one with --job", store.Redact(o.from))}
+		return nil, refused{fmt.Errorf("state copy: the state store %s cannot list its jobs; name one with --job", store.Redact(o.from))}
 	}
 	jobs, err := lister.Jobs(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("listing the jobs of %s: %w", store.Redact(o.from), err)
 	}
 	if len(jobs) == 0 {
-		return nil, usageError{fmt.Errorf("state copy: the state store %s holds no jobs", store.Redact(o.from))}
+		return nil, refused{fmt.Errorf("state copy: the state store %s holds no jobs", store.Redact(o.from))}
 	}
 	return jobs, nil
 }
@@ -141,26 +142,29 @@ func copyable(ctx context.Context, from, to store.Store, job string, o *stateCop
 			return &store.LeaseHeldError{Job: job, Token: l.Token, Holder: l.Holder, Expires: l.Expires}
 		}
 	}
-	head, err := to.Head(ctx, job)
-	if err != nil {
-		return fmt.Errorf("reading the bookmark of job %q in %s: %w", job, store.Redact(o.to), err)
-	}
-	runs, err := to.Runs(ctx, job, store.RunQuery{Limit: 1})
-	if err != nil {
-		return fmt.Errorf("reading the runs of job %q in %s: %w", job, store.Redact(o.to), err)
-	}
-	if head.Version > 0 || len(runs) > 0 {
-		return usageError{fmt.Errorf("state copy: job %q already has state in %s (bookmark version %d, runs recorded); "+
-			"a copy writes only into a store that holds nothing of the job, so nothing was copied", job, store.Redact(o.to), head.Version)}
+	if err := statecopy.CheckDestination(ctx, to, job); err != nil {
+		if errors.Is(err, store.ErrJobExists) {
+			return refused{fmt.Errorf("state copy into %s: %w; a copy writes only into a store that holds nothing of the job, "+
+				"so nothing was copied", store.Redact(o.to), err)}
+		}
+		return fmt.Errorf("state copy into %s: %w", store.Redact(o.to), err)
 	}
 	return nil
 }
+
+// refused is a copy refused before anything was written: exit 2, like a
+// usage error, without the hint to read --help.
+type refused struct{ err error }
+
+func (e refused) Error() string        { return e.err.Error() }
+func (e refused) Unwrap() error        { return e.err }
+func (e refused) Is(target error) bool { return target == tidemark.ErrUsage }
 
 // stateOpenError names which store could not be opened.
 func stateOpenError(which, loc string, err error) error {
 	err = fmt.Errorf("opening the %s state store %s: %w", which, store.Redact(loc), err)
 	if errors.Is(err, store.ErrNoState) {
-		return usageError{err}
+		return refused{err}
 	}
 	return err
 }

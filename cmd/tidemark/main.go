@@ -22,6 +22,7 @@ import (
 	_ "github.com/tidemark-etl/tidemark/objstore/local"
 	_ "github.com/tidemark-etl/tidemark/objstore/s3"
 	"github.com/tidemark-etl/tidemark/store"
+	_ "github.com/tidemark-etl/tidemark/store/postgres"
 	_ "github.com/tidemark-etl/tidemark/store/s3"
 	_ "github.com/tidemark-etl/tidemark/store/sqlite"
 )
@@ -86,7 +87,7 @@ func run(args []string) int {
 		return nil
 	}
 	root.AddCommand(newRunCmd(g), newPlanCmd(g), newRunsCmd(g), newBookmarkCmd(g), newServeCmd(g), newVersionCmd())
-	root.AddCommand(newStateCmd(g))
+	root.AddCommand(newStateCmd(g), newCrawlCmd(g), newCatalogCmd(g))
 	root.SetArgs(args)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	cmd, err := root.ExecuteContextC(ctx)

@@ -141,13 +141,24 @@ func (r *reader) mapHeader(names []string, key string) ([]bookmark.Column, error
 	}
 	used := make([]bool, len(r.data))
 	cols := make([]bookmark.Column, 0, len(names))
+	extra := map[string]bool{}
 	for _, n := range names {
 		i, ok := byLower[strings.ToLower(n)]
+		if !ok && r.evolving() {
+			// A new column: evolve.go decides what it becomes.
+			if extra[strings.ToLower(n)] {
+				return nil, &engine.InputError{Source: r.src.Ctx, File: key, Line: 1, Column: n,
+					Msg: fmt.Sprintf("the header names column %s twice", clip(n))}
+			}
+			extra[strings.ToLower(n)] = true
+			cols = append(cols, bookmark.Column{Name: n, Type: "VARCHAR"})
+			continue
+		}
 		if !ok {
 			return nil, &engine.InputError{Source: r.src.Ctx, File: key, Line: 1, Column: n,
 				Msg: fmt.Sprintf("the header has column %s, which is not in the source's schema %s "+
-					"(files are matched to the schema by column name; a new column needs a new source ctx "+
-					"or a bookmark reset until schema evolution exists)", clip(n), schemaNames(r.data))}
+					"(files are matched to the schema by column name; set the source's schema_evolution to "+
+					"add_new_columns, rescue or none to read new columns)", clip(n), schemaNames(r.data))}
 		}
 		if used[i] {
 			return nil, &engine.InputError{Source: r.src.Ctx, File: key, Line: 1, Column: n,
@@ -157,7 +168,7 @@ func (r *reader) mapHeader(names []string, key string) ([]bookmark.Column, error
 		cols = append(cols, r.data[i])
 	}
 	for i, u := range used {
-		if !u {
+		if !u && !r.evolving() { // evolving: a missing column is NULL
 			return nil, &engine.InputError{Source: r.src.Ctx, File: key, Line: 1, Column: r.data[i].Name,
 				Msg: fmt.Sprintf("the header lacks column %s of the source's schema %s", r.data[i].Name, schemaNames(r.data))}
 		}

@@ -162,7 +162,7 @@ func (e *Engine) Execute(ctx context.Context, p engine.Plan) (engine.Result, err
 // in: the runner brings s3:// inputs to local files, and uploads staged
 // output, itself.
 func (e *Engine) Capabilities() engine.Caps {
-	return engine.Caps{Read: []string{"file"}, Write: []string{"file"}, Pipes: true, Growing: singleFile + "."}
+	return engine.Caps{Read: []string{"file"}, Write: []string{"file"}, Pipes: true, Growing: singleFile + ".", SchemaEvolution: true}
 }
 
 // Close closes the database and removes the spill folder New created.

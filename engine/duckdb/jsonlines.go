@@ -67,6 +67,9 @@ func jsonPointer(key string) string {
 func (r *reader) lineOK() string {
 	checks := []string{"json_type(line) = 'OBJECT'"}
 	for _, c := range r.data {
+		if r.lineRescued(c.Name) {
+			continue // never rejects: rescued when it does not fit
+		}
 		v := fmt.Sprintf("json_extract(line, %s)", literal(jsonPointer(c.Name)))
 		typ, _ := json.Marshal(c.Type)
 		conv := fmt.Sprintf("TRY(json_transform_strict(%s, %s)) IS NOT NULL", v, literal(string(typ)))
@@ -92,19 +95,20 @@ func (x *execution) materializeJSONLines(ctx context.Context, r *reader, table s
 	if _, err := x.c.ExecContext(ctx, q); err != nil {
 		return wrap(ctx, err, x.readers, "reading source %s", r.src.Ctx)
 	}
-	structure := make([]string, len(r.data))
-	fields := make([]string, 0, len(r.data)+len(r.hive))
-	for i, c := range r.data {
+	var structure []string
+	for _, c := range r.data {
+		if r.lineRescued(c.Name) {
+			continue
+		}
 		k, _ := json.Marshal(c.Name)
 		t, _ := json.Marshal(c.Type)
-		structure[i] = string(k) + ": " + string(t)
-		fields = append(fields, fmt.Sprintf("%s.%s AS %s", ident(internalPrefix+"_row"), ident(c.Name), ident(c.Name)))
+		structure = append(structure, string(k)+": "+string(t))
 	}
-	for _, h := range r.hive {
-		fields = append(fields, ident(h.Name))
+	if len(structure) == 0 { // every column rescued: a struct needs a field
+		structure = []string{`"` + internalPrefix + `_none": "VARCHAR"`}
 	}
 	q = fmt.Sprintf("CREATE TEMP TABLE %s AS SELECT %s FROM (SELECT json_transform(line, %s) AS %s, * FROM %s WHERE ok)",
-		table, strings.Join(fields, ", "), literal("{"+strings.Join(structure, ", ")+"}"), ident(internalPrefix+"_row"), lines)
+		table, strings.Join(r.linesFields(internalPrefix+"_row"), ", "), literal("{"+strings.Join(structure, ", ")+"}"), ident(internalPrefix+"_row"), lines)
 	if _, err := x.c.ExecContext(ctx, q); err != nil {
 		return wrap(ctx, err, x.readers, "converting source %s", r.src.Ctx)
 	}

@@ -64,9 +64,20 @@ func (r *reader) checkParquet(ctx context.Context, c *sql.Conn) (int64, error) {
 		if err != nil {
 			return 0, wrap(ctx, err, []*reader{r}, "source %s: reading schema", r.src.Ctx)
 		}
+		if r.evolving() {
+			if err := r.evolveParquet(file, cols); err != nil {
+				return 0, err
+			}
+			continue
+		}
 		if col, msg := schemaDiff(cols, r.data); msg != "" {
 			return 0, &engine.InputError{Source: r.src.Ctx, File: r.in.keyOf(file), Column: col,
 				Msg: msg + " (schema differs from the source's)"}
+		}
+	}
+	if r.evolving() {
+		if err := r.parquetChunks(ctx, c); err != nil {
+			return 0, err
 		}
 	}
 	return rows, nil

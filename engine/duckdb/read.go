@@ -33,6 +33,11 @@ type reader struct {
 	checked map[string]*valueCheck
 	// table is the table a kept read filled (see selectSQL).
 	table string
+	// extra are the columns a rescuing JSON source reads besides the
+	// schema's (evolve.go); allText reads every column as text (the
+	// widening pass).
+	extra   []bookmark.Column
+	allText bool
 }
 
 // schema is the full schema the view exposes, in DuckDB types: file
@@ -94,8 +99,11 @@ func (r *reader) readCall(paths []string, cols []bookmark.Column, chunk int, hiv
 	case "parquet":
 		fmt.Fprintf(&b, "read_parquet(%s", pathList(paths))
 		b.WriteString(namedArgs(r.opts, nil))
+		if r.evolving() {
+			b.WriteString(", union_by_name=true")
+		}
 	}
-	if r.checked != nil && !hiveAuto {
+	if r.needsFile() && !hiveAuto {
 		fmt.Fprintf(&b, ", filename=%s", literal(fileColumn))
 	}
 	b.WriteString(r.hiveArgs(hiveAuto))
@@ -105,13 +113,15 @@ func (r *reader) readCall(paths []string, cols []bookmark.Column, chunk int, hiv
 
 // readTypes are the types cols are read with: checked columns as text.
 func (r *reader) readTypes(cols []bookmark.Column, hiveAuto bool) []bookmark.Column {
-	if r.checked == nil || hiveAuto {
+	if hiveAuto || (r.checked == nil && !r.allText && !r.rescuing()) {
 		return cols
 	}
+	known := r.dataIndex()
 	out := make([]bookmark.Column, len(cols))
 	for i, c := range cols {
 		out[i] = c
-		if r.checked[c.Name] != nil {
+		_, inSchema := known[strings.ToLower(c.Name)]
+		if r.allText || r.checked[c.Name] != nil || (r.rescuing() && (!inSchema || r.rescuable(c))) {
 			out[i].Type = "VARCHAR"
 			if r.src.Format == "json" {
 				out[i].Type = "JSON"
@@ -157,12 +167,23 @@ func (r *reader) selectSQL(l *linker, keep bool) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("SELECT * FROM read_csv(%s, columns=%s, header=false, auto_detect=false)",
-			literal(empty), columnsArg(cols)), nil
+		rescued := ""
+		if r.rescuing() {
+			rescued = ", CAST(NULL AS VARCHAR) AS " + ident(engine.RescuedColumn)
+		}
+		return fmt.Sprintf("SELECT *%s FROM read_csv(%s, columns=%s, header=false, auto_detect=false)",
+			rescued, literal(empty), columnsArg(cols)), nil
 	}
 	parts := make([]string, len(chunks))
 	for i, c := range chunks {
-		parts[i] = fmt.Sprintf("SELECT %s FROM %s", r.selectList(keep), r.readCall(c.paths, c.cols, i, false))
+		list, from := r.selectList(keep), r.readCall(c.paths, c.cols, i, false)
+		if r.evolving() {
+			list = r.evolvedList(&chunks[i], keep)
+			if fits := r.fitColumns(&chunks[i]); r.rescuing() && r.src.Format != "parquet" && len(fits) > 0 {
+				from = fmt.Sprintf("(SELECT *, %s FROM %s)", strings.Join(fits, ", "), from)
+			}
+		}
+		parts[i] = fmt.Sprintf("SELECT %s FROM %s", list, from)
 	}
 	return strings.Join(parts, "\nUNION ALL\n"), nil
 }

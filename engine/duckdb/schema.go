@@ -41,6 +41,11 @@ func (r *reader) settleSchema(ctx context.Context, c *sql.Conn) error {
 	if err := r.groupByHeader(ctx, c); err != nil {
 		return err
 	}
+	if r.evolving() && r.src.Format != "parquet" && !r.src.Stream {
+		if err := r.evolveText(ctx, c); err != nil {
+			return err
+		}
+	}
 	r.settleChecks()
 	return r.checkHiveValues(ctx, c)
 }
@@ -52,6 +57,10 @@ func (r *reader) inferSchema(ctx context.Context, c *sql.Conn) error {
 		return nil
 	}
 	sample := spread(r.in.paths, sampleFiles)
+	union := ""
+	if r.evolving() {
+		union = ", union_by_name=true" // files may differ: the sample's columns, all of them
+	}
 	var q string
 	switch r.src.Format {
 	case "csv":
@@ -59,13 +68,13 @@ func (r *reader) inferSchema(ctx context.Context, c *sql.Conn) error {
 		// sniffs ~5x slower when both are set (380 ms instead of 75 ms
 		// for 20 files of 100,000 rows), and types come out the same.
 		quote, _ := r.dialect.str("quote")
-		q = fmt.Sprintf("SELECT * FROM read_csv(%s, files_to_sniff=-1, ignore_errors=true%s%s, hive_partitioning=false)",
-			pathList(sample),
+		q = fmt.Sprintf("SELECT * FROM read_csv(%s, files_to_sniff=-1, ignore_errors=true%s%s%s, hive_partitioning=false)",
+			pathList(sample), union,
 			namedArgs(r.dialect, func(o option) bool { return o.name == "escape" && o.value == quote }),
 			namedArgs(r.opts, func(o option) bool { return r.dialect.has(o.name) }))
 	case "json":
-		q = fmt.Sprintf("SELECT * FROM read_json(%s, format='newline_delimited', maximum_sample_files=%d, ignore_errors=true%s, hive_partitioning=false)",
-			pathList(sample), sampleFiles, namedArgs(r.opts, nil))
+		q = fmt.Sprintf("SELECT * FROM read_json(%s, format='newline_delimited', maximum_sample_files=%d, ignore_errors=true%s%s, hive_partitioning=false)",
+			pathList(sample), sampleFiles, union, namedArgs(r.opts, nil))
 	case "parquet":
 		q = fmt.Sprintf("SELECT * FROM read_parquet(%s%s, hive_partitioning=false)",
 			pathList(sample[:1]), namedArgs(r.opts, nil))

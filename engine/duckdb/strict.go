@@ -256,7 +256,7 @@ const (
 // settleChecks decides which of the source's columns are checked.
 func (r *reader) settleChecks() {
 	r.checked = nil
-	if (r.src.Format == "csv" || r.src.Format == "json") && !r.src.Exact {
+	if (r.src.Format == "csv" || r.src.Format == "json") && !r.src.Exact && !r.rescuing() {
 		r.checked = checks(r.data, r.src.Format, r.opts, r.dialect)
 	}
 }
@@ -299,28 +299,36 @@ func (r *reader) selectList(keep bool) string {
 	parts := make([]string, 0, len(cols)+2)
 	var bad []string
 	for _, col := range cols {
-		c := r.checked[col.Name]
-		switch {
-		case c == nil:
-			parts = append(parts, ident(col.Name))
-		case keep:
-			parts = append(parts, ident(col.Name))
-			bad = append(bad, fmt.Sprintf("WHEN NOT %s THEN %s", r.fitsSQL(col.Name, c), literal(col.Name)))
-		default:
-			t := r.textSQL(col.Name)
-			raise := fmt.Sprintf("error(%s || chr(31) || %s || chr(31) || %s || chr(31) || left(coalesce(%s, %s::VARCHAR), %d))",
-				literal(badMarker), ident(fileColumn), literal(col.Name), t, ident(col.Name), maxValueText)
-			// One conversion per value; the check of a value that did
-			// not convert runs only then (coalesce is lazy).
-			conv := fmt.Sprintf("CASE WHEN %s THEN NULL ELSE %s END", c.lossySQL(t), c.tryCastSQL(t))
-			parts = append(parts, fmt.Sprintf("coalesce(%s, CASE WHEN %s IS NULL THEN NULL ELSE %s END) AS %s",
-				conv, ident(col.Name), raise, ident(col.Name)))
+		expr, b := r.columnExpr(col, keep)
+		parts = append(parts, expr)
+		if b != "" {
+			bad = append(bad, b)
 		}
 	}
 	if keep {
 		parts = append(parts, "CASE "+strings.Join(bad, " ")+" END AS "+ident(badColumn), ident(fileColumn))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// columnExpr is one column of selectList, and with keep its WHEN branch of
+// badColumn ("" when the column is not checked).
+func (r *reader) columnExpr(col bookmark.Column, keep bool) (expr, bad string) {
+	c := r.checked[col.Name]
+	switch {
+	case c == nil:
+		return ident(col.Name), ""
+	case keep:
+		return ident(col.Name), fmt.Sprintf("WHEN NOT %s THEN %s", r.fitsSQL(col.Name, c), literal(col.Name))
+	}
+	t := r.textSQL(col.Name)
+	raise := fmt.Sprintf("error(%s || chr(31) || %s || chr(31) || %s || chr(31) || left(coalesce(%s, %s::VARCHAR), %d))",
+		literal(badMarker), ident(fileColumn), literal(col.Name), t, ident(col.Name), maxValueText)
+	// One conversion per value; the check of a value that did
+	// not convert runs only then (coalesce is lazy).
+	conv := fmt.Sprintf("CASE WHEN %s THEN NULL ELSE %s END", c.lossySQL(t), c.tryCastSQL(t))
+	return fmt.Sprintf("coalesce(%s, CASE WHEN %s IS NULL THEN NULL ELSE %s END) AS %s",
+		conv, ident(col.Name), raise, ident(col.Name)), ""
 }
 
 // keptView selects from a table filled by a kept read the rows whose values

@@ -67,6 +67,7 @@ func (x *execution) writeSink(ctx context.Context, s *engine.Sink) (engine.SinkR
 	if err != nil {
 		return res, err
 	}
+	res.Schema = modelColumns(cols)
 
 	query := "SELECT * FROM " + ident(s.From)
 	if s.Format == "json" {

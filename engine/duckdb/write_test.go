@@ -51,6 +51,9 @@ func TestPartitionedOutput(t *testing.T) {
 			})
 			equal(t, "sink rows", res.Sinks["snk"].Rows, 6)
 			equal(t, "source rows", res.Sources["sales"].Rows, 6)
+			// The schema written, partition column included, for a sink
+			// that registers its table in the catalog.
+			equal(t, "sink schema", fmt.Sprint(res.Sinks["snk"].Schema), "[{id BIGINT} {product VARCHAR} {amount BIGINT}]")
 		})
 	}
 }

@@ -42,6 +42,9 @@ func Run(t *testing.T, c Config) {
 	t.Run("Split", s.testSplit)
 	t.Run("BadRecords", s.testBadRecords)
 	t.Run("Locations", s.testLocations)
+	t.Run("EvolveCSV", s.evolving(s.testEvolveCSV))
+	t.Run("EvolveJSON", s.evolving(s.testEvolveJSON))
+	t.Run("EvolveParquet", s.evolving(s.testEvolveParquet))
 }
 
 type suite struct{ c Config }

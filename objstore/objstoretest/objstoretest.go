@@ -39,6 +39,7 @@ func Run(t *testing.T, newStore func(t *testing.T) objstore.Store) {
 		{"OddKeys", testOddKeys},
 		{"CreateOnce", testCreateOnce},
 		{"ListTrace", testListTrace},
+		{"ReadRange", testReadRange},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newStore(t)) })

@@ -37,6 +37,15 @@ type Config struct {
 	Mode string `yaml:"mode" doc:"append | overwrite | overwrite_partitions (replaces the partitions a run writes)"`
 	// S3 overrides the S3 settings for this sink, as for sources.
 	S3 map[string]string `yaml:"s3" doc:"S3 settings for this sink, as for sources"`
+	// Catalog registers the sink's table in the data catalog.
+	Catalog CatalogTarget `yaml:"catalog" doc:"the catalog table the sink keeps in step with its files"`
+}
+
+// CatalogTarget is a file sink's catalog: block (Glue's enableUpdateCatalog
+// with partitionKeys): the table the sink's folder is.
+type CatalogTarget struct {
+	Table  string `yaml:"table" doc:"DB.TABLE: the catalog table the sink's folder is"`
+	Update bool   `yaml:"update" doc:"true: the run's commit creates the table from the output's schema when it is missing, adds new columns as a new table version and registers the partitions written (a reset with --purge-output drops those it empties)"`
 }
 
 // ApplyDefaults fills the unset keys.
@@ -67,6 +76,7 @@ func (c *Config) Validate(ck *job.Check) {
 	}
 	ck.WriterOptions(c.Format, c.Options)
 	ck.S3(c.S3)
+	c.validateCatalog(ck)
 }
 
 // Place is the sink's path and S3 settings (job.Placed).

@@ -167,6 +167,16 @@ func (l *location) Purge(ctx context.Context, _ string, runID string, outs []sto
 		res.Deleted = append(res.Deleted, joinLoc(o.Root, o.Final))
 		log.Info("deleted", "run", runID, "file", joinLoc(o.Root, o.Final))
 	}
+	var finals []string
+	for _, o := range outs {
+		if o.Rejects == "" {
+			finals = append(finals, o.Final)
+		}
+	}
+	var err error
+	if res.Emptied, err = emptied(ctx, l.objs, l.root, finals); err != nil {
+		return res, fmt.Errorf("purging output of run %s: %w", runID, err)
+	}
 	return res, nil
 }
 

@@ -105,6 +105,11 @@ func (st *staging) Stage(ctx context.Context, res engine.SinkResult, rejects boo
 			out.Actions = append(out.Actions, a)
 		}
 	}
+	cat, err := st.catalogChanges(ctx, res, names)
+	if err != nil {
+		return out, err
+	}
+	out.Catalog = cat
 	if rejects {
 		ups, err := st.stageRejects(&out)
 		if err != nil {

@@ -22,10 +22,24 @@ func (k *Sink) Publish(ctx context.Context, job, runID string) error {
 	if err := k.ensureMeta(ctx); err != nil {
 		return k.fail("publishing run "+runID, err)
 	}
+	if k.k == sqldb.MySQL { // DDL commits implicitly there (evolve.go)
+		done, err := k.published(ctx, k.db, job, runID)
+		if err == nil && !done {
+			err = k.evolveTarget(ctx, k.db, runID)
+		}
+		if err != nil {
+			return k.fail("publishing run "+runID, err)
+		}
+	}
 	err := k.inTx(ctx, func(tx *sql.Tx) error {
 		done, err := k.published(ctx, tx, job, runID)
 		if err != nil || done {
 			return err
+		}
+		if k.k == sqldb.Postgres {
+			if err := k.evolveTarget(ctx, tx, runID); err != nil {
+				return err
+			}
 		}
 		stageCols, err := k.tableColumns(ctx, tx, k.meta(k.stageName(runID)))
 		if err != nil {

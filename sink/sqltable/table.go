@@ -130,8 +130,10 @@ func (k *Sink) ensureTarget(ctx context.Context, tg []target) error {
 			missing = append(missing, t.col.Name)
 		}
 	}
-	if len(missing) > 0 {
-		return fmt.Errorf("the table lacks output columns %s (it has %s)", strings.Join(missing, ", "), strings.Join(cols, ", "))
+	if len(missing) > 0 && !slices.Contains(cols, RunColumn) {
+		// A table tidemark created gets them at publish (evolve.go).
+		return fmt.Errorf("the table lacks output columns %s (it has %s; tidemark adds columns only to tables it created)",
+			strings.Join(missing, ", "), strings.Join(cols, ", "))
 	}
 	if k.cfg.Mode == "merge" {
 		ok, err := k.hasUniqueIndex(ctx, k.cfg.MergeKeys)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/job"
 )
 
@@ -65,15 +66,23 @@ type Config struct {
 	// S3 overrides the S3 settings for this source: endpoint, region,
 	// path_style, profile (and tuning: max_attempts, part_size, ...).
 	S3 map[string]string `yaml:"s3" doc:"S3 settings for this source: endpoint, region, path_style, profile, ... (see S3)"`
+	// Catalog names a catalog table to read instead of Path, Format and
+	// Options; PushDownPredicate prunes its partitions.
+	Catalog           string `yaml:"catalog" doc:"DB.TABLE: read a catalog table (its location, format, options, columns and partitions) instead of path/format/options"`
+	PushDownPredicate string `yaml:"push_down_predicate" doc:"catalog sources: a condition on partition keys (year >= '2026' AND product IN ('a', 'b')); only the partitions it keeps are listed"`
 	// AllowMissing lets a local source folder not exist yet (a run then
 	// reads nothing); without it a missing folder fails the run. On S3 it
 	// silences the warning about a prefix that holds no object.
 	AllowMissing bool `yaml:"allow_missing" doc:"true: a folder that does not exist yet is read as empty (otherwise the run fails, exit 1)"`
+	// SchemaEvolution is what a file whose columns or types differ from
+	// the recorded schema does: fail (default), add_new_columns, rescue
+	// or none (see the README's "Schema evolution").
+	SchemaEvolution string `yaml:"schema_evolution" doc:"fail (a new column fails the run) | add_new_columns (new columns and widened types become a new schema version) | rescue (what does not fit goes to _rescued_data) | none (new columns ignored)"`
 }
 
 // ApplyDefaults fills the unset keys; on_bad_record comes from the job.
 func (c *Config) ApplyDefaults(s *job.Spec) {
-	if c.Format == "" {
+	if c.Format == "" && c.Catalog == "" {
 		c.Format = DefaultFormat
 	}
 	if c.Tracking == "" {
@@ -94,6 +103,9 @@ func (c *Config) ApplyDefaults(s *job.Spec) {
 	if c.Listing == "" {
 		c.Listing = DefaultListing
 	}
+	if c.SchemaEvolution == "" {
+		c.SchemaEvolution = bookmark.EvolveFail
+	}
 	if c.HivePartitioning == nil {
 		t := true
 		c.HivePartitioning = &t
@@ -102,15 +114,24 @@ func (c *Config) ApplyDefaults(s *job.Spec) {
 
 // Validate checks the block, every problem at its key.
 func (c *Config) Validate(ck *job.Check) {
-	if c.Path == "" {
-		ck.Fail("path", "is required (or connection: and table: for a SQL table)")
+	switch {
+	case c.Catalog != "":
+		c.validateCatalog(ck)
+	case c.Path == "":
+		ck.Fail("path", "is required (or catalog: DB.TABLE, or connection: and table: for a SQL table)")
+	case c.PushDownPredicate != "":
+		ck.Fail("push_down_predicate", "prunes a catalog table's partitions: it needs catalog: DB.TABLE instead of path:")
 	}
-	ck.Location("path", c.Path)
-	ck.OneOf("format", c.Format, Formats)
+	if c.Catalog == "" {
+		ck.Location("path", c.Path)
+		ck.OneOf("format", c.Format, Formats)
+		ck.ReaderOptions(c.Format, c.Options)
+	}
 	ck.OneOf("tracking", c.Tracking, Trackings)
 	ck.OneOf("on_modified", c.OnModified, OnModifieds)
 	ck.OneOf("on_bad_record", c.OnBadRecord, job.OnBadRecords)
 	ck.OneOf("listing", c.Listing, Listings)
+	ck.OneOf("schema_evolution", c.SchemaEvolution, bookmark.SchemaEvolutions)
 	if c.Listing == "ordered" && c.Tracking != "exact" {
 		ck.Fail("listing", "ordered listing needs tracking: exact")
 	}
@@ -134,7 +155,6 @@ func (c *Config) Validate(ck *job.Check) {
 			ck.Fail(key, "bad glob %q: %v", g, err)
 		}
 	}
-	ck.ReaderOptions(c.Format, c.Options)
 	ck.S3(c.S3)
 }
 

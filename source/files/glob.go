@@ -101,3 +101,8 @@ func globRegexp(glob string) (*regexp.Regexp, error) {
 	}
 	return re, nil
 }
+
+// CompileGlob compiles a glob over '/'-separated keys ("**" spans folders,
+// "*" and "?" stay within one, [...] classes) to an anchored regular
+// expression, as include: and exclude: are read.
+func CompileGlob(glob string) (*regexp.Regexp, error) { return globRegexp(glob) }

@@ -68,11 +68,17 @@ func (fs *Source) Plan(ctx context.Context, in source.Request) (source.Plan, err
 
 // PlanFiles is Plan with the file source's own plan type.
 func (fs *Source) PlanFiles(ctx context.Context, in source.Request) (*Plan, error) {
+	if err := fs.resolveCatalog(ctx, in); err != nil {
+		return nil, err
+	}
 	src, st, jobName := fs.spec, in.State, in.Job
 	p := &Plan{Ctx: src.Ctx, src: fs, prev: in.Prev, hasPrev: in.HasPrev}
 	p.fp, p.fpDoc = fs.fingerprint()
 	if p.hasPrev && !sameSource(p.prev, p.fp) && in.Mode != bookmark.ModeDisable && !in.AllowChange {
 		return nil, &source.ChangedError{Ctx: src.Ctx, Was: p.prev.Describe, Now: p.fpDoc}
+	}
+	if err := fs.listCatalog(ctx, in); err != nil {
+		return nil, err
 	}
 	var err error
 	if p.RootMissing, err = fs.checkRoot(ctx); err != nil {

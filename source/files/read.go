@@ -3,6 +3,7 @@ package files
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 
@@ -47,6 +48,9 @@ func (p *Plan) BadRecords() string { return p.src.cfg.OnBadRecord }
 func (p *Plan) Report(log *slog.Logger) {
 	log.Info("planned", "source", p.Ctx, "files", len(p.Take), "bytes", humanize.IBytes(uint64(p.Bytes())),
 		"unchanged", p.Unchanged, "modified", p.Modified, "deferred", p.Deferred)
+	if note := p.src.catalogNote(); note != "" {
+		log.Info(note, "source", p.Ctx)
+	}
 	if p.src.inSinks > 0 {
 		log.Warn("files in another tidemark sink's folder below the source are not read", "source", p.Ctx,
 			"files", p.src.inSinks, "folders", joinComma(p.src.sinkDirs))
@@ -105,12 +109,16 @@ func (p *Plan) Count(res *engine.SourceResult) store.Count {
 }
 
 // Advance is the source's next state and the files the run read.
-func (p *Plan) Advance(_ string, res engine.SourceResult) (source.Advance, bool) {
+func (p *Plan) Advance(runID string, res engine.SourceResult) (source.Advance, bool) {
 	schema := res.Schema
 	if c := p.Count(&res); c.Empty == c.Files {
 		schema = nil // nothing was read to infer it from
 	}
 	a := source.Advance{State: p.NextState(schema)}
+	if m := p.src.cfg.SchemaEvolution; (m != "" && m != bookmark.EvolveFail) || len(p.prev.SchemaVersions) > 0 {
+		// Under fail the schema never changes: no history to keep.
+		a.State.SchemaVersions = bookmark.EvolveSchema(p.prev.SchemaVersions, p.prev.Schema, a.State.Schema, runID)
+	}
 	for _, f := range p.Take {
 		a.Added = append(a.Added, store.FileRecord{Ctx: p.Ctx, File: f})
 	}
@@ -123,6 +131,9 @@ func (p *Plan) Advance(_ string, res engine.SourceResult) (source.Advance, bool)
 // Open stamps the local inputs, downloads the remote ones and starts
 // checking the compressed ones alongside the engine.
 func (p *Plan) Open(ctx context.Context, env source.Env) (source.Reading, error) {
+	if m := p.src.cfg.SchemaEvolution; m != "" && m != bookmark.EvolveFail && !env.Caps.SchemaEvolution {
+		return nil, fmt.Errorf("source %s: schema_evolution: %s is not supported by this engine (use fail, or the duckdb engine)", p.Ctx, m)
+	}
 	ins, err := p.stampInputs(env.Log)
 	if err != nil {
 		return nil, err
@@ -139,9 +150,12 @@ func (p *Plan) Open(ctx context.Context, env source.Env) (source.Reading, error)
 		}
 	}
 	fc := p.src.cfg
-	es := engine.Source{Ctx: p.Ctx, Format: fc.Format, Options: fc.Options, Hive: *fc.HivePartitioning}
+	es := engine.Source{Ctx: p.Ctx, Format: fc.Format, Options: fc.Options, Hive: *fc.HivePartitioning,
+		SchemaEvolution: fc.SchemaEvolution}
 	if p.hasPrev && len(p.prev.Schema) > 0 {
 		es.Schema = p.prev.Schema
+	} else if cs := p.src.catalogSchema(); cs != nil {
+		es.Schema = cs
 	}
 	for j, f := range p.Take {
 		es.Files = append(es.Files, engine.Input{Location: locals[j], Key: f.Path, Size: f.Size})

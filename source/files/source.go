@@ -21,7 +21,8 @@ import (
 // Source is one opened file source (source.Source).
 type Source struct {
 	spec     job.Source
-	cfg      *Config // spec's block
+	job      *job.Spec
+	cfg      *Config // spec's block (a catalog source's: with the table's format and options)
 	location string
 	objs     objstore.Store
 	match    *matcher
@@ -35,6 +36,8 @@ type Source struct {
 	// the first few of those folders.
 	inSinks  int64
 	sinkDirs []string
+	// cat is a catalog source's table, once resolved (see catalog.go).
+	cat *catalogRead
 }
 
 // Open opens a file source of the job spec. It touches nothing (the
@@ -44,16 +47,20 @@ func Open(ctx context.Context, spec *job.Spec, src job.Source) (*Source, error) 
 	if !ok {
 		return nil, fmt.Errorf("source %s: not a file source", src.Ctx)
 	}
+	m, err := newMatcher(fc.Include, fc.Exclude)
+	if err != nil {
+		return nil, fmt.Errorf("source %s: %w", src.Ctx, err)
+	}
+	if fc.Catalog != "" {
+		// Its table is read when the run plans (resolveCatalog).
+		return &Source{spec: src, job: spec, cfg: fc, match: m}, nil
+	}
 	loc := spec.Resolve(fc.Path)
 	objs, err := objstore.Open(ctx, loc, fc.S3)
 	if err != nil {
 		return nil, fmt.Errorf("source %s: %w", src.Ctx, err)
 	}
-	m, err := newMatcher(fc.Include, fc.Exclude)
-	if err != nil {
-		return nil, fmt.Errorf("source %s: %w", src.Ctx, err)
-	}
-	return &Source{spec: src, cfg: fc, location: loc, objs: objs, match: m}, nil
+	return &Source{spec: src, job: spec, cfg: fc, location: loc, objs: objs, match: m}, nil
 }
 
 // list yields the source's input files in key order. Files under a
@@ -66,7 +73,9 @@ func (s *Source) list(ctx context.Context) iter.Seq2[bookmark.File, error] {
 		s.listings++
 		s.inSinks, s.sinkDirs = 0, nil
 		objs := s.objs.List(ctx, "")
-		if fs, ok := s.objs.(objstore.FolderSkipper); ok {
+		if s.cat != nil && s.cat.prefixes != nil {
+			objs = s.listPartitions(ctx)
+		} else if fs, ok := s.objs.(objstore.FolderSkipper); ok {
 			objs = fs.ListSkipping(ctx, layout.MetaDir, func(dir string, _ objstore.Object) {
 				s.inSinks++
 				if n := len(s.sinkDirs); n < 3 && (n == 0 || s.sinkDirs[n-1] != dir) {
@@ -109,6 +118,12 @@ func (s *Source) fingerprint() (sum, describe string) {
 		"exclude":  s.cfg.Exclude,
 		"tracking": s.cfg.Tracking,
 		"hive":     *s.cfg.HivePartitioning,
+	}
+	if s.cfg.Catalog != "" {
+		// The table's location, format and options are the path, format
+		// and options above: a new version that only adds columns is the
+		// same source, one that moves the table is not.
+		d["catalog"] = s.cfg.Catalog
 	}
 	b, _ := json.Marshal(d) // map keys are sorted
 	return fingerprintOf(b), string(b)
@@ -162,6 +177,9 @@ func (s *Source) Close() error { return nil }
 // CheckDefinition compares the source's fingerprint with the one prev was
 // written for.
 func (s *Source) CheckDefinition(_ context.Context, prev bookmark.SourceState) error {
+	if s.cfg.Catalog != "" && s.cat == nil {
+		return nil // told by Plan, once the table is read
+	}
 	if fp, doc := s.fingerprint(); !sameSource(prev, fp) {
 		return &source.ChangedError{Ctx: s.spec.Ctx, Was: prev.Describe, Now: doc}
 	}

@@ -1,0 +1,401 @@
+package catalog
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// Predicate is a parsed push_down_predicate: a condition on a table's
+// partition values that prunes partitions before anything is listed
+// (Glue's push_down_predicate). The language is small: comparisons of a
+// partition key with a literal (= != <> < <= > >=), IN (...), NOT IN,
+// AND, OR, NOT and parentheses; string literals in single quotes (” is a
+// quote), number literals; keywords in any case. A comparison with a
+// number compares numerically (a value that is no number does not match);
+// with a string, as text, unless the key's type is numeric and both sides
+// are numbers.
+type Predicate struct {
+	text string
+	root node
+}
+
+// String returns the predicate as written.
+func (p *Predicate) String() string { return p.text }
+
+// Match reports whether a partition with values (in the order of keys,
+// the table's partition keys) satisfies p.
+func (p *Predicate) Match(keys []Column, values []string) bool {
+	row := make(map[string]value, len(keys))
+	for i, k := range keys {
+		if i < len(values) {
+			row[strings.ToLower(k.Name)] = value{text: values[i], numeric: numericType(k.Type)}
+		}
+	}
+	return p.root.eval(row)
+}
+
+// ParsePredicate parses expr against the partition keys it may name (nil:
+// any name, to check the syntax alone); an unknown key, or anything the
+// language does not have, is an error that says where.
+func ParsePredicate(expr string, keys []Column) (*Predicate, error) {
+	var known map[string]bool // nil: any key (a check of the syntax alone)
+	if keys != nil {
+		known = map[string]bool{}
+	}
+	for _, k := range keys {
+		known[strings.ToLower(k.Name)] = true
+	}
+	toks, err := lex(expr)
+	if err != nil {
+		return nil, err
+	}
+	ps := &parser{toks: toks, known: known, keys: keys}
+	n, err := ps.or()
+	if err != nil {
+		return nil, err
+	}
+	if t := ps.peek(); t.kind != tEOF {
+		return nil, fmt.Errorf("push_down_predicate %q: unexpected %s at offset %d", expr, t, t.pos)
+	}
+	return &Predicate{text: expr, root: n}, nil
+}
+
+// numericType reports whether a partition key's type compares as a number.
+func numericType(t string) bool {
+	switch strings.ToUpper(strings.TrimSpace(t)) {
+	case "TINYINT", "SMALLINT", "INTEGER", "INT", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
+		"UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "REAL":
+		return true
+	}
+	return strings.HasPrefix(strings.ToUpper(t), "DECIMAL")
+}
+
+type tokKind int
+
+const (
+	tEOF tokKind = iota
+	tIdent
+	tString
+	tNumber
+	tOp     // = != <> < <= > >=
+	tLParen // (
+	tRParen // )
+	tComma
+)
+
+type token struct {
+	kind tokKind
+	text string
+	pos  int
+}
+
+func (t token) String() string {
+	switch t.kind {
+	case tEOF:
+		return "end of predicate"
+	case tString:
+		return fmt.Sprintf("string '%s'", t.text)
+	}
+	return fmt.Sprintf("%q", t.text)
+}
+
+func lex(s string) ([]token, error) {
+	var out []token
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			i++
+		case c == '(':
+			out = append(out, token{tLParen, "(", i})
+			i++
+		case c == ')':
+			out = append(out, token{tRParen, ")", i})
+			i++
+		case c == ',':
+			out = append(out, token{tComma, ",", i})
+			i++
+		case c == '\'':
+			var b strings.Builder
+			j := i + 1
+			for {
+				if j >= len(s) {
+					return nil, fmt.Errorf("push_down_predicate %q: string at offset %d is not closed", s, i)
+				}
+				if s[j] == '\'' {
+					if j+1 < len(s) && s[j+1] == '\'' {
+						b.WriteByte('\'')
+						j += 2
+						continue
+					}
+					break
+				}
+				b.WriteByte(s[j])
+				j++
+			}
+			out = append(out, token{tString, b.String(), i})
+			i = j + 1
+		case c == '=' || c == '<' || c == '>' || c == '!':
+			op := string(c)
+			if i+1 < len(s) && (s[i+1] == '=' || c == '<' && s[i+1] == '>') {
+				op += string(s[i+1])
+			}
+			if op == "!" {
+				return nil, fmt.Errorf("push_down_predicate %q: '!' at offset %d: use != or NOT", s, i)
+			}
+			out = append(out, token{tOp, op, i})
+			i += len(op)
+		case c == '-' || c == '.' || c >= '0' && c <= '9':
+			j := i + 1
+			for j < len(s) && (s[j] == '.' || s[j] >= '0' && s[j] <= '9' || s[j] == 'e' || s[j] == 'E') {
+				j++
+			}
+			if _, err := strconv.ParseFloat(s[i:j], 64); err != nil {
+				return nil, fmt.Errorf("push_down_predicate %q: bad number %q at offset %d", s, s[i:j], i)
+			}
+			out = append(out, token{tNumber, s[i:j], i})
+			i = j
+		case c == '`' || c == '"':
+			j := strings.IndexByte(s[i+1:], c)
+			if j < 0 {
+				return nil, fmt.Errorf("push_down_predicate %q: quoted name at offset %d is not closed", s, i)
+			}
+			out = append(out, token{tIdent, s[i+1 : i+1+j], i})
+			i += j + 2
+		case c == '_' || unicode.IsLetter(rune(c)) || c >= 0x80:
+			j := i
+			for j < len(s) && (s[j] == '_' || s[j] >= 0x80 || unicode.IsLetter(rune(s[j])) || s[j] >= '0' && s[j] <= '9') {
+				j++
+			}
+			out = append(out, token{tIdent, s[i:j], i})
+			i = j
+		default:
+			return nil, fmt.Errorf("push_down_predicate %q: unexpected %q at offset %d", s, c, i)
+		}
+	}
+	return append(out, token{tEOF, "", len(s)}), nil
+}
+
+type parser struct {
+	toks  []token
+	i     int
+	known map[string]bool
+	keys  []Column
+}
+
+func (p *parser) peek() token { return p.toks[p.i] }
+func (p *parser) next() token { t := p.toks[p.i]; p.i++; return t }
+
+// keyword reports whether the next token is the keyword w, and takes it.
+func (p *parser) keyword(w string) bool {
+	if t := p.peek(); t.kind == tIdent && strings.EqualFold(t.text, w) {
+		p.i++
+		return true
+	}
+	return false
+}
+
+func (p *parser) fail(t token, want string) error {
+	return fmt.Errorf("push_down_predicate: want %s at offset %d, got %s", want, t.pos, t)
+}
+
+func (p *parser) or() (node, error) {
+	l, err := p.and()
+	if err != nil {
+		return nil, err
+	}
+	for p.keyword("OR") {
+		r, err := p.and()
+		if err != nil {
+			return nil, err
+		}
+		l = orNode{l, r}
+	}
+	return l, nil
+}
+
+func (p *parser) and() (node, error) {
+	l, err := p.not()
+	if err != nil {
+		return nil, err
+	}
+	for p.keyword("AND") {
+		r, err := p.not()
+		if err != nil {
+			return nil, err
+		}
+		l = andNode{l, r}
+	}
+	return l, nil
+}
+
+func (p *parser) not() (node, error) {
+	if p.keyword("NOT") {
+		n, err := p.not()
+		if err != nil {
+			return nil, err
+		}
+		return notNode{n}, nil
+	}
+	return p.primary()
+}
+
+func (p *parser) primary() (node, error) {
+	t := p.next()
+	switch t.kind {
+	case tLParen:
+		n, err := p.or()
+		if err != nil {
+			return nil, err
+		}
+		if c := p.next(); c.kind != tRParen {
+			return nil, p.fail(c, "')'")
+		}
+		return n, nil
+	case tIdent:
+		key := strings.ToLower(t.text)
+		if p.known != nil && !p.known[key] {
+			return nil, fmt.Errorf("push_down_predicate: %q at offset %d is not a partition key of the table (partition keys: %s)",
+				t.text, t.pos, strings.Join(ColumnNames(p.keys), ", "))
+		}
+		negate := p.keyword("NOT")
+		if p.keyword("IN") {
+			if c := p.next(); c.kind != tLParen {
+				return nil, p.fail(c, "'(' after IN")
+			}
+			var lits []literal
+			for {
+				l, err := p.literal()
+				if err != nil {
+					return nil, err
+				}
+				lits = append(lits, l)
+				c := p.next()
+				if c.kind == tRParen {
+					break
+				}
+				if c.kind != tComma {
+					return nil, p.fail(c, "',' or ')'")
+				}
+			}
+			var n node = inNode{key, lits}
+			if negate {
+				n = notNode{n}
+			}
+			return n, nil
+		}
+		if negate {
+			return nil, p.fail(p.peek(), "IN after NOT")
+		}
+		op := p.next()
+		if op.kind != tOp {
+			return nil, p.fail(op, "a comparison (= != < <= > >=) or IN")
+		}
+		l, err := p.literal()
+		if err != nil {
+			return nil, err
+		}
+		return cmpNode{key, op.text, l}, nil
+	}
+	return nil, p.fail(t, "a partition key, NOT or '('")
+}
+
+func (p *parser) literal() (literal, error) {
+	t := p.next()
+	switch t.kind {
+	case tString:
+		return literal{text: t.text}, nil
+	case tNumber:
+		f, _ := strconv.ParseFloat(t.text, 64)
+		return literal{text: t.text, number: true, f: f}, nil
+	}
+	return literal{}, p.fail(t, "a string ('...') or a number")
+}
+
+// value is one partition value, with whether its key's type is numeric.
+type value struct {
+	text    string
+	numeric bool
+}
+
+type literal struct {
+	text   string
+	number bool
+	f      float64
+}
+
+// compare compares v with l: -1, 0, 1, ok false when they cannot be
+// compared (a number literal and a value that is no number).
+func compare(v value, l literal) (int, bool) {
+	if l.number || v.numeric {
+		vf, err1 := strconv.ParseFloat(v.text, 64)
+		lf, err2 := strconv.ParseFloat(l.text, 64)
+		switch {
+		case err1 == nil && err2 == nil:
+			switch {
+			case vf < lf:
+				return -1, true
+			case vf > lf:
+				return 1, true
+			}
+			return 0, true
+		case l.number:
+			return 0, false
+		}
+	}
+	return strings.Compare(v.text, l.text), true
+}
+
+type node interface {
+	eval(row map[string]value) bool
+}
+
+type orNode struct{ l, r node }
+type andNode struct{ l, r node }
+type notNode struct{ n node }
+type cmpNode struct {
+	key string
+	op  string
+	lit literal
+}
+type inNode struct {
+	key  string
+	lits []literal
+}
+
+func (n orNode) eval(row map[string]value) bool  { return n.l.eval(row) || n.r.eval(row) }
+func (n andNode) eval(row map[string]value) bool { return n.l.eval(row) && n.r.eval(row) }
+func (n notNode) eval(row map[string]value) bool { return !n.n.eval(row) }
+
+func (n cmpNode) eval(row map[string]value) bool {
+	c, ok := compare(row[n.key], n.lit)
+	if !ok {
+		return false
+	}
+	switch n.op {
+	case "=":
+		return c == 0
+	case "!=", "<>":
+		return c != 0
+	case "<":
+		return c < 0
+	case "<=":
+		return c <= 0
+	case ">":
+		return c > 0
+	case ">=":
+		return c >= 0
+	}
+	return false
+}
+
+func (n inNode) eval(row map[string]value) bool {
+	for _, l := range n.lits {
+		if c, ok := compare(row[n.key], l); ok && c == 0 {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,175 @@
+package crawler
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/objstore"
+	"github.com/tidemark-etl/tidemark/source/files"
+	"github.com/tidemark-etl/tidemark/store"
+)
+
+// file is one listed file of a target.
+type file struct {
+	obj  objstore.Object
+	rec  bookmark.File
+	dir  *folder
+	new  bool // not in the crawler's bookmark, or changed since
+	prev *bookmark.File
+
+	// What sampling found: the file's shape, or why it has none.
+	sampled bool
+	shape   *shape
+	reason  string
+	read    reading
+}
+
+// folder is one folder of a target, with the files directly in it.
+type folder struct {
+	path     string // relative to the target, '/'-separated, "" for the target
+	name     string // its last segment
+	depth    int    // below the target
+	files    []*file
+	children []*folder
+	byName   map[string]*folder
+
+	// shape is the folder's sampled shape (nil when none of its files was
+	// sampled or classified): its files' dominant kind, columns merged.
+	shape *shape
+}
+
+func (f *folder) child(name string) *folder {
+	if c, ok := f.byName[name]; ok {
+		return c
+	}
+	p := name
+	if f.path != "" {
+		p = f.path + "/" + name
+	}
+	c := &folder{path: p, name: name, depth: f.depth + 1, byName: map[string]*folder{}}
+	f.byName[name] = c
+	f.children = append(f.children, c)
+	return c
+}
+
+// walk calls fn for f and every folder below it, parents first, children
+// in name order.
+func (f *folder) walk(fn func(*folder)) {
+	fn(f)
+	for _, c := range f.children {
+		c.walk(fn)
+	}
+}
+
+// fileCount counts the files in and below f.
+func (f *folder) fileCount() int {
+	n := 0
+	f.walk(func(d *folder) { n += len(d.files) })
+	return n
+}
+
+// target is one crawled target, listed.
+type target struct {
+	cfg  Target
+	loc  string // the location as resolved, for messages and the bookmark ctx
+	root string // the object store's root: an absolute folder or s3://bucket/prefix/
+	st   objstore.Store
+	tree *folder
+
+	listed, excluded int64
+}
+
+// ctx is the target's bookmark ctx.
+func (t *target) ctx() string { return t.loc }
+
+// location is where a folder of the target is: a local folder, or an S3
+// prefix ending in '/'.
+func (t *target) location(f *folder) string {
+	if strings.HasPrefix(t.root, "s3://") {
+		if f.path == "" {
+			return t.root
+		}
+		return t.root + f.path + "/"
+	}
+	return filepath.Join(t.root, filepath.FromSlash(f.path))
+}
+
+// key is a file's path for messages: its location.
+func (t *target) key(f *file) string {
+	if strings.HasPrefix(t.root, "s3://") {
+		return t.root + f.obj.Key
+	}
+	return filepath.Join(t.root, filepath.FromSlash(f.obj.Key))
+}
+
+// listTarget lists a target (hidden names, '_' and '.', are left out by
+// the store), drops what exclude matches, and marks each file new or
+// known against the crawler's bookmark.
+func listTarget(ctx context.Context, st store.Store, jobName string, cfg Target, loc string) (*target, error) {
+	if !strings.Contains(loc, "://") {
+		info, err := os.Stat(loc)
+		if err != nil {
+			return nil, fmt.Errorf("target %s: %w", loc, err)
+		}
+		if !info.IsDir() {
+			return nil, fmt.Errorf("target %s is not a folder", loc)
+		}
+	}
+	obj, err := objstore.Open(ctx, loc, cfg.S3)
+	if err != nil {
+		return nil, err
+	}
+	var excl []*regexp.Regexp
+	for _, g := range cfg.Exclude {
+		re, err := files.CompileGlob(g)
+		if err != nil {
+			return nil, err
+		}
+		excl = append(excl, re)
+	}
+	t := &target{cfg: cfg, loc: loc, root: obj.Root(), st: obj, tree: &folder{byName: map[string]*folder{}}}
+	if strings.HasPrefix(t.root, "s3://") && !strings.HasSuffix(t.root, "/") {
+		t.root += "/"
+	}
+	prev := map[string]bookmark.File{}
+	for f, err := range st.Files(ctx, jobName, t.ctx()) {
+		if err != nil {
+			return nil, fmt.Errorf("reading the crawler's bookmark: %w", err)
+		}
+		prev[f.Path] = f
+	}
+	for o, err := range obj.List(ctx, "") {
+		if err != nil {
+			return nil, fmt.Errorf("listing %s: %w", loc, err)
+		}
+		if slices.ContainsFunc(excl, func(re *regexp.Regexp) bool { return re.MatchString(o.Key) }) {
+			t.excluded++
+			continue
+		}
+		t.listed++
+		segs := strings.Split(o.Key, "/")
+		d := t.tree
+		for _, s := range segs[:len(segs)-1] {
+			d = d.child(s)
+		}
+		f := &file{obj: o, dir: d, rec: bookmark.File{Path: o.Key, Size: o.Size, MTime: o.ModTime.UnixNano(), ETag: o.ETag}}
+		if p, ok := prev[o.Key]; ok {
+			if !p.SameIdentity(f.rec) {
+				f.new, f.prev = true, &p
+			}
+		} else {
+			f.new = true
+		}
+		d.files = append(d.files, f)
+	}
+	t.tree.walk(func(d *folder) {
+		slices.SortFunc(d.children, func(a, b *folder) int { return strings.Compare(a.name, b.name) })
+	})
+	return t, nil
+}

@@ -1,0 +1,172 @@
+package postgres
+
+import (
+	"context"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/tidemark-etl/tidemark/store"
+)
+
+// TestQueriesReadWhatTheyReturn: in a job with thousands of runs, file
+// records and outputs, each query a run makes reads about the rows it
+// returns, not the job's history: the server's own counts of the tuples
+// each table gave (sequential reads and index entries) are compared with
+// what the query returned. A query served by an index on a prefix only
+// (the job) and a filter, or by no index, reads thousands.
+func TestQueriesReadWhatTheyReturn(t *testing.T) {
+	db := newDB(t)
+	u, _ := url.Parse(db.location("rd"))
+	q := u.Query()
+	q.Set("application_name", "tidemark-index-test")
+	u.RawQuery = q.Encode()
+	loc := u.String()
+	seed, err := Open(context.Background(), loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	l, err := seed.AcquireLease(ctx, "job", store.Holder{ID: "a"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// History: 3,000 succeeded runs, each with 5 files and an output
+	// published elsewhere; then run r-new with 7 files in ctx "new" and 3
+	// unpublished outputs at /out/.
+	// Autovacuum's reads would count as the queries'.
+	db.Exec(t, `ALTER TABLE rd.runs SET (autovacuum_enabled = false);
+ALTER TABLE rd.files SET (autovacuum_enabled = false);
+ALTER TABLE rd.outputs SET (autovacuum_enabled = false);
+ALTER TABLE rd.bookmark_versions SET (autovacuum_enabled = false)`)
+	db.Exec(t, `INSERT INTO rd.runs (job, run_id, seq, attempt, mode, status, started_at, finished_at, version)
+		SELECT 'job', 'r' || i, i, 1, 'enable', 'succeeded', i, i, i FROM generate_series(1, 3000) i;
+INSERT INTO rd.bookmark_versions (job, version, run_id, kind, created_at)
+		SELECT 'job', i, 'r' || i, 'commit', i FROM generate_series(1, 3000) i;
+INSERT INTO rd.files (job, ctx, path, size, mtime, run_id, added_version)
+		SELECT 'job', 'src', 'p' || i || '-' || k, 1, 1, 'r' || i, i FROM generate_series(1, 3000) i, generate_series(1, 5) k;
+INSERT INTO rd.outputs (job, run_id, sink, final, kind, root, rows, bytes, published)
+		SELECT 'job', 'r' || i, 'sink', 'part-' || i, 'file', '/old/', 1, 1, true FROM generate_series(1, 3000) i;
+INSERT INTO rd.runs (job, run_id, seq, attempt, mode, status, started_at, finished_at, version)
+		VALUES ('job', 'r-new', 3001, 1, 'enable', 'succeeded', 1, 1, 3001);
+INSERT INTO rd.files (job, ctx, path, size, mtime, run_id, added_version)
+		SELECT 'job', 'new', 'n' || k, 1, 1, 'r-new', 3001 FROM generate_series(1, 7) k;
+INSERT INTO rd.outputs (job, run_id, sink, final, kind, root, rows, bytes, published)
+		SELECT 'job', 'r-new', 'sink', 'part-new-' || k, 'file', '/out/', 1, 1, k = 1 FROM generate_series(1, 3) k;
+ANALYZE rd.runs;
+ANALYZE rd.files;
+ANALYZE rd.outputs;
+ANALYZE rd.bookmark_versions`)
+	seed.Close()
+	waitSessionsGone(t, db)
+
+	reads := func(fn func(s *Store) int) (returned int, got map[string]int64) {
+		t.Helper()
+		before := tupleReads(t, db, "rd")
+		s, err := Open(context.Background(), loc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		returned = fn(s)
+		s.Close()
+		waitSessionsGone(t, db)
+		after := tupleReads(t, db, "rd")
+		got = map[string]int64{}
+		for k, v := range after {
+			got[k] = v - before[k]
+		}
+		return returned, got
+	}
+	for _, tc := range []struct {
+		what   string
+		tables []string
+		fn     func(s *Store) int
+	}{
+		{"Files of a ctx", []string{"files"}, func(s *Store) (n int) {
+			for range s.Files(ctx, "job", "new") {
+				n++
+			}
+			return n
+		}},
+		{"RunInputs of one run", []string{"files"}, func(s *Store) (n int) {
+			for range s.RunInputs(ctx, "job", []string{"r-new"}) {
+				n++
+			}
+			return n
+		}},
+		// The runs a join reaches are the planner's to read by index or
+		// hash by its estimates; the outputs are what an index must find.
+		{"PublishedOutputs at a root", []string{"outputs"}, func(s *Store) (n int) {
+			for range s.PublishedOutputs(ctx, "job", "/out/") {
+				n++
+			}
+			return n
+		}},
+		{"Unpublished", []string{"outputs"}, func(s *Store) int {
+			runs, err := s.Unpublished(ctx, "job")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(runs)
+		}},
+		{"Runs, the newest page", []string{"runs"}, func(s *Store) int {
+			runs, _ := s.Runs(ctx, "job", store.RunQuery{Limit: 20})
+			return len(runs)
+		}},
+		{"Runs, a page far back", []string{"runs"}, func(s *Store) int {
+			runs, _ := s.Runs(ctx, "job", store.RunQuery{Limit: 20, BeforeSeq: 100})
+			return len(runs)
+		}},
+		{"Head", []string{"bookmark_versions"}, func(s *Store) int {
+			s.Head(ctx, "job")
+			return 1
+		}},
+		{"Outputs of a run", []string{"outputs"}, func(s *Store) int {
+			outs, _ := s.Outputs(ctx, "job", "r-new")
+			return len(outs)
+		}},
+		{"BeginRun and FailRun", []string{"runs"}, func(s *Store) int {
+			if _, err := s.BeginRun(ctx, l.Token, store.Run{Job: "job", RunID: "x-" + time.Now().String()}); err != nil {
+				t.Fatal(err)
+			}
+			return 2
+		}},
+	} {
+		n, got := reads(tc.fn)
+		if n == 0 {
+			t.Fatalf("%s: returned nothing; the test's data is wrong", tc.what)
+		}
+		for _, tbl := range tc.tables {
+			// Slack for the index's boundary entries and a join's probes.
+			if limit := int64(3*n + 10); got[tbl] > limit {
+				t.Errorf("%s: read %d tuples of %s for %d returned, want at most %d (a query walks the job's history)",
+					tc.what, got[tbl], tbl, n, limit)
+			}
+		}
+		t.Logf("%s: %d returned, read %v", tc.what, n, got)
+	}
+}
+
+// tupleReads sums, per table of schema, the tuples sequential scans read
+// and the index entries index scans returned.
+func tupleReads(t *testing.T, db *testDB, schema string) map[string]int64 {
+	t.Helper()
+	db.SQL.Exec(`SELECT pg_stat_clear_snapshot()`)
+	rows, err := db.SQL.Query(`
+		SELECT t.relname, coalesce(t.seq_tup_read, 0) + coalesce((SELECT sum(i.idx_tup_read) FROM pg_stat_user_indexes i WHERE i.relid = t.relid), 0)
+		FROM pg_stat_user_tables t WHERE t.schemaname = $1`, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var n string
+		var c int64
+		if err := rows.Scan(&n, &c); err != nil {
+			t.Fatal(err)
+		}
+		out[n] = c
+	}
+	return out
+}
