@@ -31,8 +31,9 @@ type faultHTTP struct {
 type faultRule struct {
 	method, key string
 	skip, times int
-	status      int  // answer this status before forwarding
-	lose        bool // forward, then lose the answer
+	status      int    // answer this status before forwarding
+	lose        bool   // forward, then lose the answer
+	before      func() // run, then forward (a host stalled there while others act)
 }
 
 // wrap is Options.WrapHTTP for f.
@@ -86,6 +87,9 @@ func (f *faultHTTP) Do(r *http.Request) (*http.Response, error) {
 	f.mu.Unlock()
 	switch {
 	case hit == nil:
+		return f.next.Do(r)
+	case hit.before != nil:
+		hit.before()
 		return f.next.Do(r)
 	case hit.lose:
 		resp, err := f.next.Do(r)

@@ -190,6 +190,20 @@ func (s *Store) beginRun(ctx context.Context, token int64, r store.Run) (store.R
 	if err := s.createRun(ctx, runObj{Run: r}); err != nil {
 		return r, err
 	}
+	// The swap handed out the Seq under the lease, but the record came
+	// after it: if the lease moved on meanwhile (this host stalled), a new
+	// holder may have looked for dead runs before the record was there.
+	// Then the run goes again, as if never begun; else any later holder
+	// sees it.
+	cur, _, err := s.readHead(ctx, r.Job)
+	if err != nil {
+		return r, err
+	}
+	if cur.Lease == nil || cur.Lease.Token != token {
+		_ = s.deleteObject(ctx, seqKey(r.Job, r.Seq, r.RunID))
+		_ = s.deleteObject(ctx, runKey(r.Job, r.RunID))
+		return r, fmt.Errorf("the lease was lost while the run was being recorded: %w", store.ErrLeaseLost)
+	}
 	return r, nil
 }
 
