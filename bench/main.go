@@ -23,6 +23,8 @@
 //	sql-extract      1M rows PostgreSQL/MariaDB -> Parquet vs psql COPY / mariadb --quick
 //	sql-incremental  1,000 new rows in a 10M-row PostgreSQL table: time and rows read,
 //	                 regression_check on and off
+//	s3-state no-op runs over 100k and 1M processed files with state in S3
+//	         (versitygw) vs find | sort; state requests, commit latency, size
 //	serve    tidemark serve over 100 jobs × 1,000 runs in SQLite: p50/p99 of the
 //	         jobs list and a job's runs page, the server's RSS
 //	pg-state commit latency of the PostgreSQL state store vs SQLite, and the
@@ -104,6 +106,11 @@ type config struct {
 	SQLTableRows     int
 	SQLNewRows       int
 	SQLScanFactor    float64
+
+	S3StateTarget    float64
+	S3StateBigDirs   int
+	S3StateBigPerDir int
+	S3StateRSSTarget int64
 
 	ServeJobs     int
 	ServeRuns     int
@@ -198,6 +205,10 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.SQLNewRows, "sql-new-rows", 1000, "sql-incremental: new rows each incremental run finds")
 	fs.Float64Var(&c.SQLScanFactor, "sql-scan-factor", 10, "sql-incremental: most table rows PostgreSQL may read per new row (the index is used)")
 
+	fs.Float64Var(&c.S3StateTarget, "s3-state-target", 3, "s3-state: maximum ratio no-op run with S3 state / find|sort (noop's input)")
+	fs.IntVar(&c.S3StateBigDirs, "s3-state-big-dirs", 1000, "s3-state: folders of the big no-op")
+	fs.IntVar(&c.S3StateBigPerDir, "s3-state-big-files-per-dir", 1000, "s3-state: files per folder of the big no-op")
+	fs.Int64Var(&c.S3StateRSSTarget, "s3-state-rss-target", 512_000_000, "s3-state: maximum peak RSS of the big no-op, bytes")
 	fs.IntVar(&c.ServeJobs, "serve-jobs", 100, "serve: jobs in the state store")
 	fs.IntVar(&c.ServeRuns, "serve-runs", 1000, "serve: runs per job")
 	fs.IntVar(&c.ServeRequests, "serve-requests", 200, "serve: timed requests per route")
@@ -250,7 +261,8 @@ func parseFlags(args []string) (*config, error) {
 			"pg-state-commits": "50", "pg-state-files": "10000",
 			"crawl-dirs": "50", "crawl-files-per-dir": "20",
 			"backlog-sizes": "2000,6000", "backlog-s3-sizes": "2000", "backlog-files-per-dir": "100", "backlog-batch": "1000",
-			"timeout": "3m",
+			"s3-state-big-dirs": "20",
+			"timeout":           "3m",
 		}
 		for name, v := range quick {
 			if !set[name] && os.Getenv("TMBENCH_"+strings.ToUpper(strings.ReplaceAll(name, "-", "_"))) == "" {
@@ -353,8 +365,9 @@ var (
 		"crawl":           benchCrawl,
 		"backlog":         benchBacklog,
 		"glue":            benchGlue,
+		"s3-state":        benchS3State,
 	}
-	scenarioNames = []string{"convert", "noop", "memory", "s3-convert", "s3-noop", "sql-extract", "sql-incremental", "convert-gz", "serve", "pg-state", "crawl", "backlog", "glue"}
+	scenarioNames = []string{"convert", "noop", "memory", "s3-convert", "s3-noop", "sql-extract", "sql-incremental", "convert-gz", "serve", "pg-state", "s3-state", "crawl", "backlog", "glue"}
 )
 
 // build compiles tidemark (unless -tidemark names a binary) and the DuckDB

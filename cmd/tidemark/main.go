@@ -24,6 +24,7 @@ import (
 	_ "github.com/tidemark-etl/tidemark/objstore/s3"
 	"github.com/tidemark-etl/tidemark/store"
 	_ "github.com/tidemark-etl/tidemark/store/postgres"
+	_ "github.com/tidemark-etl/tidemark/store/s3"
 	_ "github.com/tidemark-etl/tidemark/store/sqlite"
 )
 
