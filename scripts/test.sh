@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 export CGO_ENABLED=1
-TEST_TIMEOUT="${TEST_TIMEOUT:-20m}"
+TEST_TIMEOUT="${TEST_TIMEOUT:-60m}"
 
 log() { printf '==> %s\n' "$*" >&2; }
 
