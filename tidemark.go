@@ -18,10 +18,14 @@ import (
 
 	// The implementations built into tidemark: each registers itself.
 	_ "github.com/tidemark-etl/tidemark/engine/duckdb"
+	_ "github.com/tidemark-etl/tidemark/engine/spark"
+	_ "github.com/tidemark-etl/tidemark/objstore/local"
+	_ "github.com/tidemark-etl/tidemark/objstore/s3"
 	_ "github.com/tidemark-etl/tidemark/sink/files"
 	_ "github.com/tidemark-etl/tidemark/sink/sqltable"
 	_ "github.com/tidemark-etl/tidemark/source/sqltable"
 	_ "github.com/tidemark-etl/tidemark/store/postgres"
+	_ "github.com/tidemark-etl/tidemark/store/s3"
 	_ "github.com/tidemark-etl/tidemark/store/sqlite"
 )
 
@@ -106,3 +110,7 @@ func OpenState(ctx context.Context, location string) (store.Store, error) {
 func OpenExistingState(ctx context.Context, flag string, spec *job.Spec, readOnly bool) (store.Store, error) {
 	return runner.OpenExistingState(ctx, flag, spec, readOnly)
 }
+
+// ExitCode maps an error of Run, Plan, Reset or a Session to the
+// contract's exit codes (0 ok, 1 failed, 2 usage or job file, 3 lease held).
+func ExitCode(err error) int { return runner.ExitCode(err) }

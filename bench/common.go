@@ -39,11 +39,15 @@ type jobFile struct {
 	MemoryLimit  string
 	BoundedFiles int
 	Listing      string // full | ordered (S3); empty: the default
+	BatchFiles   int    // batch_files; 0: the default
 }
 
 func (j jobFile) yaml() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "job: %s\n", j.Name)
+	if j.BatchFiles > 0 {
+		fmt.Fprintf(&b, "batch_files: %d\n", j.BatchFiles)
+	}
 	if j.MemoryLimit != "" {
 		fmt.Fprintf(&b, "engine: {duckdb: {memory_limit: %s}}\n", j.MemoryLimit)
 	}

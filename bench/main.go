@@ -23,6 +23,8 @@
 //	sql-extract      1M rows PostgreSQL/MariaDB -> Parquet vs psql COPY / mariadb --quick
 //	sql-incremental  1,000 new rows in a 10M-row PostgreSQL table: time and rows read,
 //	                 regression_check on and off
+//	s3-state no-op runs over 100k and 1M processed files with state in S3
+//	         (versitygw) vs find | sort; state requests, commit latency, size
 //	serve    tidemark serve over 100 jobs × 1,000 runs in SQLite: p50/p99 of the
 //	         jobs list and a job's runs page, the server's RSS
 //	pg-state commit latency of the PostgreSQL state store vs SQLite, and the
@@ -30,6 +32,10 @@
 //	crawl    tidemark crawl over 100k files in 1,000 partition folders: the first
 //	         crawl, then new_folders_only vs everything after one new folder
 //	         (time, files opened)
+//	backlog  first runs over 100k, 300k and 1M tiny files (local) and 100k, 300k
+//	         S3 objects: time per file, peak RSS; DuckDB alone over one list
+//	glue     the article's Glue script through tidemark glue run vs the same body as
+//	         plain PySpark; its no-op run vs Spark's start (needs -glue-python)
 //
 // The S3 scenarios start versitygw (from PATH, GOBIN or GOPATH/bin), the SQL
 // ones a throwaway PostgreSQL and MariaDB from the installed packages, as
@@ -101,15 +107,28 @@ type config struct {
 	SQLNewRows       int
 	SQLScanFactor    float64
 
+	S3StateTarget    float64
+	S3StateBigDirs   int
+	S3StateBigPerDir int
+	S3StateRSSTarget int64
+
 	ServeJobs     int
 	ServeRuns     int
 	ServeRequests int
 
-	PGStateCommits int
-	PGStateFiles   int
-	CrawlDirs      int
-	CrawlPerDir    int
-	CrawlSample    int
+	PGStateCommits       int
+	PGStateFiles         int
+	CrawlDirs            int
+	CrawlPerDir          int
+	CrawlSample          int
+	BacklogSizes         string
+	BacklogS3Sizes       string
+	BacklogPerDir        int
+	BacklogBatch         int
+	BacklogRSSTarget     int64
+	BacklogLinearTarget  float64
+	BacklogDuckDBTimeout time.Duration
+	glue                 glueConfig
 
 	root string // module root
 	work string // scratch folder of this run
@@ -186,6 +205,10 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.SQLNewRows, "sql-new-rows", 1000, "sql-incremental: new rows each incremental run finds")
 	fs.Float64Var(&c.SQLScanFactor, "sql-scan-factor", 10, "sql-incremental: most table rows PostgreSQL may read per new row (the index is used)")
 
+	fs.Float64Var(&c.S3StateTarget, "s3-state-target", 3, "s3-state: maximum ratio no-op run with S3 state / find|sort (noop's input)")
+	fs.IntVar(&c.S3StateBigDirs, "s3-state-big-dirs", 1000, "s3-state: folders of the big no-op")
+	fs.IntVar(&c.S3StateBigPerDir, "s3-state-big-files-per-dir", 1000, "s3-state: files per folder of the big no-op")
+	fs.Int64Var(&c.S3StateRSSTarget, "s3-state-rss-target", 512_000_000, "s3-state: maximum peak RSS of the big no-op, bytes")
 	fs.IntVar(&c.ServeJobs, "serve-jobs", 100, "serve: jobs in the state store")
 	fs.IntVar(&c.ServeRuns, "serve-runs", 1000, "serve: runs per job")
 	fs.IntVar(&c.ServeRequests, "serve-requests", 200, "serve: timed requests per route")
@@ -195,6 +218,16 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.CrawlDirs, "crawl-dirs", 1000, "crawl: partition folders")
 	fs.IntVar(&c.CrawlPerDir, "crawl-files-per-dir", 100, "crawl: tiny files per folder")
 	fs.IntVar(&c.CrawlSample, "crawl-sample", 10, "crawl: sample_files of the crawler")
+
+	fs.StringVar(&c.BacklogSizes, "backlog-sizes", "100000,300000,1000000", "backlog: first runs over this many local files, comma-separated, smallest first")
+	fs.StringVar(&c.BacklogS3Sizes, "backlog-s3-sizes", "100000,300000", "backlog: first runs over this many S3 objects (empty: none)")
+	fs.IntVar(&c.BacklogPerDir, "backlog-files-per-dir", 1000, "backlog: tiny files per folder")
+	fs.IntVar(&c.BacklogBatch, "backlog-batch", 10_000, "backlog: the job's batch_files (the default), also the size DuckDB alone is measured at")
+	fs.Int64Var(&c.BacklogRSSTarget, "backlog-rss-target", 1_000_000_000, "backlog: maximum peak RSS of a first run, bytes")
+	fs.Float64Var(&c.BacklogLinearTarget, "backlog-linear-target", 1.5, "backlog: maximum growth of the time per file from the smallest size to the largest")
+	fs.DurationVar(&c.BacklogDuckDBTimeout, "backlog-duckdb-timeout", 3*time.Minute, "backlog: cap on DuckDB alone over one list of files")
+
+	glueFlagsInto(fs, &c.glue)
 
 	// TMBENCH_<FLAG> sets a flag's default; the command line wins.
 	var envErr error
@@ -227,7 +260,9 @@ func parseFlags(args []string) (*config, error) {
 			"serve-jobs": "10", "serve-runs": "100", "serve-requests": "50",
 			"pg-state-commits": "50", "pg-state-files": "10000",
 			"crawl-dirs": "50", "crawl-files-per-dir": "20",
-			"timeout": "3m",
+			"backlog-sizes": "2000,6000", "backlog-s3-sizes": "2000", "backlog-files-per-dir": "100", "backlog-batch": "1000",
+			"s3-state-big-dirs": "20",
+			"timeout":           "3m",
 		}
 		for name, v := range quick {
 			if !set[name] && os.Getenv("TMBENCH_"+strings.ToUpper(strings.ReplaceAll(name, "-", "_"))) == "" {
@@ -328,8 +363,11 @@ var (
 		"serve":           benchServe,
 		"pg-state":        benchPGState,
 		"crawl":           benchCrawl,
+		"backlog":         benchBacklog,
+		"glue":            benchGlue,
+		"s3-state":        benchS3State,
 	}
-	scenarioNames = []string{"convert", "noop", "memory", "s3-convert", "s3-noop", "sql-extract", "sql-incremental", "convert-gz", "serve", "pg-state", "crawl"}
+	scenarioNames = []string{"convert", "noop", "memory", "s3-convert", "s3-noop", "sql-extract", "sql-incremental", "convert-gz", "serve", "pg-state", "s3-state", "crawl", "backlog", "glue"}
 )
 
 // build compiles tidemark (unless -tidemark names a binary) and the DuckDB

@@ -116,7 +116,10 @@ func newFixtureOn(t *testing.T, be backend, o jobOpts) *fixture {
 		sink:    parquetByProduct,
 		gen:     newGen(),
 	}
-	if be == onS3 {
+	if be == onSpark || be == onSparkS3 {
+		o.top = append(o.top, sparkEngine(t))
+	}
+	if be == onS3 || be == onSparkS3 {
 		f.env = sharedS3(t).env()
 		f.secrets = append(f.secrets, sharedS3(t).srv.SecretKey)
 	}

@@ -27,8 +27,9 @@ var (
 )
 
 // cmdTimeout bounds one tidemark invocation; a run that hangs fails its test
-// instead of the whole suite.
-const cmdTimeout = 2 * time.Minute
+// instead of the whole suite. Runs on a Spark Connect server (a JVM on a
+// shared, loaded machine) take minutes at worst.
+const cmdTimeout = 4 * time.Minute
 
 func TestMain(m *testing.M) {
 	os.Exit(testMain(m))
@@ -102,12 +103,12 @@ func (r result) String() string {
 func (r result) output() string { return r.stdout + "\n" + r.stderr }
 
 // baseEnv is the test process's environment without TIDEMARK_ and AWS_
-// variables, so that a developer's TIDEMARK_STATE, TIDEMARK_FAULT or AWS
-// profile cannot leak into a test.
+// variables (and SPARK_REMOTE), so that a developer's TIDEMARK_STATE,
+// TIDEMARK_FAULT, AWS profile or Spark server cannot leak into a test.
 func baseEnv(extra ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "TIDEMARK_") && !strings.HasPrefix(kv, "AWS_") {
+		if !strings.HasPrefix(kv, "TIDEMARK_") && !strings.HasPrefix(kv, "AWS_") && !strings.HasPrefix(kv, "SPARK_REMOTE=") {
 			env = append(env, kv)
 		}
 	}

@@ -229,7 +229,7 @@ func loopRuns(t *testing.T, f *fixture, h *manyHost, landing *atomic.Bool) {
 func checkManyHostState(t *testing.T, f *fixture, url string, landedFiles []string, hosts []*manyHost) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.OpenExisting(ctx, url, true)
+	st, err := openState(ctx, url, f.env)
 	if err != nil {
 		t.Fatalf("opening the state store: %v", err)
 	}

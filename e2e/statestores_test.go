@@ -1,13 +1,20 @@
 package e2e
 
 import (
+	"context"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
 	"github.com/tidemark-etl/tidemark/internal/sqltest"
+	objs3 "github.com/tidemark-etl/tidemark/objstore/s3"
 	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
+	"github.com/tidemark-etl/tidemark/store"
+	s3store "github.com/tidemark-etl/tidemark/store/s3"
 )
 
 // stateStore is a kind of state store the many-host, crash-matrix and
@@ -50,6 +57,20 @@ var stateStores = []stateStore{
 			return v.String(), env
 		}
 	}},
+	{name: "s3", url: func(t *testing.T) (string, []string) {
+		env := sharedS3(t)
+		return "s3://" + env.srv.NewBucket(t) + "/tidemark/", env.env()
+	}, through: func(loc string, env []string) (string, func(addr string) (string, []string)) {
+		// Only the state goes through the proxy: its endpoint in the
+		// location, the source's and sink's in the environment.
+		u, err := url.Parse(sharedS3Endpoint(env))
+		if err != nil {
+			panic(err)
+		}
+		return u.Host, func(addr string) (string, []string) {
+			return loc + "?endpoint=" + url.QueryEscape("http://"+addr), env
+		}
+	}},
 }
 
 // eachStateStore runs body as a parallel subtest per state store.
@@ -71,4 +92,42 @@ func stateOn(t *testing.T, be backend, ss stateStore, o jobOpts) (*fixture, stri
 	f := newFixtureOn(t, be, o)
 	f.env = append(f.env, env...)
 	return f, url
+}
+
+// openState opens an existing state store read-only in the test process,
+// with the environment env the commands get (an s3:// store takes its
+// endpoint, region and credentials from it, as the commands' AWS chain
+// does, since the test process has none of its own).
+func openState(ctx context.Context, url string, env []string) (store.Store, error) {
+	if !strings.HasPrefix(url, "s3://") {
+		return store.OpenExisting(ctx, url, true)
+	}
+	vars := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	endpoint := vars["AWS_ENDPOINT_URL_S3"]
+	if endpoint == "" {
+		endpoint = vars["AWS_ENDPOINT_URL"]
+	}
+	return s3store.Open(ctx, url, s3store.Options{ReadOnly: true, S3: objs3.Config{
+		Endpoint: endpoint, Region: vars["AWS_REGION"],
+		Credentials: credentials.NewStaticCredentialsProvider(vars["AWS_ACCESS_KEY_ID"], vars["AWS_SECRET_ACCESS_KEY"], ""),
+	}})
+}
+
+// sharedS3Endpoint is the S3 endpoint an environment names.
+func sharedS3Endpoint(env []string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "AWS_ENDPOINT_URL_S3="); ok && v != "" {
+			return v
+		}
+	}
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "AWS_ENDPOINT_URL="); ok {
+			return v
+		}
+	}
+	return ""
 }

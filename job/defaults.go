@@ -9,6 +9,11 @@ const (
 	DefaultStateFile     = ".tidemark/state.db"
 	DefaultIOConcurrency = 8
 	DefaultDiskBudget    = 10 << 30
+	// DefaultBatchFiles is a one-source job's batch_files: DuckDB reads
+	// 10,000 tiny files in a few seconds and ~100 MB, while one read of
+	// 100,000 takes over 1 GB (docs/benchmarks.md, "First run over a
+	// backlog").
+	DefaultBatchFiles = 10_000
 )
 
 // OnBadRecords are the allowed values of on_bad_record.
@@ -37,6 +42,10 @@ func (s *Spec) ApplyDefaults() {
 	}
 	if s.IO.DiskBudget.Bytes == 0 {
 		s.IO.DiskBudget.Bytes = DefaultDiskBudget
+	}
+	if s.BatchFiles == nil && len(s.Sources) <= 1 {
+		n := DefaultBatchFiles
+		s.BatchFiles = &n
 	}
 	if s.Engine.Config != nil {
 		s.Engine.Config.ApplyDefaults(s)

@@ -36,6 +36,12 @@ type Spec struct {
 	IO IO `yaml:"io" doc:"bounds on the transfers of remote (S3) inputs and outputs"`
 	// Crawler is a crawler run before the sources are planned.
 	Crawler *Crawler `yaml:"crawler" doc:"optional: a crawler file's path (relative to the job file) or a crawler block inline, crawled into the job's state before its sources are planned (see Crawling)"`
+	// BatchFiles, when positive, makes a run with more new files than this
+	// read, commit and publish them in batches of this many files of each
+	// source, each batch its own run record and bookmark version (see
+	// runner/batch.go); 0 reads a run in one batch. Default DefaultBatchFiles
+	// for a job with one source and append sinks; unset for several sources.
+	BatchFiles *int `yaml:"batch_files" doc:"a run with more new files than this reads, commits and publishes them in batches of this many, each batch its own run and bookmark version (a crash late in a backfill keeps the batches done); 0: one batch. Default for a job with one source; with several (a join would see only each batch's files) unset: one batch"`
 	// Lineage sends OpenLineage run events (START, COMPLETE, FAIL).
 	Lineage Lineage `yaml:"lineage" doc:"OpenLineage run events for every run; default: OPENLINEAGE_URL and OPENLINEAGE_API_KEY"`
 

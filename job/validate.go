@@ -35,6 +35,9 @@ func (s *Spec) Validate() error {
 	if s.IO.Concurrency < 0 {
 		v.fail("$.io.concurrency", "must be positive")
 	}
+	if s.BatchFiles != nil && *s.BatchFiles < 0 {
+		v.fail("$.batch_files", "must be 0 (one batch) or a positive number of files")
+	}
 	if s.IO.DiskBudget.err != nil {
 		v.fail("$.io.disk_budget", "%v", s.IO.DiskBudget.err)
 	}

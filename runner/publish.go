@@ -198,7 +198,21 @@ func recoverJob(ctx context.Context, st store.Store, jobName string, token int64
 	// job's lease, so what the job's runs (but the one running) left
 	// staged or half-uploaded is dead. Other runs' files are not the job's
 	// to delete, whatever their names.
-	dead := func(runID string) (bool, error) {
+	dead := deadRuns(ctx, st, jobName)
+	for _, k := range sinks {
+		if err := k.Cleanup(ctx, dead, log); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deadRuns reports whether a run of the job that left something in a sink
+// is dead: recorded and no longer running (the caller holds the lease and
+// has rolled every committed run forward). A run the store does not know
+// is not the job's.
+func deadRuns(ctx context.Context, st store.Store, jobName string) func(runID string) (bool, error) {
+	return func(runID string) (bool, error) {
 		r, err := st.Run(ctx, jobName, runID)
 		if errors.Is(err, store.ErrNotFound) {
 			return false, nil
@@ -208,12 +222,6 @@ func recoverJob(ctx context.Context, st store.Store, jobName string, token int64
 		}
 		return r.Status != store.StatusRunning, nil
 	}
-	for _, k := range sinks {
-		if err := k.Cleanup(ctx, dead, log); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // markDead records as failed the runs that died before they committed

@@ -96,6 +96,11 @@ type Result struct {
 	Purged     bool                   `json:"purged,omitempty"`
 	// Host is the host identity that ran it (RunOptions.HostID).
 	Host string `json:"host,omitempty"`
+	// Batches lists the run records of a run read in batches (the job's
+	// batch_files), oldest first; the counts above are their sums, RunID
+	// the first's and Version the last committed. Absent for a run read in
+	// one batch.
+	Batches []BatchResult `json:"batches,omitempty"`
 }
 
 // ResultOf converts a stored run record.
@@ -258,6 +263,7 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 	if r.rec, err = st.BeginRun(ctx, lease.token(), r.rec); err != nil {
 		return nil, fmt.Errorf("recording run start: %w", err)
 	}
+	r.first = r.rec
 	r.observeStart(ctx)
 	err = claimErr
 	if err == nil {
@@ -272,29 +278,33 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 	if cause := context.Cause(ctx); err != nil && cause != nil && !errors.Is(cause, context.Canceled) {
 		err = fmt.Errorf("%w (%v)", err, cause)
 	}
-	res := ResultOf(r.rec)
-	res.DurationMS = opts.now().Sub(started).Milliseconds()
 	if err != nil {
-		r.rec.Status = store.StatusFailed
 		fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer fcancel()
 		var unpublished *UnpublishedError
 		if errors.As(err, &unpublished) {
 			// committed: its record stays succeeded, its publish pending
-		} else if ferr := st.FailRun(fctx, jobName, lease.token(), r.rec.RunID, opts.now().UTC(), r.rec, secret.Redact(err.Error())); ferr != nil {
-			// Recording the failure first is a barrier: a commit still in
-			// flight cannot apply to a failed run. When it could not be
-			// recorded, a commit that did apply keeps its staged output.
-			r.log.Error("recording run failure", "run", r.rec.RunID, "err", ferr)
-			if run, rerr := st.Run(fctx, jobName, r.rec.RunID); rerr != nil || run.Status == store.StatusSucceeded {
-				r.stagings = nil
+		} else {
+			r.rec.Status, r.rec.Error = store.StatusFailed, secret.Redact(err.Error())
+			if ferr := st.FailRun(fctx, jobName, lease.token(), r.rec.RunID, opts.now().UTC(), r.rec, r.rec.Error); ferr != nil {
+				// Recording the failure first is a barrier: a commit still in
+				// flight cannot apply to a failed run. When it could not be
+				// recorded, a commit that did apply keeps its staged output.
+				r.log.Error("recording run failure", "run", r.rec.RunID, "err", ferr)
+				if run, rerr := st.Run(fctx, jobName, r.rec.RunID); rerr != nil || run.Status == store.StatusSucceeded {
+					r.stagings = nil
+				}
 			}
 		}
 		r.cleanupTemp()
+		res := r.result()
+		res.DurationMS = opts.now().Sub(started).Milliseconds()
 		res.Status, res.Error = store.StatusFailed, secret.Redact(err.Error())
 		r.observeEnd(ctx, res, err)
 		return &res, err
 	}
+	res := r.result()
+	res.DurationMS = opts.now().Sub(started).Milliseconds()
 	res.Status = store.StatusSucceeded
 	r.observeEnd(ctx, res, nil)
 	return &res, nil
@@ -337,6 +347,17 @@ func (r *runner) close() {
 // claimSinks makes sure every sink's location is the job's own under this
 // state store before anything of the run touches a sink.
 func (r *runner) claimSinks(ctx context.Context) error {
+	for _, k := range r.sinks {
+		if err := r.claim(ctx, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// claim makes sure one sink's location is the job's own under this state
+// store.
+func (r *runner) claim(ctx context.Context, k sink.Sink) error {
 	id, err := r.st.Identity(ctx)
 	if err != nil {
 		return err
@@ -356,12 +377,7 @@ func (r *runner) claimSinks(ctx context.Context) error {
 			}
 			return true, nil
 		}, Log: r.log}
-	for _, k := range r.sinks {
-		if err := k.Claim(ctx, c); err != nil {
-			return err
-		}
-	}
-	return nil
+	return k.Claim(ctx, c)
 }
 
 // recover finishes what earlier runs left: it rolls committed runs forward

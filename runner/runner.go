@@ -41,12 +41,24 @@ type runner struct {
 	stageDirs []string       // the current execution's, deleted with its stagings
 	inDir     string         // spill folder of inputs
 
+	// first is the run's first record; batches the records of a run read
+	// in batches (batch.go), one per batch begun, the current one last.
+	first   store.Run
+	batches []store.Run
+
 	baseVersion int64                        // the head when the run began, for the Observer
 	schemas     map[string][]bookmark.Column // each source ctx's schema as read, for the Observer
+
+	// A Session's: the URL schemes its program reads itself, and the
+	// source ctxs whose state it does not record (Glue's empty
+	// transformation_ctx).
+	sessionReads []string
+	skipState    map[string]bool
 }
 
 // execute plans every source, runs the engine when there is anything to
-// read, stages the output and commits.
+// read, stages the output and commits, batch by batch when the run has
+// more new files than the job's batch_files (batch.go).
 func (r *runner) execute(ctx context.Context) error {
 	head, err := r.st.Head(ctx, r.job)
 	if err != nil {
@@ -79,7 +91,6 @@ func (r *runner) execute(ctx context.Context) error {
 	}
 	fault.At(fault.AfterPlan)
 
-	commit := store.Commit{Job: r.job, BaseVersion: head.Version, Advance: r.opts.Mode.Advances() && total > 0}
 	if total == 0 {
 		r.log.Info("nothing new to read")
 		for i, p := range r.plans {
@@ -88,13 +99,57 @@ func (r *runner) execute(ctx context.Context) error {
 		for _, k := range r.sinks {
 			r.rec.Sinks[k.Ctx()] = store.Count{}
 		}
-		return r.commit(ctx, commit)
+		return r.commit(ctx, store.Commit{Job: r.job, BaseVersion: head.Version})
 	}
-
-	res, err := r.runEngine(ctx)
-	if err != nil {
+	size := r.batchSize()
+	if size == 0 {
+		_, err := r.executeBatch(ctx, head.Version, states)
 		return err
 	}
+	r.log.Info("reading the run in batches", "files", total, "batch_files", size)
+	rest := r.plans
+	for k := 1; ; k++ {
+		var more bool
+		r.plans, rest, more = split(rest, size)
+		if k > 1 {
+			if err := r.beginBatch(ctx, k); err != nil {
+				return err
+			}
+		}
+		c, err := r.executeBatch(ctx, head.Version, states)
+		if err != nil {
+			return err
+		}
+		r.batches = append(r.batches, r.rec)
+		r.log.Info("batch committed and published", "batch", k, "run", r.rec.RunID, "version", r.rec.Version)
+		if !more {
+			return nil
+		}
+		fault.At(fault.AfterBatch)
+		if c.Advance {
+			head.Version, states = r.rec.Version, c.Sources
+		}
+	}
+}
+
+// executeBatch runs the engine over the current plans, stages the output
+// and commits it against the bookmark at version with states; it returns
+// the commit it made.
+func (r *runner) executeBatch(ctx context.Context, version int64, states map[string]bookmark.SourceState) (store.Commit, error) {
+	res, err := r.runEngine(ctx)
+	if err != nil {
+		return store.Commit{Job: r.job, BaseVersion: version}, err
+	}
+	return r.settle(ctx, version, states, res, r.opts.Mode.Advances())
+}
+
+// settle turns a successful execution (res) of the plans into the commit
+// against the bookmark at version with states: every source's count, and
+// with advance its next state and input records (but the sources in
+// skipState); then it stages every sink's output and commits, and returns
+// the commit it made.
+func (r *runner) settle(ctx context.Context, version int64, states map[string]bookmark.SourceState, res engine.Result, advance bool) (store.Commit, error) {
+	commit := store.Commit{Job: r.job, BaseVersion: version, Advance: advance}
 	if commit.Advance {
 		commit.Sources = map[string]bookmark.SourceState{}
 		for k, v := range states {
@@ -111,7 +166,7 @@ func (r *runner) execute(ctx context.Context) error {
 			}
 			r.schemas[name] = sr.Schema
 		}
-		if !commit.Advance {
+		if !commit.Advance || r.skipState[name] {
 			continue
 		}
 		if a, ok := p.Advance(r.rec.RunID, sr); ok {
@@ -122,10 +177,10 @@ func (r *runner) execute(ctx context.Context) error {
 		}
 	}
 	if err := r.stage(ctx, res, &commit); err != nil {
-		return err
+		return commit, err
 	}
 	fault.At(fault.AfterStage)
-	return r.commit(ctx, commit)
+	return commit, r.commit(ctx, commit)
 }
 
 // stage has every sink stage its output and records it in the commit; the

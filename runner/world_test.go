@@ -33,6 +33,9 @@ type world struct {
 	sinkMode string
 	// onBad is the source's on_bad_record ("": the default, fail).
 	onBad string
+	// top and srcExtra are extra lines of the job file and of its
+	// source (batch_files: 2, tracking: timestamp).
+	top, srcExtra []string
 }
 
 const jobName = "j"
@@ -61,12 +64,15 @@ func (w *world) spec() *job.Spec {
 	if w.onBad != "" {
 		src += "    on_bad_record: " + w.onBad + "\n"
 	}
+	for _, l := range w.srcExtra {
+		src += "    " + l + "\n"
+	}
 	snk := fmt.Sprintf("  - ctx: out\n    path: %s\n    format: csv\n", w.out)
 	if w.sinkMode != "" {
 		snk += "    mode: " + w.sinkMode + "\n"
 	}
-	yml := fmt.Sprintf("job: %s\nstate: %s\nengine: {fake: {spill_dir: %s}}\nsources:\n%ssinks:\n%s",
-		jobName, w.state, w.spill, src, snk)
+	yml := fmt.Sprintf("job: %s\nstate: %s\nengine: {fake: {spill_dir: %s}}\n%ssources:\n%ssinks:\n%s",
+		jobName, w.state, w.spill, lines(w.top), src, snk)
 	path := filepath.Join(w.dir, "job.yaml")
 	if err := os.WriteFile(path, []byte(yml), 0o644); err != nil {
 		w.t.Fatal(err)
@@ -76,6 +82,15 @@ func (w *world) spec() *job.Spec {
 		w.t.Fatalf("job file: %v\n%s", err, yml)
 	}
 	return s
+}
+
+// lines joins job-file lines, each ending in a newline.
+func lines(ls []string) string {
+	var b strings.Builder
+	for _, l := range ls {
+		b.WriteString(l + "\n")
+	}
+	return b.String()
 }
 
 // write makes input file name with the given lines.

@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 export CGO_ENABLED=1
-TEST_TIMEOUT="${TEST_TIMEOUT:-20m}"
+TEST_TIMEOUT="${TEST_TIMEOUT:-60m}"
 
 log() { printf '==> %s\n' "$*" >&2; }
 
@@ -30,7 +30,7 @@ log "$(go version), $("$cc" --version | head -n1)"
 # Each server started here appends its pid to SERVER_PIDS and its scratch
 # folder to SCRATCH; the trap stops and removes them however the script ends.
 # Tests that need a server and find none fail, saying to run this script;
-# only TIDEMARK_SKIP_S3=1 / TIDEMARK_SKIP_SQL=1 / TIDEMARK_SKIP_BROWSER=1 (never set in CI) skip them.
+# only TIDEMARK_SKIP_S3=1 / TIDEMARK_SKIP_SQL=1 / TIDEMARK_SKIP_BROWSER=1 / TIDEMARK_SKIP_SPARK=1 (never set in CI) skip them.
 SERVER_PIDS=()
 SCRATCH=()
 cleanup() {
@@ -230,6 +230,107 @@ if [ "${TIDEMARK_SKIP_BROWSER:-}" = 1 ]; then
 	log "TIDEMARK_SKIP_BROWSER=1: no chromium/Playwright; browser tests skip"
 else
 	[ -n "${TIDEMARK_TEST_PYTHON:-}" ] && [ -n "${TIDEMARK_TEST_CHROMIUM:-}" ] || setup_browser
+fi
+
+# --- setup: Spark Connect (engine: spark) ----------------------------------
+# One Spark Connect server for the whole run, from the pip package pyspark
+# (which carries Spark's jars), on a free loopback port, with hadoop-aws
+# (at the Hadoop version pyspark bundles) and its AWS SDK bundle on its
+# classpath for s3a://. The venv and the jars live in the same cache folder
+# as Playwright's, made once per version. The tests find them through
+#   TIDEMARK_TEST_SPARK        sc://127.0.0.1:PORT
+#   TIDEMARK_TEST_SPARK_HOME   the pip package's SPARK_HOME (tests that
+#                              start a private server of their own)
+#   TIDEMARK_TEST_SPARK_JARS   the s3a jars, comma-separated (for --jars)
+#   TIDEMARK_TEST_SPARK_PYTHON the venv's python (pyspark's Connect client)
+# and fail without them unless TIDEMARK_SKIP_SPARK=1. The JVM is kept
+# small: local[2], 1 GB of driver memory, no UI, few shuffle partitions.
+PYSPARK_VERSION=4.0.5
+HADOOP_VERSION=3.4.1     # the hadoop-client-api jar inside pyspark $PYSPARK_VERSION
+AWS_SDK_VERSION=2.24.6   # the bundle hadoop-aws $HADOOP_VERSION depends on
+MAVEN_CENTRAL=https://repo1.maven.org/maven2
+
+setup_spark_install() {
+	local cache venv py base jars f url
+	cache="${XDG_CACHE_HOME:-$HOME/.cache}/tidemark-test"
+	venv="$cache/venv-pyspark-$PYSPARK_VERSION"
+	py="$venv/bin/python"
+	if ! "$py" -c 'import pyspark.sql.connect.session' 2>/dev/null; then
+		base=python3
+		if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
+			log "installing python3-venv (Debian package)"
+			apt_install python3 python3-venv
+			base=/usr/bin/python3
+		fi
+		log "making a pyspark $PYSPARK_VERSION venv in $venv"
+		rm -rf "$venv"
+		mkdir -p "$cache"
+		"$base" -m venv "$venv"
+		"$py" -m pip install -q --disable-pip-version-check "pyspark[connect]==$PYSPARK_VERSION"
+	fi
+	command -v java >/dev/null || { log "installing Java 17 (Debian package)"; apt_install openjdk-17-jre-headless; }
+	jars="$cache/spark-jars-hadoop-$HADOOP_VERSION"
+	mkdir -p "$jars"
+	for url in "$MAVEN_CENTRAL/org/apache/hadoop/hadoop-aws/$HADOOP_VERSION/hadoop-aws-$HADOOP_VERSION.jar" \
+		"$MAVEN_CENTRAL/software/amazon/awssdk/bundle/$AWS_SDK_VERSION/bundle-$AWS_SDK_VERSION.jar"; do
+		f="$jars/$(basename "$url")"
+		if [ ! -s "$f" ]; then
+			log "fetching $(basename "$url") from Maven Central"
+			curl -sSfL -o "$f.part" "$url"
+			mv "$f.part" "$f"
+		fi
+	done
+	export TIDEMARK_TEST_SPARK_PYTHON="$py"
+	export TIDEMARK_TEST_SPARK_HOME="$("$py" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')"
+	export TIDEMARK_TEST_SPARK_JARS="$jars/hadoop-aws-$HADOOP_VERSION.jar,$jars/bundle-$AWS_SDK_VERSION.jar"
+}
+
+# spark_connect_server PORT LOG starts a Spark Connect server in the
+# background (internal/sparktest starts private ones alike). The s3a jars
+# are local: URLs, which Spark loads where they lie (a plain path would be
+# copied, 560 MB of SDK bundle, at every start; the driver's class path
+# would shadow Spark's own logging).
+spark_connect_server() {
+	SPARK_HOME="$TIDEMARK_TEST_SPARK_HOME" "$TIDEMARK_TEST_SPARK_HOME/bin/spark-submit" \
+		--class org.apache.spark.sql.connect.service.SparkConnectServer --master 'local[2]' \
+		--driver-memory 1g --jars "local:${TIDEMARK_TEST_SPARK_JARS//,/,local:}" \
+		--conf spark.connect.grpc.binding.address=127.0.0.1 --conf spark.connect.grpc.binding.port="$1" \
+		--conf spark.ui.enabled=false --conf spark.sql.shuffle.partitions=4 \
+		--conf spark.driver.extraJavaOptions=-XX:+UseSerialGC >"$2" 2>&1 &
+}
+
+start_spark() {
+	local dir port
+	dir="$(mktemp -d /tmp/tidemark-spark.XXXXXX)"
+	SCRATCH+=("$dir")
+	for _ in 1 2 3; do
+		port="$(free_port)"
+		spark_connect_server "$port" "$dir/server.log"
+		SERVER_PIDS+=($!)
+		# A JVM on a loaded machine may take minutes to listen.
+		for _ in $(seq 1 3000); do
+			(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+			kill -0 "${SERVER_PIDS[-1]}" 2>/dev/null || break
+			sleep 0.1
+		done
+		if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+			export TIDEMARK_TEST_SPARK="sc://127.0.0.1:$port"
+			log "spark connect $PYSPARK_VERSION on 127.0.0.1:$port"
+			return 0
+		fi
+		# Not listening (the port taken, say): stop this one before the next.
+		kill "${SERVER_PIDS[-1]}" 2>/dev/null || true
+		wait "${SERVER_PIDS[-1]}" 2>/dev/null || true
+	done
+	cat "$dir/server.log" >&2
+	return 1
+}
+
+if [ "${TIDEMARK_SKIP_SPARK:-}" = 1 ]; then
+	log "TIDEMARK_SKIP_SPARK=1: no Spark Connect server; Spark tests skip"
+else
+	setup_spark_install
+	[ -n "${TIDEMARK_TEST_SPARK:-}" ] || start_spark
 fi
 
 # --- vet and test ----------------------------------------------------------

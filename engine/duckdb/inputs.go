@@ -138,7 +138,7 @@ func prepareInputs(src *engine.Source, n int, l *linker) (*inputs, error) {
 			}
 		}
 		p := f.Location
-		if src.Hive || hasGlob(f.Location) || compressionSuffix(f.Location) != compressionSuffix(f.Key) {
+		if (src.Hive && hiveAbove(f.Location, hive)) || hasGlob(f.Location) || compressionSuffix(f.Location) != compressionSuffix(f.Key) {
 			root, err := l.root()
 			if err != nil {
 				return nil, err
@@ -168,6 +168,16 @@ func prepareInputs(src *engine.Source, n int, l *linker) (*inputs, error) {
 		in.byKey[p] = f.Key
 	}
 	return in, nil
+}
+
+// hiveAbove reports whether a hive source's file must be read through a
+// link: its key has key=value folders (whose columns come from the key
+// alone), or a folder on its path does (which DuckDB would read as
+// columns). A file with neither is read in place: a link per file costs a
+// syscall or two each, which a first run over a large backlog pays per
+// file.
+func hiveAbove(location string, hive []string) bool {
+	return len(hive) > 0 || strings.Contains(filepath.Dir(location), "=")
 }
 
 // hiveDirs returns the key=value folder segments of key, in order.

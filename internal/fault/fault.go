@@ -21,10 +21,11 @@ const (
 	AfterCommit  = "after-commit"  // state committed, nothing published
 	MidPublish   = "mid-publish"   // first staged file moved to its final name
 	AfterPublish = "after-publish" // all moved, run not yet marked published
+	AfterBatch   = "after-batch"   // a batch of a run read in batches committed and published, the next not begun
 )
 
 // Steps lists every step, for tests.
-var Steps = []string{AfterPlan, MidRead, AfterStage, AfterCommit, MidPublish, AfterPublish}
+var Steps = []string{AfterPlan, MidRead, AfterStage, AfterCommit, MidPublish, AfterPublish, AfterBatch}
 
 var armed, pause = parse(os.Getenv("TIDEMARK_FAULT"))
 

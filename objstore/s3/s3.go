@@ -150,6 +150,15 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 // Root returns s3://bucket/prefix/ (s3://bucket/ for a whole bucket).
 func (s *Store) Root() string { return "s3://" + s.bucket + "/" + s.prefix }
 
+// Client returns the SDK client the store sends its requests with, built
+// from the AWS chain and the store's options (retries, endpoint, path
+// style, request counting), for a package that needs S3 calls the Store
+// does not make (store/s3's conditional writes).
+func (s *Store) Client() *s3.Client { return s.client }
+
+// Prefix returns the key prefix: "" or ending with '/'.
+func (s *Store) Prefix() string { return s.prefix }
+
 // Bucket returns the bucket name.
 func (s *Store) Bucket() string { return s.bucket }
 

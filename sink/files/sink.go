@@ -167,3 +167,9 @@ func (s *Sink) Prepare(ctx context.Context, run sink.Run) (sink.Staging, error) 
 
 // dataDir is the folder the engine writes a staging area's rows into.
 func (st *staging) dataDir() string { return path.Join(st.local, "data") }
+
+var _ sink.Appender = (*Sink)(nil)
+
+// Appends reports whether the sink is in append mode: a run may then
+// publish in batches (sink.Appender).
+func (s *Sink) Appends() bool { return s.cfg.Mode == "append" }

@@ -198,3 +198,10 @@ func (l *tableLocation) Purge(ctx context.Context, job, runID string, _ []store.
 	log.Info("deleted", "run", runID, "table", l.k.cfg.Table, "rows", n)
 	return sink.Purged{Deleted: []string{fmt.Sprintf("%d rows of table %s", n, l.k.cfg.Table)}}, nil
 }
+
+var _ sink.Appender = (*JobSink)(nil)
+
+// Appends reports whether the table sink is in append mode: a run may
+// then publish in batches (sink.Appender). merge and overwrite make a run
+// one batch.
+func (j *JobSink) Appends() bool { return j.cfg.Mode == "append" }

@@ -49,6 +49,12 @@ type Plan struct {
 	// What went missing or changed while the run read the plan.
 	missing []string
 	changed int64
+	// A batch of a split plan (batch.go): base is the batch before it,
+	// whose committed state (next, set by Advance) this one starts from;
+	// tail marks every batch but the first, which counts the listing.
+	base *Plan
+	next *bookmark.SourceState
+	tail bool
 }
 
 // bounds are a source's per-run limits, the disk budget included for
@@ -197,7 +203,7 @@ func planRange(ctx context.Context, st source.StateReader, jobName string, fs *S
 
 // NextState is the source's bookmark after a run that read p.Take.
 func (p *Plan) NextState(schema []bookmark.Column) bookmark.SourceState {
-	s := p.prev
+	s, _ := p.basis()
 	s.Kind = "files"
 	s.Fingerprint, s.Describe = p.fp, p.fpDoc
 	s.Tracking = bookmark.Tracking(p.src.cfg.Tracking)

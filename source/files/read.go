@@ -94,12 +94,16 @@ func (p *Plan) Preview() source.Preview {
 // Count is the source's line of the run summary; res nil: nothing was
 // executed (nothing new).
 func (p *Plan) Count(res *engine.SourceResult) store.Count {
+	inSinks := p.src.inSinks
+	if p.tail {
+		inSinks = 0 // the first batch counted them
+	}
 	if res == nil {
-		return store.Count{Unchanged: p.Unchanged, InSinks: p.src.inSinks}
+		return store.Count{Unchanged: p.Unchanged, InSinks: inSinks}
 	}
 	c := store.Count{Files: int64(len(p.Take)), Bytes: p.Bytes(), Rows: res.Rows, Rejected: res.Rejected,
 		Modified: p.Modified, Deferred: p.Deferred, Missing: int64(len(p.missing)), Future: p.Future,
-		InSinks: p.src.inSinks, ChangedDuringRead: p.changed}
+		InSinks: inSinks, ChangedDuringRead: p.changed}
 	for _, f := range p.Take {
 		if f.Size == 0 {
 			c.Empty++
@@ -115,10 +119,12 @@ func (p *Plan) Advance(runID string, res engine.SourceResult) (source.Advance, b
 		schema = nil // nothing was read to infer it from
 	}
 	a := source.Advance{State: p.NextState(schema)}
-	if m := p.src.cfg.SchemaEvolution; (m != "" && m != bookmark.EvolveFail) || len(p.prev.SchemaVersions) > 0 {
-		// Under fail the schema never changes: no history to keep.
-		a.State.SchemaVersions = bookmark.EvolveSchema(p.prev.SchemaVersions, p.prev.Schema, a.State.Schema, runID)
+	// Under fail the schema never changes: no history to keep. A later
+	// batch's history starts from the batch before it.
+	if prev, _ := p.basis(); (p.src.cfg.SchemaEvolution != "" && p.src.cfg.SchemaEvolution != bookmark.EvolveFail) || len(prev.SchemaVersions) > 0 {
+		a.State.SchemaVersions = bookmark.EvolveSchema(prev.SchemaVersions, prev.Schema, a.State.Schema, runID)
 	}
+	p.next = &a.State // the next batch, if any, starts from it
 	for _, f := range p.Take {
 		a.Added = append(a.Added, store.FileRecord{Ctx: p.Ctx, File: f})
 	}
@@ -152,8 +158,8 @@ func (p *Plan) Open(ctx context.Context, env source.Env) (source.Reading, error)
 	fc := p.src.cfg
 	es := engine.Source{Ctx: p.Ctx, Format: fc.Format, Options: fc.Options, Hive: *fc.HivePartitioning,
 		SchemaEvolution: fc.SchemaEvolution}
-	if p.hasPrev && len(p.prev.Schema) > 0 {
-		es.Schema = p.prev.Schema
+	if prev, has := p.basis(); has && len(prev.Schema) > 0 {
+		es.Schema = prev.Schema
 	} else if cs := p.src.catalogSchema(); cs != nil {
 		es.Schema = cs
 	}

@@ -1,0 +1,137 @@
+package spark
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/tidemark-etl/tidemark/engine"
+)
+
+// malformed turns a failed statement that met a malformed record (fail
+// policy: FAILFAST) into an *engine.InputError naming the file and line:
+// Spark's error names neither, so the sources read with FAILFAST are read
+// again PERMISSIVE, for their first bad record. Other errors pass.
+func (x *execution) malformed(ctx context.Context, err error) error {
+	var se *Error
+	if err == nil || ctx.Err() != nil || !errors.As(err, &se) || !isMalformed(se) {
+		return err
+	}
+	for _, r := range x.readers {
+		if r.rejects || r.src.Format == "parquet" || len(r.paths) == 0 {
+			continue
+		}
+		// A file that cannot be read at all fails this read too: then
+		// the file named in Spark's message is what there is to say.
+		if ie, ferr := x.firstBad(ctx, r); ferr == nil && ie != nil {
+			return ie
+		}
+	}
+	// No bad record: a file Spark could not read at all.
+	if m := readFileRE.FindStringSubmatch(se.Msg); m != nil {
+		for _, r := range x.readers {
+			if k, ok := r.keys[filePathKey(m[1])]; ok {
+				return &engine.InputError{Source: r.src.Ctx, File: k, Msg: se.Error()}
+			}
+		}
+	}
+	return err
+}
+
+// readFileRE finds the file in Spark's FAILED_READ_FILE message.
+var readFileRE = regexp.MustCompile(`while reading file (\S+)`)
+
+func isMalformed(e *Error) bool {
+	return strings.HasPrefix(e.Class, "MALFORMED_RECORD") || strings.HasPrefix(e.Class, "FAILED_READ_FILE") || strings.Contains(e.Msg, "Malformed records are detected") ||
+		strings.Contains(e.Msg, "MALFORMED_RECORD_IN_PARSING")
+}
+
+// firstBad reads r PERMISSIVE and returns its first bad record (by file,
+// then line) as an *engine.InputError, or nil when it has none.
+func (x *execution) firstBad(ctx context.Context, r *reader) (*engine.InputError, error) {
+	ddl, err := schemaDDL(r.schema)
+	if err != nil {
+		return nil, err
+	}
+	opts := copyOpts(r.opts)
+	opts["mode"] = "PERMISSIVE"
+	opts["columnNameOfCorruptRecord"] = corruptCol
+	if err := x.createRead(ctx, r.rawName(), r.src.Format, ddl+", "+corruptCol+" STRING", opts, r.paths, true); err != nil {
+		return nil, err
+	}
+	rows, err := x.queryRows(ctx, fmt.Sprintf("SELECT %s, %s FROM %s WHERE %s IS NOT NULL AND %s ORDER BY 1 LIMIT 1",
+		fileCol, corruptCol, r.rawName(), corruptCol, usesColumn(r)))
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	file, _ := rows[0][0].(string)
+	record, _ := rows[0][1].(string)
+	ie := &engine.InputError{Source: r.src.Ctx, File: r.key(file), Msg: "malformed record: " + clip(record)}
+	ie.Line = x.lineOf(ctx, file, record)
+	return ie, nil
+}
+
+// usesColumn is a condition that is always true but needs a data column:
+// Spark refuses a query of a raw read that needs the corrupt-record column
+// alone (and would optimize a plainer one away).
+func usesColumn(r *reader) string {
+	if len(r.schema) == 0 {
+		return "true"
+	}
+	return fmt.Sprintf("length(coalesce(CAST(%s AS STRING), '')) >= 0", quoteIdent(r.schema[0].Name))
+}
+
+// key is the input key of a file Spark named.
+func (r *reader) key(file string) string {
+	if k, ok := r.keys[filePathKey(file)]; ok {
+		return k
+	}
+	return file
+}
+
+// lineOf finds the line of record in file (1-based, 0 when not found):
+// Spark reads the file as lines, numbered in file order.
+func (x *execution) lineOf(ctx context.Context, file, record string) int64 {
+	first := strings.SplitN(record, "\n", 2)[0]
+	q := fmt.Sprintf("SELECT min(n) FROM (SELECT value, row_number() OVER (ORDER BY monotonically_increasing_id()) AS n FROM text.%s) WHERE value = CAST(X'%s' AS STRING)",
+		quoteIdent(escapeGlob(file)), hex.EncodeToString([]byte(first)))
+	n, err := x.count(ctx, q)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+func clip(s string) string {
+	s = strings.TrimRight(s, "\r\n")
+	if len(s) > 200 {
+		return s[:200] + "..."
+	}
+	return s
+}
+
+// rejected counts a source's bad records and, with quarantine, writes
+// them (file, record) under Rejects/<source> as CSV.
+func (x *execution) rejected(ctx context.Context, r *reader) (int64, error) {
+	bad := fmt.Sprintf("SELECT %s AS file, %s AS record FROM %s WHERE %s IS NOT NULL AND %s",
+		fileCol, corruptCol, r.rawName(), corruptCol, usesColumn(r))
+	n, err := x.count(ctx, "SELECT count(*) FROM ("+bad+")")
+	if err != nil {
+		return 0, x.wrap(ctx, err, "source %s: counting bad records", r.src.Ctx)
+	}
+	if x.plan.OnBadRecord != engine.BadQuarantine || n == 0 {
+		return n, nil
+	}
+	loc := joinLoc(x.plan.Rejects, r.src.Ctx)
+	q := "SELECT /*+ COALESCE(1) */ file, record FROM (" + bad + ")"
+	if err := x.write(ctx, q, "csv", loc, map[string]string{"header": "true"}, nil); err != nil {
+		return 0, x.wrap(ctx, err, "source %s: writing rejects", r.src.Ctx)
+	}
+	if _, err := x.staged(ctx, r.src.Ctx, loc, "csv", true); err != nil {
+		return 0, err
+	}
+	return n, nil
+}

@@ -1,0 +1,367 @@
+package glue
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/internal/secret"
+	"github.com/tidemark-etl/tidemark/runner"
+	"github.com/tidemark-etl/tidemark/store"
+)
+
+// Server serves the bookmark API for the runs of one program. It holds
+// the open runs (runner.Session) in memory: a run left open when the
+// server closes is aborted, so nothing of it is published.
+type Server struct {
+	// State is the state store's location; Dir the folder relative paths
+	// are taken from.
+	State, Dir string
+	// Token is what every request must carry as a bearer token.
+	Token string
+	// HostID names this host in leases and run records ("": hostname:pid).
+	HostID string
+	// LeaseTTL is the runs' lease TTL (0: tidemark's default).
+	LeaseTTL time.Duration
+	Log      *slog.Logger
+
+	mu       sync.Mutex
+	runs     map[string]*run    // by run id
+	open     map[string]*run    // by job: the job's run not ended yet
+	finished map[string]*result // by run id: the outcome of ended runs
+	closed   bool
+}
+
+// run is one open run and the answers already given for it.
+type run struct {
+	s       *runner.Session
+	begin   BeginResponse
+	sources map[string]SourceResponse // by the ctx asked for
+	sinks   map[string]SinkResponse
+	n       int // sources and sinks asked for, for the names made up
+}
+
+// result is an ended run's outcome, kept for a repeated commit or abort.
+type result struct {
+	res *runner.Result
+	err error
+}
+
+// Handler is the API's HTTP handler.
+func (sv *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/begin", sv.handle(sv.begin))
+	mux.HandleFunc("POST /v1/source", sv.handle(sv.source))
+	mux.HandleFunc("POST /v1/sink", sv.handle(sv.sink))
+	mux.HandleFunc("POST /v1/commit", sv.handle(sv.commit))
+	mux.HandleFunc("POST /v1/abort", sv.handle(sv.abort))
+	return sv.auth(mux)
+}
+
+// auth refuses a request without the server's bearer token.
+func (sv *Server) auth(next http.Handler) http.Handler {
+	want := []byte("Bearer " + sv.Token)
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		got := []byte(req.Header.Get("Authorization"))
+		if sv.Token == "" || subtle.ConstantTimeCompare(got, want) != 1 {
+			writeJSON(w, http.StatusUnauthorized, ErrorResponse{Error: "missing or wrong bearer token", ExitCode: runner.ExitUsage})
+			return
+		}
+		next.ServeHTTP(w, req)
+	})
+}
+
+// handle decodes a verb's JSON body, calls it, and writes its answer or
+// its error.
+func (sv *Server) handle(verb func(ctx context.Context, body json.RawMessage) (any, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, req *http.Request) {
+		var body json.RawMessage
+		dec := json.NewDecoder(http.MaxBytesReader(w, req.Body, 1<<20))
+		if err := dec.Decode(&body); err != nil {
+			writeJSON(w, http.StatusBadRequest, ErrorResponse{Error: "reading the request: " + err.Error(), ExitCode: runner.ExitUsage})
+			return
+		}
+		out, err := verb(req.Context(), body)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, out)
+	}
+}
+
+// decode reads a verb's request strictly: an unknown field is an error.
+func decode(body json.RawMessage, v any) error {
+	dec := json.NewDecoder(bytesReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%w: reading the request: %v", runner.ErrUsage, err)
+	}
+	return nil
+}
+
+func (sv *Server) begin(ctx context.Context, body json.RawMessage) (any, error) {
+	var req BeginRequest
+	if err := decode(body, &req); err != nil {
+		return nil, err
+	}
+	if req.Job == "" {
+		return nil, fmt.Errorf("%w: begin needs a job name", runner.ErrUsage)
+	}
+	mode := bookmark.ModeEnable
+	if req.Mode != "" {
+		m, err := bookmark.ParseMode(req.Mode)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", runner.ErrUsage, err)
+		}
+		mode = m
+	}
+	reads := req.Reads
+	if len(reads) == 0 {
+		reads = []string{"file"}
+	}
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if sv.closed {
+		return nil, errors.New("the server is closing")
+	}
+	if r, ok := sv.open[req.Job]; ok {
+		return r.begin, nil
+	}
+	s, err := runner.BeginSession(ctx, runner.SessionOptions{Job: req.Job, Dir: sv.Dir, Mode: mode, From: req.From, To: req.To,
+		State: sv.State, Reads: reads, HostID: sv.HostID, LeaseTTL: sv.LeaseTTL, Logger: sv.logger()})
+	if err != nil {
+		return nil, err
+	}
+	r := &run{s: s, sources: map[string]SourceResponse{}, sinks: map[string]SinkResponse{},
+		begin: BeginResponse{RunID: s.RunID(), Job: s.Job(), Mode: string(s.Mode()), Version: s.Version()}}
+	if sv.runs == nil {
+		sv.runs, sv.open, sv.finished = map[string]*run{}, map[string]*run{}, map[string]*result{}
+	}
+	sv.runs[r.begin.RunID] = r
+	sv.open[req.Job] = r
+	return r.begin, nil
+}
+
+func (sv *Server) source(ctx context.Context, body json.RawMessage) (any, error) {
+	var req SourceRequest
+	if err := decode(body, &req); err != nil {
+		return nil, err
+	}
+	r, err := sv.run(req.RunID)
+	if err != nil {
+		return nil, err
+	}
+	key := req.Ctx
+	if key == "" {
+		key = string(body) // a source without a bookmark is known by what it reads
+	}
+	sv.mu.Lock()
+	if out, ok := r.sources[key]; ok {
+		sv.mu.Unlock()
+		return out, nil
+	}
+	r.n++
+	n := r.n
+	sv.mu.Unlock()
+	src, noBookmark, err := sourceOf(req, n)
+	if err != nil {
+		return nil, err
+	}
+	in, err := r.s.Source(ctx, src, noBookmark)
+	if err != nil {
+		return nil, err
+	}
+	out := sourceResponse(req, src, in)
+	sv.mu.Lock()
+	r.sources[key] = out
+	sv.mu.Unlock()
+	return out, nil
+}
+
+func (sv *Server) sink(ctx context.Context, body json.RawMessage) (any, error) {
+	var req SinkRequest
+	if err := decode(body, &req); err != nil {
+		return nil, err
+	}
+	r, err := sv.run(req.RunID)
+	if err != nil {
+		return nil, err
+	}
+	key := req.Ctx
+	if key == "" {
+		key = req.Path
+	}
+	sv.mu.Lock()
+	if out, ok := r.sinks[key]; ok {
+		sv.mu.Unlock()
+		return out, nil
+	}
+	r.n++
+	n := r.n
+	sv.mu.Unlock()
+	k, err := sinkOf(req, n)
+	if err != nil {
+		return nil, err
+	}
+	t, err := r.s.Sink(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	out := SinkResponse{Ctx: k.Ctx, Location: t.Location, Format: t.Format}
+	sv.mu.Lock()
+	r.sinks[key] = out
+	sv.mu.Unlock()
+	return out, nil
+}
+
+func (sv *Server) commit(ctx context.Context, body json.RawMessage) (any, error) {
+	var req CommitRequest
+	if err := decode(body, &req); err != nil {
+		return nil, err
+	}
+	if done, ok := sv.ended(req.RunID); ok {
+		return done.res, done.err
+	}
+	r, err := sv.run(req.RunID)
+	if err != nil {
+		return nil, err
+	}
+	reports := map[string]runner.SourceReport{}
+	for c, rep := range req.Sources {
+		reports[c] = runner.SourceReport{Rows: rep.Rows, Schema: rep.Schema}
+	}
+	res, err := r.s.Commit(ctx, reports)
+	sv.finish(r, res, err)
+	return res, err
+}
+
+func (sv *Server) abort(ctx context.Context, body json.RawMessage) (any, error) {
+	var req AbortRequest
+	if err := decode(body, &req); err != nil {
+		return nil, err
+	}
+	if done, ok := sv.ended(req.RunID); ok {
+		return done.res, nil
+	}
+	r, err := sv.run(req.RunID)
+	if err != nil {
+		return nil, err
+	}
+	_ = r.s.Abort(ctx, abortReason(req.Reason))
+	res := r.s.Result()
+	sv.finish(r, res, nil)
+	return res, nil
+}
+
+// abortReason is the failed run's message.
+func abortReason(reason string) string {
+	if reason == "" {
+		return "the script ended the run without committing (abort); nothing of it was published"
+	}
+	return "the script ended the run without committing: " + secret.Redact(reason) + "; nothing of it was published"
+}
+
+// Close aborts the runs still open (their program ended without a
+// commit); nothing of them is published.
+func (sv *Server) Close(ctx context.Context, reason string) {
+	sv.mu.Lock()
+	sv.closed = true
+	var open []*run
+	for _, r := range sv.open {
+		open = append(open, r)
+	}
+	sv.mu.Unlock()
+	for _, r := range open {
+		_ = r.s.Abort(ctx, reason)
+		sv.finish(r, r.s.Result(), errors.New(reason))
+	}
+}
+
+// Open reports whether a run is still open (begun, neither committed nor
+// aborted).
+func (sv *Server) Open() bool {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	return len(sv.open) > 0
+}
+
+// Results returns the outcomes of the runs that ended, by run id.
+func (sv *Server) Results() map[string]error {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	out := map[string]error{}
+	for id, r := range sv.finished {
+		out[id] = r.err
+	}
+	return out
+}
+
+func (sv *Server) run(id string) (*run, error) {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	r, ok := sv.runs[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: no open run %q on this server (begin one first)", runner.ErrUsage, id)
+	}
+	return r, nil
+}
+
+func (sv *Server) ended(id string) (*result, bool) {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	r, ok := sv.finished[id]
+	return r, ok
+}
+
+func (sv *Server) finish(r *run, res *runner.Result, err error) {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if _, ok := sv.finished[r.begin.RunID]; ok {
+		return
+	}
+	sv.finished[r.begin.RunID] = &result{res: res, err: err}
+	delete(sv.runs, r.begin.RunID)
+	if sv.open[r.begin.Job] == r {
+		delete(sv.open, r.begin.Job)
+	}
+}
+
+func (sv *Server) logger() *slog.Logger {
+	if sv.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return sv.Log
+}
+
+// writeError writes err as an ErrorResponse with its exit code.
+func writeError(w http.ResponseWriter, err error) {
+	code := runner.ExitCode(err)
+	out := ErrorResponse{Error: secret.Redact(err.Error()), ExitCode: code}
+	status := http.StatusInternalServerError
+	switch code {
+	case runner.ExitUsage:
+		status = http.StatusBadRequest
+	case runner.ExitLeaseHeld:
+		status = http.StatusConflict
+		var held *store.LeaseHeldError
+		if errors.As(err, &held) {
+			out.Holder = &Holder{RunID: held.Holder.ID, Host: held.Holder.Host, PID: held.Holder.PID,
+				Started: held.Holder.Started.UTC().Format(time.RFC3339), Expires: held.Expires.UTC().Format(time.RFC3339)}
+		}
+	}
+	writeJSON(w, status, out)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

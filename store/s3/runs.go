@@ -1,0 +1,424 @@
+package s3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/store"
+)
+
+// runObj is a run record, jobs/JOB/runs/RUN.json: the run with what its
+// commit recorded. Created with If-None-Match: * by BeginRun (or Commit),
+// replaced only with If-Match.
+type runObj struct {
+	Run     store.Run           `json:"run"`
+	Outputs []store.Output      `json:"outputs,omitempty"`
+	Actions []store.SinkAction  `json:"actions,omitempty"`
+	Ranges  []store.RangeRecord `json:"ranges,omitempty"`
+	// Inputs are the segments of the files the run read, one per source
+	// ctx: its input manifest (the commit's own segments, which later
+	// compactions merge into bigger ones but never change).
+	Inputs []segRef `json:"inputs,omitempty"`
+	// CommitKey is the commit object the record was written from (empty
+	// until the run committed): what decides a commit's catalog change.
+	CommitKey string `json:"commit_key,omitempty"`
+}
+
+// runKey is a run's record.
+func runKey(job, runID string) string { return jobKey(job) + "runs/" + esc(runID) + ".json" }
+
+// seqPrefix is the folder of a job's run index: one empty object per run,
+// SEQ-RUN, SEQ inverted so that listing gives the newest first.
+func seqPrefix(job string) string { return jobKey(job) + "seqs/" }
+
+// inv writes n so that byte order is descending n.
+func inv(n int64) string { return fmt.Sprintf("%019d", math.MaxInt64-n) }
+
+// uninv undoes inv.
+func uninv(s string) (int64, error) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	return math.MaxInt64 - n, err
+}
+
+// seqKey is one run's index entry.
+func seqKey(job string, seq int64, runID string) string {
+	return seqPrefix(job) + inv(seq) + "-" + esc(runID)
+}
+
+// readRun reads a run record; store.ErrNotFound if there is none. It
+// applies what h has pending for the run (h may be nil).
+func (s *Store) readRun(ctx context.Context, job, runID string, h *headObj) (runObj, string, error) {
+	var r runObj
+	etag, err := s.getJSON(ctx, runKey(job, runID), &r)
+	if errors.Is(err, errMissing) {
+		return runObj{}, "", fmt.Errorf("run %s of job %q: %w", runID, job, store.ErrNotFound)
+	}
+	if err != nil {
+		return runObj{}, "", err
+	}
+	if h != nil && r.Run.Seq > h.Seq {
+		// Written by an import whose head is not there (yet, or ever).
+		return runObj{}, "", fmt.Errorf("run %s of job %q: %w", runID, job, store.ErrNotFound)
+	}
+	if h != nil {
+		for _, p := range h.Pending {
+			if p.RunID != runID {
+				continue
+			}
+			if p.Commit != "" && r.Run.Status == store.StatusRunning {
+				var c runObj
+				if _, err := s.getJSON(ctx, p.Commit, &c); err != nil {
+					return runObj{}, "", err
+				}
+				r = c
+			}
+			if p.Undone {
+				r.Run.Undone = true
+			}
+		}
+	}
+	return r, etag, nil
+}
+
+// applyPending writes the run-record changes a head has pending (see
+// headObj.Pending). Each is idempotent.
+func (s *Store) applyPending(ctx context.Context, job string, ps []patch) error {
+	for _, p := range ps {
+		s.cacheMu.Lock()
+		done := s.applied[p]
+		s.cacheMu.Unlock()
+		if done {
+			continue
+		}
+		for {
+			r, etag, err := s.readRun(ctx, job, p.RunID, nil)
+			missing := errors.Is(err, store.ErrNotFound)
+			if err != nil && !missing {
+				return fmt.Errorf("finishing the last change of job %q: %w", job, err)
+			}
+			changed := false
+			if p.Commit != "" && (missing || r.Run.Status == store.StatusRunning) {
+				if _, err := s.getJSON(ctx, p.Commit, &r); err != nil {
+					return fmt.Errorf("finishing the commit of run %s of job %q: %w", p.RunID, job, err)
+				}
+				changed = true
+			}
+			if p.Undone && !r.Run.Undone && !missing {
+				r.Run.Undone, changed = true, true
+			}
+			if !changed {
+				s.markApplied(p)
+				break
+			}
+			_, err = s.putJSON(ctx, runKey(job, p.RunID), r, cond{ifNoneMatch: etag == "", ifMatch: etag})
+			if err == nil {
+				s.markApplied(p)
+				break
+			}
+			if !errors.Is(err, errPrecondition) {
+				return fmt.Errorf("finishing the last change of job %q: %w", job, err)
+			}
+		}
+	}
+	return nil
+}
+
+// markApplied remembers that a pending change is in its run record.
+func (s *Store) markApplied(p patch) {
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	if len(s.applied) > 4096 {
+		clear(s.applied)
+	}
+	s.applied[p] = true
+}
+
+// BeginRun records r as running with the next Seq of its job and its
+// Attempt, under the job's lease: the head's swap hands out the Seq and
+// checks the token; the run record is then created with If-None-Match: *
+// and indexed. A run id may be begun once.
+func (s *Store) BeginRun(ctx context.Context, token int64, r store.Run) (store.Run, error) {
+	r, err := s.beginRun(ctx, token, r)
+	if err != nil {
+		return store.Run{}, fmt.Errorf("beginning run %s of job %q in %s: %w", r.RunID, r.Job, s.root, err)
+	}
+	return r, nil
+}
+
+func (s *Store) beginRun(ctx context.Context, token int64, r store.Run) (store.Run, error) {
+	if r.Job == "" || r.RunID == "" {
+		return r, fmt.Errorf("run needs a job and a run id")
+	}
+	if _, err := s.headObject(ctx, runKey(r.Job, r.RunID)); err == nil {
+		return r, fmt.Errorf("run already exists")
+	} else if !errors.Is(err, errMissing) {
+		return r, err
+	}
+	var now time.Time
+	h, err := s.updateHead(ctx, r.Job, func(h *headObj) error {
+		if err := h.checkToken(token); err != nil {
+			return err
+		}
+		h.Seq++
+		return nil
+	})
+	if err != nil {
+		return r, err
+	}
+	if now, err = s.Now(ctx); err != nil {
+		return r, err
+	}
+	if r.Mode == "" {
+		r.Mode = bookmark.ModeEnable
+	}
+	if r.StartedAt.IsZero() {
+		r.StartedAt = now
+	}
+	r.StartedAt = utc(r.StartedAt)
+	r.Status = store.StatusRunning
+	r.FinishedAt, r.Version, r.Undone, r.Purged, r.Error = time.Time{}, 0, false, false, ""
+	r.Seq, r.Attempt = h.Seq, h.Failed+1
+	r.Sources, r.Sinks = nilIfEmpty(r.Sources), nilIfEmpty(r.Sinks)
+	if err := s.createRun(ctx, runObj{Run: r}); err != nil {
+		return r, err
+	}
+	// The swap handed out the Seq under the lease, but the record came
+	// after it: if the lease moved on meanwhile (this host stalled), a new
+	// holder may have looked for dead runs before the record was there.
+	// Then the run goes again, as if never begun; else any later holder
+	// sees it.
+	cur, _, err := s.readHead(ctx, r.Job)
+	if err != nil {
+		return r, err
+	}
+	if cur.Lease == nil || cur.Lease.Token != token {
+		_ = s.deleteObject(ctx, seqKey(r.Job, r.Seq, r.RunID))
+		_ = s.deleteObject(ctx, runKey(r.Job, r.RunID))
+		return r, fmt.Errorf("the lease was lost while the run was being recorded: %w", store.ErrLeaseLost)
+	}
+	return r, nil
+}
+
+// createRun creates a run record and its index entry.
+func (s *Store) createRun(ctx context.Context, rec runObj) error {
+	r := rec.Run
+	if err := s.createJSON(ctx, runKey(r.Job, r.RunID), rec); err != nil {
+		if errors.Is(err, errPrecondition) {
+			return fmt.Errorf("run already exists")
+		}
+		return err
+	}
+	if _, err := s.putObject(ctx, seqKey(r.Job, r.Seq, r.RunID), nil, cond{}); err != nil {
+		return err
+	}
+	return nil
+}
+
+// nilIfEmpty returns nil for an empty count map, as every backend returns
+// it.
+func nilIfEmpty(m map[string]store.Count) map[string]store.Count {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// FailRun records a running run's failure under the job's lease: the
+// head's swap checks the token and counts the failure (for Attempt), then
+// the run record is replaced with If-Match.
+func (s *Store) FailRun(ctx context.Context, job string, token int64, runID string, finished time.Time, summary store.Run, msg string) error {
+	if err := s.failRun(ctx, job, token, runID, finished, summary, msg); err != nil {
+		return fmt.Errorf("recording failure of run %s of job %q in %s: %w", runID, job, s.root, err)
+	}
+	return nil
+}
+
+func (s *Store) failRun(ctx context.Context, job string, token int64, runID string, finished time.Time, summary store.Run, msg string) error {
+	h, err := s.updateHead(ctx, job, func(h *headObj) error {
+		if err := h.checkToken(token); err != nil {
+			return err
+		}
+		r, _, err := s.readRun(ctx, job, runID, h)
+		if err != nil {
+			return err
+		}
+		if r.Run.Status != store.StatusRunning {
+			return fmt.Errorf("run already %s", r.Run.Status)
+		}
+		h.Failed++
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	_ = h
+	if finished.IsZero() {
+		if finished, err = s.Now(ctx); err != nil {
+			return err
+		}
+	}
+	return s.changeRun(ctx, job, runID, func(r *runObj) error {
+		r.Run.Status, r.Run.FinishedAt, r.Run.Error = store.StatusFailed, utc(finished), msg
+		r.Run.Sources, r.Run.Sinks = nilIfEmpty(summary.Sources), nilIfEmpty(summary.Sinks)
+		return nil
+	})
+}
+
+// changeRun replaces a run record with If-Match, reading it again when
+// another write came first.
+func (s *Store) changeRun(ctx context.Context, job, runID string, change func(r *runObj) error) error {
+	for attempt := 0; ; attempt++ {
+		r, etag, err := s.readRun(ctx, job, runID, nil)
+		if err != nil {
+			return err
+		}
+		if err := change(&r); err != nil {
+			return err
+		}
+		_, err = s.putJSON(ctx, runKey(job, runID), r, cond{ifMatch: etag})
+		if err == nil || !errors.Is(err, errPrecondition) || attempt >= maxSwaps {
+			return err
+		}
+	}
+}
+
+// Runs returns the job's runs newest first, bounded by q: it lists the
+// run index from below q.BeforeSeq and reads the records, 16 at a time.
+func (s *Store) Runs(ctx context.Context, job string, q store.RunQuery) ([]store.Run, error) {
+	recs, err := s.runRecords(ctx, job, q)
+	if err != nil {
+		return nil, fmt.Errorf("listing runs of job %q in %s: %w", job, s.root, err)
+	}
+	runs := make([]store.Run, len(recs))
+	for i, r := range recs {
+		runs[i] = r.Run
+	}
+	return runs, nil
+}
+
+// runRecords reads the job's run records newest first, bounded by q, with
+// what the head has pending applied.
+func (s *Store) runRecords(ctx context.Context, job string, q store.RunQuery) ([]runObj, error) {
+	h, _, err := s.readHead(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	after := ""
+	if q.BeforeSeq > 0 {
+		after = seqPrefix(job) + inv(q.BeforeSeq) + "." // past every SEQ-RUN of BeforeSeq
+	}
+	var runs []runObj
+	for {
+		// One page of index entries, then their records.
+		type entry struct {
+			seq int64
+			id  string
+		}
+		var page []entry
+		want := 100
+		if q.Limit > 0 {
+			want = min(want, q.Limit-len(runs))
+		}
+		err := s.listKeys(ctx, seqPrefix(job), after, func(key string) (bool, error) {
+			after = key
+			name := strings.TrimPrefix(key, seqPrefix(job))
+			n, id, ok := strings.Cut(name, "-")
+			if !ok {
+				return true, nil
+			}
+			seq, err := uninv(n)
+			if err != nil {
+				return true, nil
+			}
+			if id, err = unesc(id); err != nil {
+				return true, nil
+			}
+			page = append(page, entry{seq, id})
+			return len(page) < want, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		recs := make([]*runObj, len(page))
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(16)
+		for i, e := range page {
+			g.Go(func() error {
+				r, _, err := s.readRun(gctx, job, e.id, &h)
+				if errors.Is(err, store.ErrNotFound) {
+					return nil
+				}
+				if err != nil {
+					return err
+				}
+				if r.Run.Seq == e.seq { // else an entry of a lost race for the id
+					recs[i] = &r
+				}
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return nil, err
+		}
+		for _, r := range recs {
+			if r != nil {
+				runs = append(runs, *r)
+			}
+		}
+		if len(page) < want || (q.Limit > 0 && len(runs) >= q.Limit) {
+			return runs, nil
+		}
+	}
+}
+
+// Run returns one run; store.ErrNotFound if the job has no such run.
+func (s *Store) Run(ctx context.Context, job, runID string) (store.Run, error) {
+	h, _, err := s.readHead(ctx, job)
+	if err == nil {
+		var r runObj
+		r, _, err = s.readRun(ctx, job, runID, &h)
+		if err == nil {
+			return r.Run, nil
+		}
+	}
+	return store.Run{}, fmt.Errorf("reading run %s of job %q in %s: %w", runID, job, s.root, err)
+}
+
+// MarkPurged records that the run's published output was deleted, under
+// the job's lease (the token is checked on the head just before the run
+// record is replaced). Idempotent.
+func (s *Store) MarkPurged(ctx context.Context, job string, token int64, runID string) error {
+	err := s.fencedRunChange(ctx, job, token, runID, func(r *runObj) { r.Run.Purged = true })
+	if err != nil {
+		return fmt.Errorf("marking run %s of job %q purged in %s: %w", runID, job, s.root, err)
+	}
+	return nil
+}
+
+// fencedRunChange changes a run record under the job's lease: it reads
+// the head, checks the token and writes what the head has pending, then
+// replaces the record with If-Match.
+func (s *Store) fencedRunChange(ctx context.Context, job string, token int64, runID string, change func(r *runObj)) error {
+	if err := s.writable(); err != nil {
+		return err
+	}
+	h, _, err := s.readHead(ctx, job)
+	if err != nil {
+		return err
+	}
+	if err := h.checkToken(token); err != nil {
+		return err
+	}
+	if err := s.applyPending(ctx, job, h.Pending); err != nil {
+		return err
+	}
+	return s.changeRun(ctx, job, runID, func(r *runObj) error { change(r); return nil })
+}

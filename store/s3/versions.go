@@ -1,0 +1,194 @@
+package s3
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/store"
+)
+
+// versionObj is one bookmark version, jobs/JOB/versions/VER-NONCE.json
+// (VER inverted, so listing gives the newest first): immutable, created
+// with If-None-Match: * before the head's swap that makes it the head. A
+// write that loses the swap leaves its version behind unreferenced; the
+// versions of a job are the chain from the head's VersionKey through
+// Prev.
+type versionObj struct {
+	Version int64     `json:"version"`
+	Kind    string    `json:"kind"`
+	RunID   string    `json:"run_id"`
+	At      time.Time `json:"at"`
+	By      string    `json:"by,omitempty"`
+	Prev    string    `json:"prev,omitempty"` // the previous version's key
+	// States are the source states, as JSON.
+	States map[string]json.RawMessage `json:"states"`
+	// Files are the live segments of each source ctx, newest first: the
+	// exact-tracking file set is their merge.
+	Files map[string][]segRef `json:"files,omitempty"`
+}
+
+// newVersionKey names a new version object.
+func newVersionKey(job string, version int64) string {
+	return jobKey(job) + "versions/" + inv(version) + "-" + nonce() + ".json"
+}
+
+// readVersion reads a version object, from the cache when it was read
+// before (they never change).
+func (s *Store) readVersion(ctx context.Context, key string) (versionObj, error) {
+	s.cacheMu.Lock()
+	b, ok := s.cache[key]
+	s.cacheMu.Unlock()
+	if !ok {
+		o, err := s.getObject(ctx, key)
+		if err != nil {
+			return versionObj{}, err
+		}
+		b = o.body
+		s.cacheMu.Lock()
+		if len(s.cache) > 1024 {
+			clear(s.cache)
+		}
+		s.cache[key] = b
+		s.cacheMu.Unlock()
+	}
+	var v versionObj
+	if err := json.Unmarshal(b, &v); err != nil {
+		return versionObj{}, fmt.Errorf("decoding %s: %w", s.url(key), err)
+	}
+	return v, nil
+}
+
+// headVersion returns the head and its version object (zero for a job
+// at version 0 or after a full reset with nothing).
+func (s *Store) headVersion(ctx context.Context, job string) (headObj, versionObj, error) {
+	h, _, err := s.readHead(ctx, job)
+	if err != nil || h.VersionKey == "" {
+		return h, versionObj{}, err
+	}
+	v, err := s.readVersion(ctx, h.VersionKey)
+	return h, v, err
+}
+
+// Head returns the job's newest bookmark version; Version 0 if it has none.
+func (s *Store) Head(ctx context.Context, job string) (store.Head, error) {
+	h, _, err := s.readHead(ctx, job)
+	if err != nil {
+		return store.Head{}, fmt.Errorf("reading the head of job %q in %s: %w", job, s.root, err)
+	}
+	return h.head(), nil
+}
+
+// SourceStates returns the source states of the job's head version.
+func (s *Store) SourceStates(ctx context.Context, job string) (map[string]bookmark.SourceState, error) {
+	_, v, err := s.headVersion(ctx, job)
+	if err == nil {
+		var states map[string]bookmark.SourceState
+		if states, err = decodeStates(v.States); err == nil {
+			return states, nil
+		}
+	}
+	return nil, fmt.Errorf("reading source states of job %q in %s: %w", job, s.root, err)
+}
+
+// decodeStates decodes a version's states.
+func decodeStates(enc map[string]json.RawMessage) (map[string]bookmark.SourceState, error) {
+	states := make(map[string]bookmark.SourceState, len(enc))
+	for k, b := range enc {
+		var st bookmark.SourceState
+		if err := json.Unmarshal(b, &st); err != nil {
+			return nil, fmt.Errorf("decoding the state of source %q: %w", k, err)
+		}
+		states[k] = st
+	}
+	return states, nil
+}
+
+// encodeStates encodes source states for a version.
+func encodeStates(states map[string]bookmark.SourceState) (map[string]json.RawMessage, error) {
+	enc := make(map[string]json.RawMessage, len(states))
+	for k, st := range states {
+		b, err := json.Marshal(st)
+		if err != nil {
+			return nil, fmt.Errorf("encoding the state of source %q: %w", k, err)
+		}
+		enc[k] = b
+	}
+	return enc, nil
+}
+
+// walkVersions yields the job's versions from the head back, through
+// Prev, until fn returns false.
+func (s *Store) walkVersions(ctx context.Context, job string, fn func(key string, v versionObj) bool) error {
+	h, _, err := s.readHead(ctx, job)
+	if err != nil {
+		return err
+	}
+	for key := h.VersionKey; key != ""; {
+		v, err := s.readVersion(ctx, key)
+		if err != nil {
+			return err
+		}
+		if !fn(key, v) {
+			return nil
+		}
+		key = v.Prev
+	}
+	return nil
+}
+
+// Versions returns the job's bookmark versions newest first, bounded by q.
+func (s *Store) Versions(ctx context.Context, job string, q store.VersionQuery) ([]store.Version, error) {
+	var vs []store.Version
+	err := s.walkVersions(ctx, job, func(_ string, v versionObj) bool {
+		if q.Before > 0 && v.Version >= q.Before {
+			return true
+		}
+		if q.Limit > 0 && len(vs) == q.Limit {
+			return false
+		}
+		vs = append(vs, store.Version{Version: v.Version, Kind: v.Kind, RunID: v.RunID, At: v.At, By: v.By})
+		return v.Version > 1
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing versions of job %q in %s: %w", job, s.root, err)
+	}
+	return vs, nil
+}
+
+// versionAt finds the object of one version of the job.
+func (s *Store) versionAt(ctx context.Context, job string, version int64) (string, versionObj, error) {
+	var (
+		key   string
+		found versionObj
+		ok    bool
+	)
+	err := s.walkVersions(ctx, job, func(k string, v versionObj) bool {
+		if v.Version == version {
+			key, found, ok = k, v, true
+		}
+		return v.Version > version
+	})
+	if err == nil && !ok {
+		err = fmt.Errorf("version %d: %w", version, store.ErrNotFound)
+	}
+	return key, found, err
+}
+
+// SourceStatesAt returns the source states of one bookmark version.
+func (s *Store) SourceStatesAt(ctx context.Context, job string, version int64) (map[string]bookmark.SourceState, error) {
+	_, v, err := s.versionAt(ctx, job, version)
+	if err == nil {
+		var states map[string]bookmark.SourceState
+		if states, err = decodeStates(v.States); err == nil {
+			return states, nil
+		}
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("reading source states of job %q at version %d in %s: %w", job, version, s.root, store.ErrNotFound)
+	}
+	return nil, fmt.Errorf("reading source states of job %q at version %d in %s: %w", job, version, s.root, err)
+}
