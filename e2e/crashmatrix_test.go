@@ -43,13 +43,21 @@ func committedAt(step string) bool {
 }
 
 func testCrashAt(t *testing.T, ss stateStore, kind, step string) {
-	f, url := stateOn(t, local, ss, jobOpts{})
+	opts := jobOpts{}
+	if step == fault.AfterBatch {
+		opts.top = []string{"batch_files: 1"} // Tuesday's 3 files in 3 batches: killed after the first
+	}
+	f, url := stateOn(t, local, ss, opts)
 	var table *sqltest.DB
 	if kind == "table" {
 		table = sqltest.New(t, sqldb.Postgres)
 		f.env = append(f.env, table.PasswordEnv+"="+table.Password)
 		f.secrets = append(f.secrets, table.Password)
-		writeFile(t, f.jobPath, []byte(tableSinkJob(url, f.in.loc(), table)))
+		job := tableSinkJob(url, f.in.loc(), table)
+		if step == fault.AfterBatch {
+			job += "batch_files: 1\n"
+		}
+		writeFile(t, f.jobPath, []byte(job))
 	}
 	sinkIDs := func() []int64 {
 		t.Helper()
@@ -102,9 +110,12 @@ func testCrashAt(t *testing.T, ss stateStore, kind, step string) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if committedAt(step) {
+	switch {
+	case step == fault.AfterBatch:
+		assertFiles(t, "rerun after a kill after the first batch", s, 2) // the batches not begun
+	case committedAt(step):
 		assertFiles(t, "rerun after a kill past the commit", s, 0)
-	} else {
+	default:
 		assertFiles(t, "rerun after a kill before the commit", s, 3)
 	}
 	assertIDSet(t, fmt.Sprintf("%s sink after the rerun", kind), sinkIDs(), ids(concat(monday, tuesday)))

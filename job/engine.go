@@ -68,7 +68,7 @@ func (v *validator) engine(options bool) {
 		v.fail("$.engine", "%q: this binary has no %s engine (built in: %s)", e.Name, e.Name, strings.Join(engineKinds.names(), ", "))
 		return
 	}
-	e.Config.Validate(&Check{v: v, path: "$.engine", options: options})
+	e.Config.Validate(&Check{v: v, path: "$.engine." + e.Name, options: options})
 }
 
 // setLines records the line of each source and sink block and of the

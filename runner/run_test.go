@@ -330,19 +330,24 @@ func TestRunDeletedWhileRead(t *testing.T) {
 }
 
 // TestRunCleansDeadTemp: temporary folders a dead run of the job left in
-// the spill folder are deleted; another job's are not.
+// the spill folder are deleted; another job's are not, nor those of a job
+// of the same name with another state store (another project on the host).
 func TestRunCleansDeadTemp(t *testing.T) {
 	w := newWorld(t)
 	w.write("a.csv", "1")
-	mine := filepath.Join(w.spill, "tidemark_"+jobName+"@in-123")
-	other := filepath.Join(w.spill, "tidemark_other@in-123")
-	for _, d := range []string{mine, other} {
+	r := &runner{job: jobName, st: w.store()}
+	mine := filepath.Join(w.spill, r.tempPrefix()+"in-123")
+	other := filepath.Join(w.spill, "tidemark_other@"+r.tmpTag+"@in-123")
+	sameName := filepath.Join(w.spill, "tidemark_"+jobName+"@0badc0de@in-123")
+	for _, d := range []string{mine, other, sameName} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 	w.run(RunOptions{})
-	if got, want := w.spilled(), []string{"tidemark_other@in-123"}; !slices.Equal(got, want) {
+	want := []string{filepath.Base(other), filepath.Base(sameName)}
+	slices.Sort(want)
+	if got := w.spilled(); !slices.Equal(got, want) {
 		t.Errorf("spill folder: got %q, want %q", got, want)
 	}
 }

@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -54,6 +56,8 @@ type runner struct {
 	// transformation_ctx).
 	sessionReads []string
 	skipState    map[string]bool
+
+	tmpTag string // the state store's part of temporary folder names (tempPrefix)
 }
 
 // execute plans every source, runs the engine when there is anything to
@@ -458,7 +462,19 @@ func (r *runner) cleanupTemp() {
 // tempPrefix names this job's temporary folders in the spill folder, so the
 // next run of the job (which holds the lease) can delete what a killed run
 // left there.
-func (r *runner) tempPrefix() string { return "tidemark_" + r.job + "@" }
+func (r *runner) tempPrefix() string {
+	if r.tmpTag == "" {
+		// The state store's id is in the name: another job of the same name
+		// with its own state (another project on this host) is not this
+		// job, and its temporary files are not this job's to delete.
+		r.tmpTag = "-"
+		if id, err := r.st.Identity(context.Background()); err == nil && id.ID != "" {
+			sum := sha256.Sum256([]byte(id.ID))
+			r.tmpTag = hex.EncodeToString(sum[:4])
+		}
+	}
+	return "tidemark_" + r.job + "@" + r.tmpTag + "@"
+}
 
 // cleanDeadTemp deletes temporary folders that earlier, dead runs of the job
 // left in the spill folder.

@@ -1,0 +1,230 @@
+"""awsglue.context: GlueContext, whose readers plan tidemark sources and
+whose writers stage tidemark sinks."""
+
+import json
+import os
+
+from . import _client
+from ._types import ddl, schema_of
+from .dynamicframe import DynamicFrame
+
+_FORMATS = {"csv": "csv", "json": "json", "parquet": "parquet", "glueparquet": "parquet"}
+
+
+def _format(fmt):
+    f = (fmt or "").lower()
+    if f not in _FORMATS:
+        raise ValueError("awsglue: format %r is not supported by tidemark's awsglue (csv, json, parquet)" % fmt)
+    return _FORMATS[f]
+
+
+def _bool(v, default):
+    if v is None:
+        return default
+    if isinstance(v, str):
+        return v.strip().lower() in ("true", "1", "yes")
+    return bool(v)
+
+
+class GlueContext:
+    """Glue's GlueContext over a SparkContext (classic Spark), or over a
+    SparkSession (Spark Connect, where there is no SparkContext)."""
+
+    def __init__(self, sparkContext, **options):
+        from pyspark.sql import SparkSession
+
+        self._sc = sparkContext
+        if isinstance(sparkContext, SparkSession):
+            self.spark_session = sparkContext
+        elif hasattr(sparkContext, "_session"):  # awsglue._launch's stand-in under Spark Connect
+            self.spark_session = sparkContext._session
+        else:
+            self.spark_session = SparkSession.builder.getOrCreate()
+        self._job = None
+        self.create_dynamic_frame = DynamicFrameReader(self)
+        self.write_dynamic_frame = DynamicFrameWriter(self)
+
+    @property
+    def sparkSession(self):
+        return self.spark_session
+
+    def get_logger(self):
+        import logging
+
+        return logging.getLogger("awsglue")
+
+    def _reads(self):
+        """The URL schemes the script's Spark reads itself: s3 when its session
+        has s3a configured (TIDEMARK_GLUE_READS overrides), else local files
+        only, and tidemark downloads S3 input first."""
+        env = os.environ.get("TIDEMARK_GLUE_READS")
+        if env:
+            return [s.strip() for s in env.split(",") if s.strip()]
+        return ["file"]
+
+    def _run_id(self, what):
+        if self._job is None:
+            raise RuntimeError("%s needs a run: call Job(glue_context).init(args['JOB_NAME'], args) first" % what)
+        return self._job._require(what)
+
+    # Glue's flat spellings of the reader and writer methods.
+    def create_dynamic_frame_from_options(self, *args, **kwargs):
+        return self.create_dynamic_frame.from_options(*args, **kwargs)
+
+    def create_dynamic_frame_from_catalog(self, *args, **kwargs):
+        return self.create_dynamic_frame.from_catalog(*args, **kwargs)
+
+    def write_dynamic_frame_from_options(self, *args, **kwargs):
+        return self.write_dynamic_frame.from_options(*args, **kwargs)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise NotImplementedError("GlueContext.%s is not implemented by tidemark's awsglue" % name)
+
+
+class DynamicFrameReader:
+    """glue_context.create_dynamic_frame: from_options and from_catalog."""
+
+    def __init__(self, glue_context):
+        self._gc = glue_context
+
+    def from_options(self, connection_type, connection_options={}, format=None, format_options={},
+                     transformation_ctx="", push_down_predicate="", **kwargs):
+        if connection_type not in ("s3", "file"):
+            raise NotImplementedError("create_dynamic_frame.from_options: connection_type %r is not implemented by tidemark's awsglue (s3, file)" % connection_type)
+        opts = dict(connection_options or {})
+        paths = opts.pop("paths", None)
+        if isinstance(paths, str):
+            paths = [paths]
+        if not paths:
+            raise ValueError("create_dynamic_frame.from_options: connection_options needs paths")
+        body = {"run_id": self._gc._run_id("create_dynamic_frame.from_options"), "ctx": transformation_ctx or "",
+                "paths": paths, "format": _format(format), "options": dict(format_options or {}),
+                "recurse": _bool(opts.pop("recurse", None), False)}
+        exclusions = opts.pop("exclusions", None)
+        if exclusions:
+            body["exclusions"] = json.loads(exclusions) if isinstance(exclusions, str) else list(exclusions)
+        for glue, ours in (("boundedFiles", "bounded_files"), ("boundedSize", "bounded_size")):
+            if glue in opts:
+                body[ours] = int(opts.pop(glue))
+        for ignored in ("groupFiles", "groupSize", "compressionType", "useS3ListImplementation"):
+            opts.pop(ignored, None)
+        if opts:
+            raise NotImplementedError("create_dynamic_frame.from_options: connection_options %s not implemented by tidemark's awsglue" % ", ".join(sorted(opts)))
+        if push_down_predicate:
+            raise NotImplementedError("push_down_predicate on from_options is not implemented by tidemark's awsglue; use from_catalog")
+        resp = _client.client().call("source", body)
+        return self._frame(resp, transformation_ctx)
+
+    def from_catalog(self, database=None, table_name=None, redshift_tmp_dir="", transformation_ctx="",
+                     push_down_predicate="", additional_options={}, catalog_id=None, **kwargs):
+        name = kwargs.pop("name_space", None) or database
+        table = kwargs.pop("table", None) or table_name
+        if not name or not table:
+            raise ValueError("create_dynamic_frame.from_catalog needs database and table_name")
+        body = {"run_id": self._gc._run_id("create_dynamic_frame.from_catalog"), "ctx": transformation_ctx or "",
+                "catalog": {"database": name, "table": table, "push_down_predicate": push_down_predicate or ""}}
+        resp = _client.client().call("source", body)
+        return self._frame(resp, transformation_ctx)
+
+    def _frame(self, resp, ctx):
+        df = _read(self._gc.spark_session, resp)
+        if self._gc._job is not None:
+            self._gc._job._read(ctx, schema=schema_of(df, widen=resp.get("schema") is None))
+        return DynamicFrame(df, self._gc, ctx)
+
+
+def _read(spark, resp):
+    """The DataFrame of a planned source: its files read as the recorded
+    schema says (or inferred on a first run), with the values of key=value
+    folders as string columns."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    files = resp.get("files") or []
+    schema = resp.get("schema")
+    fmt = resp["format"]
+    opts = resp.get("options") or {}
+    keys = sorted({k for f in files for k in (f.get("partition") or {})})
+    if not files:
+        if schema:
+            return spark.createDataFrame([], ddl(schema))
+        from pyspark.sql.types import StructType
+
+        return spark.createDataFrame([], StructType([]))
+
+    def reader(with_schema):
+        r = spark.read.format(fmt)
+        if fmt == "csv":
+            r = r.option("header", _bool(opts.get("header"), False))
+            for ours, theirs in (("delim", "sep"), ("quote", "quote"), ("escape", "escape")):
+                if opts.get(ours) not in (None, ""):
+                    r = r.option(theirs, opts[ours])
+        if with_schema is not None and fmt != "parquet":
+            r = r.schema(with_schema).option("mode", "FAILFAST")
+        elif fmt == "csv":
+            r = r.option("inferSchema", True)
+        return r
+
+    data_schema = ddl(schema, skip=keys) if schema else None
+    if keys and data_schema is None and fmt != "parquet":
+        data_schema = reader(None).load([f["location"] for f in files]).schema
+    groups = {}
+    for f in files:
+        part = f.get("partition") or {}
+        groups.setdefault(tuple(part.get(k) for k in keys), []).append(f["location"])
+    frames = []
+    for values, locations in sorted(groups.items(), key=lambda kv: [v or "" for v in kv[0]]):
+        df = reader(data_schema).load(locations)
+        if fmt == "csv" and not _bool(opts.get("header"), False):
+            df = df.toDF(*["col%d" % i for i in range(len(df.columns))]) if data_schema is None else df
+        for k, v in zip(keys, values):
+            df = df.withColumn(k, F.lit(v).cast("string"))
+        frames.append(df)
+    return reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), frames)
+
+
+class DynamicFrameWriter:
+    """glue_context.write_dynamic_frame: from_options to s3 (or a local
+    folder), staged for the commit."""
+
+    def __init__(self, glue_context):
+        self._gc = glue_context
+
+    def from_options(self, frame, connection_type="s3", connection_options={}, format=None, format_options={},
+                     transformation_ctx="", **kwargs):
+        if connection_type not in ("s3", "file"):
+            raise NotImplementedError("write_dynamic_frame.from_options: connection_type %r is not implemented by tidemark's awsglue (s3, file)" % connection_type)
+        opts = dict(connection_options or {})
+        path = opts.pop("path", None)
+        if not path:
+            raise ValueError("write_dynamic_frame.from_options: connection_options needs path")
+        keys = list(opts.pop("partitionKeys", []) or [])
+        opts.pop("compression", None)
+        if opts:
+            raise NotImplementedError("write_dynamic_frame.from_options: connection_options %s not implemented by tidemark's awsglue" % ", ".join(sorted(opts)))
+        fmt = _format(format or "parquet")
+        fopts = dict(format_options or {})
+        body = {"run_id": self._gc._run_id("write_dynamic_frame.from_options"), "ctx": transformation_ctx or "",
+                "path": path, "format": fmt, "partition_keys": keys}
+        if fmt == "parquet":
+            body["options"] = {"compression": fopts.get("compression", "snappy")}
+        resp = _client.client().call("sink", body)
+        df = frame.toDF() if isinstance(frame, DynamicFrame) else frame
+        if not df.columns:
+            return frame  # nothing was read: nothing to write
+        w = df.write.mode("append")
+        if keys:
+            w = w.partitionBy(*keys)
+        if fmt == "parquet":
+            w.option("compression", body["options"]["compression"]).parquet(resp["location"])
+        elif fmt == "csv":
+            w = w.option("header", _bool(fopts.get("writeHeader"), True))
+            if fopts.get("separator"):
+                w = w.option("sep", fopts["separator"])
+            w.csv(resp["location"])
+        else:
+            w.json(resp["location"])
+        return frame

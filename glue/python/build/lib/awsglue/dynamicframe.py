@@ -1,0 +1,138 @@
+"""awsglue.dynamicframe: DynamicFrame, a thin wrapper over a Spark DataFrame.
+
+Casts (apply_mapping, resolveChoice) turn a value that does not fit into null,
+as Glue does.
+
+A DataFrame column has one type, so there are no choice types: resolveChoice
+casts (cast:T, project:T) and leaves columns alone for make_cols and
+make_struct, which only split ambiguous (choice) columns in Glue."""
+
+
+class DynamicRecord(dict):
+    """One record as filter's function sees it: a dict of field to value."""
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+class DynamicFrame:
+    """A Glue DynamicFrame over the DataFrame df."""
+
+    def __init__(self, df, glue_ctx=None, name=""):
+        self._df = df
+        self.glue_ctx = glue_ctx
+        self.name = name
+
+    @classmethod
+    def fromDF(cls, dataframe, glue_ctx, name):
+        return cls(dataframe, glue_ctx, name)
+
+    def toDF(self, options=None):
+        return self._df
+
+    def _with(self, df):
+        return DynamicFrame(df, self.glue_ctx, self.name)
+
+    def count(self):
+        return self._df.count()
+
+    def printSchema(self):
+        self._df.printSchema()
+
+    def show(self, num_rows=20):
+        self._df.show(num_rows, truncate=False)
+
+    def schema(self):
+        return self._df.schema
+
+    def apply_mapping(self, mappings, case_sensitive=False, transformation_ctx="", info="", stageThreshold=0, totalThreshold=0):
+        """Keeps the mapped fields only: each (source, source_type, target,
+        target_type) reads source, casts it to target_type, names it target."""
+        from pyspark.sql import functions as F
+
+        cols = []
+        for m in mappings:
+            if len(m) != 4:
+                raise ValueError("apply_mapping: each mapping is (source, source_type, target, target_type), got %r" % (m,))
+            src, _, target, target_type = m
+            cols.append(_cast(F.col(_path(src)), target_type).alias(target))
+        return self._with(self._df.select(*cols))
+
+    def resolveChoice(self, specs=None, choice="", database=None, table_name=None, transformation_ctx="", info="",
+                      stageThreshold=0, totalThreshold=0, catalog_id=None):
+        from pyspark.sql import functions as F
+
+        if specs and choice:
+            raise ValueError("resolveChoice: give specs or choice, not both")
+        df = self._df
+        for path, action in specs or []:
+            kind, _, arg = action.partition(":")
+            if kind in ("cast", "project"):
+                if not arg:
+                    raise ValueError("resolveChoice: %r needs a type, e.g. cast:long" % action)
+                df = df.withColumn(path, _cast(F.col(_path(path)), arg))
+            elif kind in ("make_cols", "make_struct"):
+                continue  # a DataFrame column has one type: nothing to split
+            elif kind == "match_catalog":
+                raise NotImplementedError("resolveChoice match_catalog is not implemented by tidemark's awsglue")
+            else:
+                raise ValueError("resolveChoice: unknown action %r" % action)
+        if choice and choice.startswith(("cast:", "project:")):
+            pass  # no choice columns to resolve
+        return self._with(df)
+
+    def drop_fields(self, paths, transformation_ctx="", info="", stageThreshold=0, totalThreshold=0):
+        return self._with(self._df.drop(*paths))
+
+    def select_fields(self, paths, transformation_ctx="", info="", stageThreshold=0, totalThreshold=0):
+        from pyspark.sql import functions as F
+
+        return self._with(self._df.select(*[F.col(_path(p)) for p in paths]))
+
+    def rename_field(self, oldName, newName, transformation_ctx="", info="", stageThreshold=0, totalThreshold=0):
+        if oldName not in self._df.columns:
+            raise ValueError("rename_field: no field %r (fields: %s)" % (oldName, ", ".join(self._df.columns)))
+        return self._with(self._df.withColumnRenamed(oldName, newName))
+
+    def filter(self, f, transformation_ctx="", info="", stageThreshold=0, totalThreshold=0):
+        """Keeps the records for which f(record) is true; f sees each record as
+        a DynamicRecord (a dict). Needs classic Spark (it runs f over the RDD)."""
+        df = self._df
+        if not hasattr(df, "rdd") or _is_connect(df):
+            raise NotImplementedError("DynamicFrame.filter with a Python function needs classic Spark, not Spark Connect")
+        rdd = df.rdd.filter(lambda row: bool(f(DynamicRecord(row.asDict(recursive=True)))))
+        return self._with(df.sparkSession.createDataFrame(rdd, df.schema))
+
+    def repartition(self, num_partitions, transformation_ctx="", info="", stageThreshold=0, totalThreshold=0):
+        return self._with(self._df.repartition(num_partitions))
+
+    def coalesce(self, num_partitions, shuffle=False, transformation_ctx="", info="", stageThreshold=0, totalThreshold=0):
+        return self._with(self._df.coalesce(num_partitions))
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise NotImplementedError("DynamicFrame.%s is not implemented by tidemark's awsglue" % name)
+
+
+def _path(p):
+    """A Glue field path as a Spark column name: a.b reads field b of struct
+    a; a name with odd characters is quoted."""
+    if "`" in p or all(part.replace("_", "").isalnum() for part in p.split(".")):
+        return p
+    return "`%s`" % p.replace("`", "``")
+
+
+def _cast(col, type_name):
+    """Glue's cast: a value that does not fit the type becomes null (Spark's
+    try_cast; plain cast on a Spark without it, outside ANSI mode)."""
+    if hasattr(col, "try_cast"):
+        return col.try_cast(type_name)
+    return col.cast(type_name)
+
+
+def _is_connect(df):
+    return type(df).__module__.startswith("pyspark.sql.connect")
