@@ -18,7 +18,7 @@ const slowRows = `SELECT order_id, customer_id, product, CAST(amount AS BIGINT) 
 // shellQuote quotes s for sh.
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// TestProgressOnTerminal: a local run of 600 files shows the engine's
+// TestProgressOnTerminal: a local run of 2000 files shows the engine's
 // progress (percent and rows) on a terminal, run under script(1) for a
 // pseudo-terminal; with stderr not a terminal it shows no bar.
 func TestProgressOnTerminal(t *testing.T) {
@@ -28,7 +28,7 @@ func TestProgressOnTerminal(t *testing.T) {
 		t.Skip("no script(1) to run tidemark on a pseudo-terminal")
 	}
 	f := newFixture(t, jobOpts{transform: slowRows, partitionBy: "-"})
-	recs := f.addCSVs("a", 600, 400)
+	recs := f.addCSVs("a", 2000, 400)
 
 	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
 	defer cancel()
@@ -42,9 +42,9 @@ func TestProgressOnTerminal(t *testing.T) {
 		t.Fatalf("tidemark run on a terminal: %v after %v\n%s", err, time.Since(start), out)
 	}
 	tty := string(out)
-	bar := regexp.MustCompile(`processing 600 files \([^)]*\), [0-9,]+ rows +[0-9]+%`)
+	bar := regexp.MustCompile(`processing 2000 files \([^)]*\), [0-9,]+ rows +[0-9]+%`)
 	if !bar.MatchString(tty) {
-		t.Errorf("a run of 600 local files on a terminal shows no progress of the engine (percent and rows)\n%q", tty)
+		t.Errorf("a run of 2000 local files on a terminal shows no progress of the engine (percent and rows)\n%q", tty)
 	}
 	f.assertSink(recs)
 
@@ -53,7 +53,7 @@ func TestProgressOnTerminal(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("run: exit %d\n%v", r.code, r)
 	}
-	if strings.Contains(r.stderr, "processing 600 files") || strings.Contains(r.stderr, "%") {
+	if strings.Contains(r.stderr, "processing 2000 files") || strings.Contains(r.stderr, "%") {
 		t.Errorf("with stderr not a terminal the run shows a progress bar\n%v", r)
 	}
 	f.assertSink(recs)

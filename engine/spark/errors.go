@@ -141,6 +141,14 @@ func (x *execution) wrap(ctx context.Context, err error, format string, args ...
 		}
 		return fmt.Errorf("%s: %w", what, ctx.Err())
 	}
+	if x.e != nil && x.e.timeout > 0 {
+		// A statement the timeout interrupted can end another statement
+		// of the session with a canceled stream: the timeout still is the
+		// cause.
+		if st, ok := grpcStatus(err); ok && (st.Code() == codes.Canceled || st.Code() == codes.DeadlineExceeded) {
+			return fmt.Errorf("%s: spark query_timeout %s exceeded: %w", what, x.e.opts.QueryTimeout, context.DeadlineExceeded)
+		}
+	}
 	err = cleanError(err)
 	var se *Error
 	if errors.As(err, &se) && se.id != "" && se.Cause == "" && strings.HasSuffix(se.Class, "NO_HINT") {

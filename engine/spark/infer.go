@@ -38,7 +38,7 @@ func (x *execution) infer(ctx context.Context, r *reader) error {
 	if err := x.createRead(ctx, name, r.src.Format, "", opts, paths, false); err != nil {
 		return x.e.wrapErr(ctx, err, "source %s: inferring the schema", r.src.Ctx)
 	}
-	rows, err := x.s.query(ctx, "DESCRIBE "+quoteIdent(name))
+	rows, err := x.queryRows(ctx, "DESCRIBE "+quoteIdent(name))
 	if err != nil {
 		return x.e.wrapErr(ctx, err, "source %s: inferring the schema", r.src.Ctx)
 	}
