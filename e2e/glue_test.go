@@ -76,6 +76,12 @@ job.commit()
 print("COMMITTED", flush=True)
 `
 
+// noSpark is the environment of a run that must not start Spark:
+// SPARK_HOME names an empty folder, so starting Spark's JVM fails.
+func noSpark(t *testing.T) []string {
+	return []string{"SPARK_HOME=" + t.TempDir()}
+}
+
 // glueWorld is a folder with the script, its input and output places.
 type glueWorld struct {
 	dir    string
@@ -253,7 +259,9 @@ func TestGlueScriptThreeDays(t *testing.T) {
 		t.Fatalf("Tuesday: %v", r)
 	}
 	wantIDs(t, w.ids(t), next, "after Tuesday")
-	if r := w.glue(t, nil, w.args("job-bookmark-enable", "none")...); r.code != 0 {
+	// Nothing new: the run starts no Spark (with no Spark installation to
+	// start it would fail if it tried).
+	if r := w.glue(t, noSpark(t), w.args("job-bookmark-enable", "none")...); r.code != 0 {
 		t.Fatalf("Wednesday: %v", r)
 	}
 	wantIDs(t, w.ids(t), next, "after Wednesday (nothing new)")
@@ -468,13 +476,13 @@ func TestGlueArticleScript(t *testing.T) {
 			t.Fatalf("crawl: %v", r)
 		}
 	}
-	run := func(day string) {
+	run := func(day string, env ...string) {
 		t.Helper()
 		crawl() // as a daily schedule would; the table has no partitions, so it changes nothing
 		ctx, cancel := context.WithTimeout(context.Background(), glueTimeout)
 		defer cancel()
 		args := []string{"glue", "run", "--python", python, "etl.py", "--JOB_NAME", "sales-etl", "--job-bookmark-option", "job-bookmark-enable"}
-		cmd, stdout, stderr := command(ctx, dir, w.env, args...)
+		cmd, stdout, stderr := command(ctx, dir, append(append([]string{}, w.env...), env...), args...)
 		if r := finish(t, ctx, args, time.Now(), cmd.Run(), stdout, stderr); r.code != 0 {
 			t.Fatalf("%s: %v", day, r)
 		}
@@ -490,7 +498,7 @@ func TestGlueArticleScript(t *testing.T) {
 	next = w.landAs(t, "orders-tuesday-%02d.csv", 5, next)
 	run("Tuesday")
 	wantIDs(t, w.ids(t), next, "after Tuesday")
-	run("Wednesday")
+	run("Wednesday", noSpark(t)...) // nothing new: no Spark started
 	wantIDs(t, w.ids(t), next, "after Wednesday (nothing new)")
 
 	state := filepath.Join(dir, ".tidemark", "state.db")

@@ -33,16 +33,30 @@ class GlueContext:
     def __init__(self, sparkContext, **options):
         from pyspark.sql import SparkSession
 
+        from ._launch import ConnectContext, LazyContext
+
         self._sc = sparkContext
+        self._session = None
         if isinstance(sparkContext, SparkSession):
-            self.spark_session = sparkContext
-        elif hasattr(sparkContext, "_session"):  # awsglue._launch's stand-in under Spark Connect
-            self.spark_session = sparkContext._session
-        else:
-            self.spark_session = SparkSession.builder.getOrCreate()
+            self._session = sparkContext
+        elif isinstance(sparkContext, ConnectContext):  # awsglue._launch's stand-in under Spark Connect
+            self._session = sparkContext._session
+        elif not isinstance(sparkContext, LazyContext):  # a real SparkContext
+            self._session = SparkSession.builder.getOrCreate()
+        # else awsglue._launch's lazy stand-in: the session starts on first use
         self._job = None
         self.create_dynamic_frame = DynamicFrameReader(self)
         self.write_dynamic_frame = DynamicFrameWriter(self)
+
+    @property
+    def spark_session(self):
+        """The SparkSession, started on first use under tidemark glue run."""
+        if self._session is None:
+            from pyspark.sql import SparkSession
+
+            self._sc._context()
+            self._session = SparkSession.builder.getOrCreate()
+        return self._session
 
     @property
     def sparkSession(self):
@@ -129,6 +143,14 @@ class DynamicFrameReader:
         return self._frame(resp, transformation_ctx)
 
     def _frame(self, resp, ctx):
+        if not resp.get("files"):
+            # Nothing new: the frame is empty, of the recorded schema, and its
+            # DataFrame is made only if the script uses it, so that a run with
+            # nothing new need not start Spark.
+            if self._gc._job is not None:
+                self._gc._job._read(ctx, schema=[dict(c) for c in resp.get("schema") or []])
+            gc = self._gc
+            return DynamicFrame._empty(lambda: _read(gc.spark_session, resp), gc, ctx)
         df = _read(self._gc.spark_session, resp)
         if self._gc._job is not None:
             self._gc._job._read(ctx, schema=schema_of(df, widen=resp.get("schema") is None))
@@ -212,6 +234,8 @@ class DynamicFrameWriter:
         if fmt == "parquet":
             body["options"] = {"compression": fopts.get("compression", "snappy")}
         resp = _client.client().call("sink", body)
+        if isinstance(frame, DynamicFrame) and frame._untouched_empty():
+            return frame  # a source with nothing new, unused: nothing to write, no Spark job
         df = frame.toDF() if isinstance(frame, DynamicFrame) else frame
         if not df.columns:
             return frame  # nothing was read: nothing to write

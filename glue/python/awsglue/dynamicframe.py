@@ -22,13 +22,32 @@ class DynamicFrame:
     """A Glue DynamicFrame over the DataFrame df."""
 
     def __init__(self, df, glue_ctx=None, name=""):
-        self._df = df
+        self._frame = df
+        self._make = None
         self.glue_ctx = glue_ctx
         self.name = name
 
     @classmethod
     def fromDF(cls, dataframe, glue_ctx, name):
         return cls(dataframe, glue_ctx, name)
+
+    @classmethod
+    def _empty(cls, make, glue_ctx, name):
+        """An empty frame whose DataFrame make() builds on first use (a source
+        with nothing new: a script that only writes it starts no Spark)."""
+        f = cls(None, glue_ctx, name)
+        f._make = make
+        return f
+
+    @property
+    def _df(self):
+        if self._make is not None:
+            self._frame, self._make = self._make(), None
+        return self._frame
+
+    def _untouched_empty(self):
+        """Whether this is an empty source frame whose DataFrame nothing asked for."""
+        return self._make is not None
 
     def toDF(self, options=None):
         return self._df
@@ -37,6 +56,8 @@ class DynamicFrame:
         return DynamicFrame(df, self.glue_ctx, self.name)
 
     def count(self):
+        if self._make is not None:
+            return 0  # an empty source frame: no Spark job to count nothing
         return self._df.count()
 
     def printSchema(self):
