@@ -34,9 +34,9 @@ func MarkedFolder(key string, marked map[string]bool) (string, bool) {
 }
 
 // SkipMarked filters a complete list of objects (a store that has listed
-// everything before it yields, as the local store does): objects under a
-// folder in marked go to skipped, the others to yield, in order. It
-// returns false if yield did.
+// everything before it yields, as the local store does past a symlink):
+// objects under a folder in marked go to skipped, the others to yield, in
+// order. It returns false if yield did.
 func SkipMarked(objs []Object, marked map[string]bool, skipped func(string, Object), yield func(Object, error) bool) bool {
 	for _, o := range objs {
 		if dir, ok := MarkedFolder(o.Key, marked); ok {
