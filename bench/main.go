@@ -364,11 +364,11 @@ var (
 		"sql-extract":     benchSQLExtract,
 		"sql-incremental": benchSQLIncremental,
 		"serve":           benchServe,
-		"pg-state":        benchPGState,
+		"pg-state":        withLoad(benchPGState),
 		"crawl":           benchCrawl,
 		"backlog":         benchBacklog,
 		"glue":            benchGlue,
-		"s3-state":        benchS3State,
+		"s3-state":        withLoad(benchS3State),
 	}
 	scenarioNames = []string{"convert", "noop", "memory", "s3-convert", "s3-noop", "sql-extract", "sql-incremental", "convert-gz", "serve", "pg-state", "s3-state", "crawl", "backlog", "glue"}
 )
