@@ -59,7 +59,7 @@ func pgNoop(ctx context.Context, c *config, b *doc, srv *server, pgState, dir st
 		"binary with `state: %s` (and again by a job with `state: %s`, for SQLite's side in the same rounds); each no-op "+
 		"run then lists every file and merges the listing against the recorded identities. The baseline is `find | sort` "+
 		"over the same folder, as in scenario 2; each round takes the three in turn.",
-		thousands(int64(n)), c.NoopDirs, store.Redact(pgState), c.rel(states["sqlite"])))
+		thousands(int64(n)), c.NoopDirs, store.Redact(pgState), states["sqlite"]))
 	b.table([]string{"", "time", "peak RSS", "PostgreSQL CPU"}, firsts)
 
 	var retaken int

@@ -72,7 +72,7 @@ func benchPGState(ctx context.Context, c *config) section {
 		"Each commit is a whole run as the runner commits it: `BeginRun`, then one `Commit` holding the run record, "+
 		"10 new file records, 2 outputs, an overwrite action and the source's state, checked against the fencing token "+
 		"and compared-and-swapped on the bookmark version. The %d commits alternate between the stores, one each in turn.",
-		c.rel(locs["sqlite"]), store.Redact(locs["postgres"]), c.PGStateCommits))
+		locs["sqlite"], store.Redact(locs["postgres"]), c.PGStateCommits))
 
 	lat := map[string][]time.Duration{}
 	leases := map[string]store.Lease{}
