@@ -27,8 +27,9 @@
 //	         (versitygw) vs find | sort; state requests, commit latency, size
 //	serve    tidemark serve over 100 jobs × 1,000 runs in SQLite: p50/p99 of the
 //	         jobs list and a job's runs page, the server's RSS
-//	pg-state commit latency of the PostgreSQL state store vs SQLite, and the
-//	         state's size per 100k files
+//	pg-state a no-op run over 100k processed files with state in PostgreSQL
+//	         and SQLite vs find | sort; commit latency of the PostgreSQL state
+//	         store vs SQLite, and the state's size per 100k files
 //	crawl    tidemark crawl over 100k files in 1,000 partition folders: the first
 //	         crawl, then new_folders_only vs everything after one new folder
 //	         (time, files opened)
@@ -118,6 +119,7 @@ type config struct {
 
 	PGStateCommits       int
 	PGStateFiles         int
+	PGStateTarget        float64
 	CrawlDirs            int
 	CrawlPerDir          int
 	CrawlSample          int
@@ -214,6 +216,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.ServeRequests, "serve-requests", 200, "serve: timed requests per route")
 	fs.IntVar(&c.PGStateCommits, "pg-state-commits", 300, "pg-state: timed commits per store")
 	fs.IntVar(&c.PGStateFiles, "pg-state-files", 100_000, "pg-state: files of the commit whose state size is measured")
+	fs.Float64Var(&c.PGStateTarget, "pg-state-target", 3, "pg-state: maximum ratio no-op run with PostgreSQL (and SQLite) state / find|sort (noop's input)")
 
 	fs.IntVar(&c.CrawlDirs, "crawl-dirs", 1000, "crawl: partition folders")
 	fs.IntVar(&c.CrawlPerDir, "crawl-files-per-dir", 100, "crawl: tiny files per folder")
@@ -361,11 +364,11 @@ var (
 		"sql-extract":     benchSQLExtract,
 		"sql-incremental": benchSQLIncremental,
 		"serve":           benchServe,
-		"pg-state":        benchPGState,
+		"pg-state":        withLoad(benchPGState),
 		"crawl":           benchCrawl,
 		"backlog":         benchBacklog,
 		"glue":            benchGlue,
-		"s3-state":        benchS3State,
+		"s3-state":        withLoad(benchS3State),
 	}
 	scenarioNames = []string{"convert", "noop", "memory", "s3-convert", "s3-noop", "sql-extract", "sql-incremental", "convert-gz", "serve", "pg-state", "s3-state", "crawl", "backlog", "glue"}
 )

@@ -27,7 +27,7 @@ const stateBucket = "state"
 // versitygw), commit latency, the state's size, and a no-op run over a
 // million processed files whose state is written through the store API.
 func benchS3State(ctx context.Context, c *config) section {
-	s := section{Title: "10. State in S3: no-op runs over 100k and 1M processed files, requests, commit latency, size"}
+	s := section{Title: "15. State in S3: no-op runs over 100k and 1M processed files, requests, commit latency, size"}
 	b := &s.Body
 	n := c.NoopDirs * c.NoopPerDir
 	big := c.S3StateBigDirs * c.S3StateBigPerDir

@@ -19,9 +19,9 @@ type FolderSkipper interface {
 	ListSkipping(ctx context.Context, marker string, skipped func(folder string, o Object)) iter.Seq2[Object, error]
 }
 
-// markedFolder returns the folder nearest the root of key that marked
+// MarkedFolder returns the folder nearest the root of key that marked
 // holds, if any.
-func markedFolder(key string, marked map[string]bool) (string, bool) {
+func MarkedFolder(key string, marked map[string]bool) (string, bool) {
 	if len(marked) == 0 {
 		return "", false
 	}
@@ -34,12 +34,12 @@ func markedFolder(key string, marked map[string]bool) (string, bool) {
 }
 
 // SkipMarked filters a complete list of objects (a store that has listed
-// everything before it yields, as the local store does): objects under a
-// folder in marked go to skipped, the others to yield, in order. It
-// returns false if yield did.
+// everything before it yields, as the local store does past a symlink):
+// objects under a folder in marked go to skipped, the others to yield, in
+// order. It returns false if yield did.
 func SkipMarked(objs []Object, marked map[string]bool, skipped func(string, Object), yield func(Object, error) bool) bool {
 	for _, o := range objs {
-		if dir, ok := markedFolder(o.Key, marked); ok {
+		if dir, ok := MarkedFolder(o.Key, marked); ok {
 			if skipped != nil {
 				skipped(dir, o)
 			}
@@ -185,7 +185,7 @@ func (m *MarkFilter) release(all bool, yield func(Object, error) bool) bool {
 		}
 		m.held[m.head] = Object{}
 		m.head++
-		if dir, ok := markedFolder(o.Key, m.marked); ok {
+		if dir, ok := MarkedFolder(o.Key, m.marked); ok {
 			if m.Skipped != nil {
 				m.Skipped(dir, o)
 			}

@@ -50,7 +50,7 @@ func TestMarkFilter(t *testing.T) {
 			if !visible(k) {
 				continue
 			}
-			if dir, ok := markedFolder(k, marked); ok {
+			if dir, ok := MarkedFolder(k, marked); ok {
 				wantSkipped = append(wantSkipped, dir+" "+k)
 			} else {
 				want = append(want, k)

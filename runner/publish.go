@@ -229,6 +229,15 @@ func deadRuns(ctx context.Context, st store.Store, jobName string) func(runID st
 // is alive. Runs are scanned newest first down to the last succeeded one,
 // which had marked any older ones.
 func markDead(ctx context.Context, st store.Store, jobName string, token int64, log *slog.Logger) error {
+	// Nearly always the newest run succeeded: one record tells, not a
+	// page of them (on S3 each record is a request).
+	newest, err := st.Runs(ctx, jobName, store.RunQuery{Limit: 1})
+	if err != nil {
+		return fmt.Errorf("reading runs: %w", err)
+	}
+	if len(newest) == 0 || newest[0].Status == store.StatusSucceeded {
+		return nil
+	}
 	for r, err := range store.EachRun(ctx, st, jobName, 0, deadPage) {
 		if err != nil {
 			return fmt.Errorf("reading runs: %w", err)

@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"iter"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -57,17 +56,19 @@ func (s *Store) LocalPath(key string) (string, bool) { return s.path(key), true 
 func hidden(name string) bool { return strings.HasPrefix(name, "_") || strings.HasPrefix(name, ".") }
 
 // List walks the folder under prefix and yields regular files in byte order
-// of their keys. Files are collected and sorted first: a directory walk's
-// order differs from byte order ("a/b" versus "a-b"). Symlinks are
-// followed, each folder and file once (see walk); what is left out is
-// reported through the context's objstore.ListTrace.
+// of their keys, as the walk reaches them: it takes each folder's entries
+// in key order (see walk), so the listing is not held in memory. Past the
+// first symlink to follow (a tree may lead back in anywhere), what is left
+// is collected and sorted before it is yielded. Symlinks are followed,
+// each folder and file once (see walk); what is left out is reported
+// through the context's objstore.ListTrace.
 func (s *Store) List(ctx context.Context, prefix string) iter.Seq2[objstore.Object, error] {
 	return s.list(ctx, prefix, "", nil)
 }
 
 // ListSkipping is List(ctx, "") without the folders below the root that
-// hold an entry named marker: the walk notes them as it passes and the
-// collected listing is filtered before it is yielded.
+// hold an entry named marker: the walk sees a folder's entries before it
+// walks them, so it knows the folder is marked before its first file.
 func (s *Store) ListSkipping(ctx context.Context, marker string, skipped func(string, objstore.Object)) iter.Seq2[objstore.Object, error] {
 	return s.list(ctx, "", marker, skipped)
 }
@@ -76,13 +77,47 @@ var _ objstore.FolderSkipper = (*Store)(nil)
 
 func (s *Store) list(ctx context.Context, prefix, marker string, skipped func(string, objstore.Object)) iter.Seq2[objstore.Object, error] {
 	return func(yield func(objstore.Object, error) bool) {
-		var objs []objstore.Object
 		var marked map[string]bool
+		// Objects go to emit in key order until the walk meets a symlink
+		// to follow; from then on to rest, sorted once the walk is done.
+		var rest []objstore.Object
+		collect, stopped := false, false
+		emit := func(o objstore.Object) error {
+			if collect {
+				rest = append(rest, o)
+				return nil
+			}
+			if dir, ok := objstore.MarkedFolder(o.Key, marked); ok {
+				if skipped != nil {
+					skipped(dir, o)
+				}
+				return nil
+			}
+			if !yield(o, nil) {
+				stopped = true
+				return fs.SkipAll
+			}
+			return nil
+		}
 		start := s.path(prefix)
 		// A prefix may end inside a name ("2026-11-"): walk its folder and filter.
 		walkRoot := start
 		if !strings.HasSuffix(prefix, "/") && prefix != "" {
 			walkRoot = filepath.Dir(start)
+		}
+		hooks := walkHooks{linked: func() { collect = true }}
+		if marker != "" {
+			hooks.folder = func(p string, ents []fs.DirEntry) {
+				if !slices.ContainsFunc(ents, func(e fs.DirEntry) bool { return e.Name() == marker }) {
+					return
+				}
+				if key := s.key(p); key != "." {
+					if marked == nil {
+						marked = map[string]bool{}
+					}
+					marked[key] = true
+				}
+			}
 		}
 		err := s.walk(ctx, walkRoot, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
@@ -94,16 +129,7 @@ func (s *Store) list(ctx context.Context, prefix, marker string, skipped func(st
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			rel, _ := filepath.Rel(s.root, p)
-			key := filepath.ToSlash(rel)
-			if marker != "" && d.Name() == marker && p != walkRoot {
-				if dir := path.Dir(key); dir != "." {
-					if marked == nil {
-						marked = map[string]bool{}
-					}
-					marked[dir] = true
-				}
-			}
+			key := s.key(p)
 			if p != walkRoot && hidden(d.Name()) && !strings.HasPrefix(prefix, key) {
 				if d.IsDir() {
 					return filepath.SkipDir
@@ -127,16 +153,27 @@ func (s *Store) list(ctx context.Context, prefix, marker string, skipped func(st
 				objstore.ReportSkipped(ctx, key, fmt.Sprintf("%s, not a regular file: not read", fileKind(info.Mode())))
 				return nil
 			}
-			objs = append(objs, objstore.Object{Key: key, Size: info.Size(), ModTime: info.ModTime()})
-			return nil
-		})
+			return emit(objstore.Object{Key: key, Size: info.Size(), ModTime: info.ModTime()})
+		}, hooks)
+		if stopped {
+			return
+		}
 		if err != nil {
 			yield(objstore.Object{}, fmt.Errorf("listing %s: %w", start, err))
 			return
 		}
-		slices.SortFunc(objs, func(a, b objstore.Object) int { return strings.Compare(a.Key, b.Key) })
-		objstore.SkipMarked(objs, marked, skipped, yield)
+		slices.SortFunc(rest, func(a, b objstore.Object) int { return strings.Compare(a.Key, b.Key) })
+		objstore.SkipMarked(rest, marked, skipped, yield)
 	}
+}
+
+// key is the key of a path under the root.
+func (s *Store) key(p string) string {
+	rel, err := filepath.Rel(s.root, p)
+	if err != nil {
+		return p
+	}
+	return filepath.ToSlash(rel)
 }
 
 // CheckRoot reports a root folder that does not exist, saying where a

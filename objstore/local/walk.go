@@ -1,12 +1,14 @@
 package local
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -31,8 +33,15 @@ import (
 // Each entry left out is reported through the context's ListTrace
 // (objstore.ReportSkipped), except for hidden names, which List never
 // yields anyway. fn may return fs.SkipDir and fs.SkipAll as for WalkDir.
-func (s *Store) walk(ctx context.Context, root string, fn fs.WalkDirFunc) error {
-	w := &walker{s: s, ctx: ctx, fn: fn, roots: map[string]string{}, files: map[string]string{}}
+//
+// Each folder's entries are walked in the byte order of their keys (a
+// folder's name sorts as name+"/"), so the plain tree reaches fn in key
+// order and a listing can stream it; the order is lost from the first
+// symlink to follow on, which the walk reports to hooks.linked. Links are
+// still followed in the order a walk in name order found them, so which
+// of two links to one target lists it does not depend on this order.
+func (s *Store) walk(ctx context.Context, root string, fn fs.WalkDirFunc, hooks walkHooks) error {
+	w := &walker{s: s, ctx: ctx, fn: fn, hooks: hooks, roots: map[string]string{}, files: map[string]string{}}
 	err := w.run(root)
 	if errors.Is(err, fs.SkipDir) || errors.Is(err, fs.SkipAll) {
 		return nil
@@ -40,14 +49,27 @@ func (s *Store) walk(ctx context.Context, root string, fn fs.WalkDirFunc) error 
 	return err
 }
 
+// walkHooks let a listing follow the walk: both may be nil.
+type walkHooks struct {
+	// folder is called with every folder fn accepted and its entries,
+	// before any of them reaches fn.
+	folder func(path string, ents []fs.DirEntry)
+	// linked is called when the walk first records a symlink it may
+	// follow: fn's calls are in key order only until then.
+	linked func()
+}
+
 type walker struct {
 	s     *Store
 	ctx   context.Context
 	fn    fs.WalkDirFunc
-	roots map[string]string // real path of every tree walked -> the path it was walked under
-	files map[string]string // real path of every file reached through a link -> that link's path
-	links []link            // links to folders, in the order found, not yet followed
-	flink []link            // links to files, followed after every folder
+	hooks walkHooks
+	// linked: a symlink to follow has been recorded (hooks.linked called).
+	linked bool
+	roots  map[string]string // real path of every tree walked -> the path it was walked under
+	files  map[string]string // real path of every file reached through a link -> that link's path
+	links  []link            // links to folders, in the order found, not yet followed
+	flink  []link            // links to files, followed after every folder
 }
 
 // link is a symlink met in the walk, resolved.
@@ -72,9 +94,11 @@ func (w *walker) run(root string) error {
 	}
 	real, _ = filepath.Abs(real)
 	w.roots[real] = root
+	found, foundFiles := len(w.links), len(w.flink)
 	if err := w.dir(root, real, fs.FileInfoToDirEntry(info)); err != nil {
 		return err
 	}
+	w.inFoundOrder(found, foundFiles)
 	// Links to folders, breadth first: a followed folder may hold more.
 	for len(w.links) > 0 {
 		l := w.links[0]
@@ -91,9 +115,11 @@ func (w *walker) run(root string) error {
 			continue
 		}
 		w.roots[l.real] = l.path
+		found, foundFiles := len(w.links), len(w.flink)
 		if err := w.entries(l.path, l.real, d); err != nil && !errors.Is(err, fs.SkipDir) {
 			return err
 		}
+		w.inFoundOrder(found, foundFiles)
 	}
 	for _, l := range w.flink {
 		if why := w.walked(l); why != "" {
@@ -125,6 +151,12 @@ func (w *walker) entries(path, real string, d fs.DirEntry) error {
 	ents, err := os.ReadDir(path)
 	if err != nil {
 		return w.fn(path, d, err)
+	}
+	if !slices.IsSortedFunc(ents, byKey) { // sorted by name: only a folder "a" beside "a.b" or "a-b" moves
+		slices.SortFunc(ents, byKey)
+	}
+	if w.hooks.folder != nil {
+		w.hooks.folder(path, ents)
 	}
 	for _, e := range ents {
 		if err := w.ctx.Err(); err != nil {
@@ -186,8 +218,65 @@ func (w *walker) resolve(path, parent string) error {
 		w.flink = append(w.flink, l)
 	default:
 		w.skip(path, fmt.Sprintf("symlink to %s, %s, not a regular file: not read", real, fileKind(info.Mode())))
+		return nil
+	}
+	if !w.linked {
+		w.linked = true
+		if w.hooks.linked != nil {
+			w.hooks.linked()
+		}
 	}
 	return nil
+}
+
+// inFoundOrder puts the links that one tree's walk recorded (those from
+// the indexes given on) in the order a walk taking each folder's entries
+// in name order meets them: path by path, comparing names.
+func (w *walker) inFoundOrder(links, files int) {
+	slices.SortStableFunc(w.links[links:], func(a, b link) int { return byNames(a.path, b.path) })
+	slices.SortStableFunc(w.flink[files:], func(a, b link) int { return byNames(a.path, b.path) })
+}
+
+// byNames orders paths as a walk in name order meets them: by their first
+// name, then the next, so "a/z" comes before "a.b" ('/' ranks before every
+// byte of a name).
+func byNames(a, b string) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		x, y := a[i], b[i]
+		if x == y {
+			continue
+		}
+		switch {
+		case x == filepath.Separator:
+			return -1
+		case y == filepath.Separator:
+			return 1
+		}
+		return cmp.Compare(x, y)
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// byKey orders a folder's entries as their keys sort: a folder's name as
+// name+"/", so "a.b" comes before the folder "a" and what it holds.
+func byKey(a, b fs.DirEntry) int {
+	x, y := a.Name(), b.Name()
+	n := min(len(x), len(y))
+	if c := strings.Compare(x[:n], y[:n]); c != 0 {
+		return c
+	}
+	// One name is the other's prefix: what follows it in its key is '/'
+	// for a folder, nothing for a file.
+	next := func(name string, dir bool) int {
+		switch {
+		case len(name) > n:
+			return int(name[n])
+		case dir:
+			return '/'
+		}
+		return -1
+	}
+	return cmp.Compare(next(x, a.IsDir()), next(y, b.IsDir()))
 }
 
 // fileKind names what a file that is neither a folder nor a regular file is.
@@ -240,13 +329,7 @@ func (w *walker) skip(path, why string) {
 }
 
 // key is path as a key of the store.
-func (w *walker) key(path string) string {
-	rel, err := filepath.Rel(w.s.root, path)
-	if err != nil {
-		return path
-	}
-	return filepath.ToSlash(rel)
-}
+func (w *walker) key(path string) string { return w.s.key(path) }
 
 // linkEntry is a followed symlink as fn sees it: its own name, its target's
 // type and metadata.
