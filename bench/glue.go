@@ -30,8 +30,10 @@ func glueFlagsInto(fs *flag.FlagSet, g *glueConfig) {
 }
 
 // glueScript is the article's script (README "Running Glue scripts") in
-// its from_options form: this branch has no catalog, so the source is the
-// table's folder of CSV files. %s are the input folder and the output.
+// its from_options form, so that the plain PySpark side reads the same
+// folder with no catalog in between: the source is the table's folder of
+// CSV files (from_catalog plans the same files; e2e/glue_test.go runs the
+// script verbatim after a crawl). %s are the input folder and the output.
 const glueScript = `import sys
 
 from pyspark.context import SparkContext
@@ -371,8 +373,9 @@ func benchGlue(ctx context.Context, c *config) section {
 		len(ds.Files), thousands(c.ConvertRows), thousands(ds.Rows), mb(ds.Bytes)))
 	b.p("**tidemark**: `tidemark glue run --python PY etl.py --JOB_NAME bench-glue --job-bookmark-option " +
 		"job-bookmark-enable` with a fresh state, then the same command again with nothing new (the article's third " +
-		"run). `etl.py` is the article's script (README \"Running Glue scripts\") in its `from_options` form, since " +
-		"this build has no catalog: the source is the table's folder.")
+		"run). `etl.py` is the article's script (README \"Running Glue scripts\") in its `from_options` form, so that " +
+		"plain PySpark reads the same folder with no catalog in between: the source is the table's folder (from_catalog " +
+		"plans the same files; the tests run the script verbatim after a crawl).")
 	b.code("python", fmt.Sprintf(glueScript, ds.Dir, filepath.Join(c.work, "glue-tidemark-N", "out")))
 	b.p("**Plain PySpark**: the same body without bookmarks, and **Spark's start** alone:")
 	b.code("python", fmt.Sprintf(plainScript, ds.Dir, filepath.Join(c.work, "glue-plain-N", "out"))+"\n# ---\n"+startScript)
