@@ -4,15 +4,15 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/catalog"
+	"github.com/tidemark-etl/tidemark/internal/sparksql"
 )
 
 // spark is a database, an external table USING the table's format over
 // its location (s3:// as s3a://, Hadoop's S3 file system), and one ADD
 // PARTITION per registered partition.
 func spark(t catalog.Table, parts []catalog.Partition) ([]string, error) {
-	cols, err := columnTypes(t, sparkType)
+	cols, err := columnTypes(t, sparksql.Type)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +51,7 @@ func spark(t catalog.Table, parts []catalog.Partition) ([]string, error) {
 
 func sparkName(t catalog.Table) string { return backtick(t.Database) + "." + backtick(t.Name) }
 
-func backtick(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
+func backtick(s string) string { return sparksql.Quote(s) }
 
 // sparkLocation is a location as Spark's Hadoop file systems name it.
 func sparkLocation(loc string) string {
@@ -59,63 +59,4 @@ func sparkLocation(loc string) string {
 		return "s3a://" + rest
 	}
 	return loc
-}
-
-// sparkType is Spark SQL's type for t. Unsigned integers widen to the
-// next signed type (UBIGINT to DECIMAL(20,0)), times of day and intervals
-// and JSON are strings.
-func sparkType(t bookmark.Type) (string, error) {
-	switch t.Kind {
-	case bookmark.Boolean:
-		return "BOOLEAN", nil
-	case bookmark.TinyInt:
-		return "TINYINT", nil
-	case bookmark.SmallInt, bookmark.UTinyInt:
-		return "SMALLINT", nil
-	case bookmark.Integer, bookmark.USmallInt:
-		return "INT", nil
-	case bookmark.BigInt, bookmark.UInteger:
-		return "BIGINT", nil
-	case bookmark.UBigInt:
-		return "DECIMAL(20,0)", nil
-	case bookmark.HugeInt, bookmark.UHugeInt:
-		return "DECIMAL(38,0)", nil
-	case bookmark.Float:
-		return "FLOAT", nil
-	case bookmark.Double:
-		return "DOUBLE", nil
-	case bookmark.Decimal:
-		return fmt.Sprintf("DECIMAL(%d,%d)", t.Precision, t.Scale), nil
-	case bookmark.Varchar, bookmark.UUID, bookmark.JSON, bookmark.Time, bookmark.TimeTZ, bookmark.Interval:
-		return "STRING", nil
-	case bookmark.Blob, bookmark.Bit:
-		return "BINARY", nil
-	case bookmark.Date:
-		return "DATE", nil
-	case bookmark.Timestamp, bookmark.TimestampS, bookmark.TimestampMS, bookmark.TimestampNS:
-		return "TIMESTAMP_NTZ", nil
-	case bookmark.TimestampTZ:
-		return "TIMESTAMP", nil
-	case bookmark.List:
-		e, err := sparkType(*t.Elem)
-		return "ARRAY<" + e + ">", err
-	case bookmark.Map:
-		k, err := sparkType(*t.Key)
-		if err != nil {
-			return "", err
-		}
-		v, err := sparkType(*t.Elem)
-		return "MAP<" + k + ", " + v + ">", err
-	case bookmark.Struct:
-		fields := make([]string, len(t.Fields))
-		for i, f := range t.Fields {
-			ft, err := sparkType(f.Type)
-			if err != nil {
-				return "", err
-			}
-			fields[i] = backtick(f.Name) + ": " + ft
-		}
-		return "STRUCT<" + strings.Join(fields, ", ") + ">", nil
-	}
-	return "", fmt.Errorf("type %s has no Spark SQL equivalent", t)
 }

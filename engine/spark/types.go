@@ -5,67 +5,8 @@ import (
 	"strings"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/internal/sparksql"
 )
-
-// sparkType spells t in Spark's DDL. Types Spark has no equivalent of map
-// to the nearest type that holds every value (unsigned integers to the
-// next wider signed type or a DECIMAL, TIME, INTERVAL, UUID and JSON to
-// STRING, every timestamp precision to microseconds).
-func sparkType(t bookmark.Type) (string, error) {
-	switch t.Kind {
-	case bookmark.Boolean:
-		return "BOOLEAN", nil
-	case bookmark.TinyInt:
-		return "TINYINT", nil
-	case bookmark.SmallInt, bookmark.UTinyInt:
-		return "SMALLINT", nil
-	case bookmark.Integer, bookmark.USmallInt:
-		return "INT", nil
-	case bookmark.BigInt, bookmark.UInteger:
-		return "BIGINT", nil
-	case bookmark.UBigInt:
-		return "DECIMAL(20,0)", nil
-	case bookmark.HugeInt, bookmark.UHugeInt:
-		return "DECIMAL(38,0)", nil
-	case bookmark.Float:
-		return "FLOAT", nil
-	case bookmark.Double:
-		return "DOUBLE", nil
-	case bookmark.Decimal:
-		return fmt.Sprintf("DECIMAL(%d,%d)", t.Precision, t.Scale), nil
-	case bookmark.Varchar, bookmark.Time, bookmark.TimeTZ, bookmark.Interval, bookmark.UUID, bookmark.JSON, bookmark.Bit:
-		return "STRING", nil
-	case bookmark.Blob:
-		return "BINARY", nil
-	case bookmark.Date:
-		return "DATE", nil
-	case bookmark.Timestamp, bookmark.TimestampS, bookmark.TimestampMS, bookmark.TimestampNS:
-		return "TIMESTAMP_NTZ", nil
-	case bookmark.TimestampTZ:
-		return "TIMESTAMP", nil
-	case bookmark.List:
-		e, err := sparkType(*t.Elem)
-		return "ARRAY<" + e + ">", err
-	case bookmark.Map:
-		k, err := sparkType(*t.Key)
-		if err != nil {
-			return "", err
-		}
-		v, err := sparkType(*t.Elem)
-		return "MAP<" + k + ", " + v + ">", err
-	case bookmark.Struct:
-		parts := make([]string, len(t.Fields))
-		for i, f := range t.Fields {
-			ft, err := sparkType(f.Type)
-			if err != nil {
-				return "", err
-			}
-			parts[i] = quoteIdent(f.Name) + ": " + ft
-		}
-		return "STRUCT<" + strings.Join(parts, ", ") + ">", nil
-	}
-	return "", fmt.Errorf("type %s has no Spark equivalent", t)
-}
 
 // schemaDDL spells columns as Spark's DDL (name TYPE, ...).
 func schemaDDL(cols []bookmark.Column) (string, error) {
@@ -180,4 +121,7 @@ func topColon(s string) int {
 }
 
 // quoteIdent quotes a Spark identifier with backticks.
-func quoteIdent(name string) string { return "`" + strings.ReplaceAll(name, "`", "``") + "`" }
+func quoteIdent(name string) string { return sparksql.Quote(name) }
+
+// sparkType spells t in Spark's DDL (see sparksql.Type).
+func sparkType(t bookmark.Type) (string, error) { return sparksql.Type(t) }
