@@ -3,9 +3,11 @@ package sqltable
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync/atomic"
+	"time"
 
 	"github.com/tidemark-etl/tidemark/engine"
 )
@@ -36,23 +38,33 @@ func startStream(ctx context.Context, p *jobPlan, dir string) (*tableStream, err
 	if err := makePipe(path); err != nil {
 		return nil, fmt.Errorf("source %s: making a pipe for its rows: %w", p.ctx, err)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	st := &tableStream{p: p, path: path, cancel: cancel, done: make(chan struct{})}
+	st := &tableStream{p: p, path: path}
+	st.start(ctx, func(ctx context.Context, f *os.File) (*Extract, error) { return p.plan.ExtractTo(ctx, f) })
+	return st, nil
+}
+
+// openWriter opens the pipe's write end, waiting for a reader (a variable
+// so that a test can delay it).
+var openWriter = func(path string) (*os.File, error) { return os.OpenFile(path, os.O_WRONLY, 0) }
+
+// start runs extract into the pipe in the background.
+func (st *tableStream) start(ctx context.Context, extract func(context.Context, *os.File) (*Extract, error)) {
+	ctx, st.cancel = context.WithCancel(ctx)
+	st.done = make(chan struct{})
 	go func() {
 		defer close(st.done)
-		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		f, err := openWriter(st.path)
 		if err != nil {
 			st.err = err
 			return
 		}
 		growPipe(f)
-		st.ex, st.err = p.plan.ExtractTo(ctx, f)
+		st.ex, st.err = extract(ctx, f)
 		st.failedFirst.Store(st.err != nil) // before the engine can see the end of the pipe
 		if err := f.Close(); st.err == nil && err != nil {
-			st.err = fmt.Errorf("source %s: %w", p.ctx, err)
+			st.err = fmt.Errorf("source %s: %w", st.p.ctx, err)
 		}
 	}()
-	return st, nil
 }
 
 // Input is the engine's view of the stream.
@@ -62,24 +74,32 @@ func (st *tableStream) Input() engine.Source {
 }
 
 // finish waits for the extraction once the engine has returned. An
-// extraction still waiting for a reader (the engine failed, or never
-// opened the pipe) is released: opening and closing the read end lets its
-// open return and its writes fail. When the engine failed the extraction is
-// also cancelled.
+// extraction the engine left behind (it failed, or never opened the pipe)
+// is released: the read end is opened and drained until the extraction
+// ends, again and again, since its goroutine may not have reached its own
+// open yet (a reader that came and went before it would leave it waiting
+// for ever). When the engine failed the extraction is also cancelled.
 func (st *tableStream) finish(engineErr error) {
 	st.cause = engineErr == nil || st.failedFirst.Load()
 	if engineErr != nil {
 		st.cancel()
 	}
-	select {
-	case <-st.done:
-	default:
+	for {
+		select {
+		case <-st.done:
+			st.cancel()
+			return
+		default:
+		}
 		if f, err := openPipeReader(st.path); err == nil {
+			_, _ = io.Copy(io.Discard, f) // to the end: no writer holds the pipe
 			f.Close()
 		}
-		<-st.done
+		select {
+		case <-st.done:
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
-	st.cancel()
 }
 
 // Done ends the stream after the engine returned engineErr and settles
