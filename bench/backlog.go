@@ -164,6 +164,9 @@ func backlogRuns(ctx context.Context, c *config, s *section, local, remote []int
 	// The summary: the largest run's RSS against the target, and how the
 	// time per file grew from the smallest to the largest size.
 	summarize := func(where string, pts []backlogPoint) {
+		if len(pts) == 0 {
+			return // no sizes asked for here (-backlog-sizes or -backlog-s3-sizes empty)
+		}
 		var ok []backlogPoint
 		for _, p := range pts {
 			if p.err == nil {
