@@ -25,7 +25,7 @@ func TestType(t *testing.T) {
 		{"TIMESTAMP WITH TIME ZONE", "TIMESTAMP"},
 		{"ARRAY<VARCHAR>", "ARRAY<STRING>"},
 		{"MAP<VARCHAR, DOUBLE>", "MAP<STRING, DOUBLE>"},
-		{`STRUCT<a: INTEGER, "b`+"`"+`c": DATE>`, "STRUCT<`a`: INT, `b``c`: DATE>"},
+		{`STRUCT<a: INTEGER, "b` + "`" + `c": DATE>`, "STRUCT<`a`: INT, `b``c`: DATE>"},
 	}
 	for _, c := range cases {
 		ty, err := bookmark.ParseType(c.in)
