@@ -163,27 +163,17 @@ func (sv *Server) source(ctx context.Context, body json.RawMessage) (any, error)
 	if key == "" {
 		key = string(body) // a source without a bookmark is known by what it reads
 	}
-	sv.mu.Lock()
-	if out, ok := r.sources[key]; ok {
-		sv.mu.Unlock()
-		return out, nil
-	}
-	r.n++
-	n := r.n
-	sv.mu.Unlock()
-	src, noBookmark, err := sourceOf(req, n)
-	if err != nil {
-		return nil, err
-	}
-	in, err := r.s.Source(ctx, src, noBookmark)
-	if err != nil {
-		return nil, err
-	}
-	out := sourceResponse(req, src, in)
-	sv.mu.Lock()
-	r.sources[key] = out
-	sv.mu.Unlock()
-	return out, nil
+	return once(sv, r, r.sources, key, func(n int) (SourceResponse, error) {
+		src, noBookmark, err := sourceOf(req, n)
+		if err != nil {
+			return SourceResponse{}, err
+		}
+		in, err := r.s.Source(ctx, src, noBookmark)
+		if err != nil {
+			return SourceResponse{}, err
+		}
+		return sourceResponse(req, src, in), nil
+	})
 }
 
 func (sv *Server) sink(ctx context.Context, body json.RawMessage) (any, error) {
@@ -199,25 +189,37 @@ func (sv *Server) sink(ctx context.Context, body json.RawMessage) (any, error) {
 	if key == "" {
 		key = req.Path
 	}
+	return once(sv, r, r.sinks, key, func(n int) (SinkResponse, error) {
+		k, err := sinkOf(req, n)
+		if err != nil {
+			return SinkResponse{}, err
+		}
+		t, err := r.s.Sink(ctx, k)
+		if err != nil {
+			return SinkResponse{}, err
+		}
+		return SinkResponse{Ctx: k.Ctx, Location: t.Location, Format: t.Format}, nil
+	})
+}
+
+// once answers a repeated source or sink call of run r with its first
+// answer (the verbs are idempotent), and otherwise makes the answer with
+// the part's number in the run (for the names made up) and keeps it.
+func once[T any](sv *Server, r *run, answers map[string]T, key string, build func(n int) (T, error)) (any, error) {
 	sv.mu.Lock()
-	if out, ok := r.sinks[key]; ok {
+	if out, ok := answers[key]; ok {
 		sv.mu.Unlock()
 		return out, nil
 	}
 	r.n++
 	n := r.n
 	sv.mu.Unlock()
-	k, err := sinkOf(req, n)
+	out, err := build(n)
 	if err != nil {
 		return nil, err
 	}
-	t, err := r.s.Sink(ctx, k)
-	if err != nil {
-		return nil, err
-	}
-	out := SinkResponse{Ctx: k.Ctx, Location: t.Location, Format: t.Format}
 	sv.mu.Lock()
-	r.sinks[key] = out
+	answers[key] = out
 	sv.mu.Unlock()
 	return out, nil
 }
