@@ -308,6 +308,13 @@ type Store interface {
 	// A read.
 	Runs(ctx context.Context, job string, q RunQuery) ([]Run, error)
 	// Run returns one run; ErrNotFound if unknown. A read.
+	//
+	// Runs and Run may report a run recorded running as failed when the
+	// lease it was begun under is gone and a run with a higher Seq
+	// succeeded: it is dead, and the runner's search for dead runs stops
+	// at the newest succeeded run. A backend whose
+	// BeginRun is more than one atomic write must: a host stopped between
+	// the writes can leave a record below runs begun after it.
 	Run(ctx context.Context, job, runID string) (Run, error)
 
 	// Outputs returns the outputs of a run, ordered by sink then Final

@@ -162,6 +162,7 @@ func (s *Store) commit(ctx context.Context, c store.Commit) (store.Head, error) 
 			h.Version, h.RunID, h.UpdatedAt, h.VersionKey = version, c.Run.RunID, now, newKey
 		}
 		h.Failed = 0
+		h.SucceededSeq = max(h.SucceededSeq, final.Run.Seq)
 		h.Pending = append(h.Pending, patch{RunID: c.Run.RunID, Commit: commitKey})
 		if slices.ContainsFunc(final.Outputs, func(o store.Output) bool { return !o.Published }) {
 			h.Unpublished = append(h.Unpublished, c.Run.RunID)

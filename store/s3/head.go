@@ -36,6 +36,10 @@ type headObj struct {
 
 	Seq    int64 `json:"seq"`    // the last run Seq handed out
 	Failed int   `json:"failed"` // failed runs since the last succeeded one (Attempt - 1)
+	// SucceededSeq is the Seq of the newest succeeded run (0: none, or a
+	// head of an older tidemark). A run recorded running below it is dead
+	// (see readRun).
+	SucceededSeq int64 `json:"succeeded_seq,omitempty"`
 	// Unpublished are the committed runs whose outputs may not all be
 	// published, oldest first.
 	Unpublished []string `json:"unpublished,omitempty"`

@@ -152,7 +152,7 @@ func (s *Store) importJob(ctx context.Context, h store.JobHistory) error {
 		head.Seq = r.Run.Seq
 		switch r.Run.Status {
 		case store.StatusSucceeded:
-			head.Failed = 0
+			head.Failed, head.SucceededSeq = 0, r.Run.Seq
 			if !r.Run.Undone && unpublished(r) {
 				head.Unpublished = append(head.Unpublished, r.Run.RunID)
 			}

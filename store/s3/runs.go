@@ -30,6 +30,9 @@ type runObj struct {
 	// CommitKey is the commit object the record was written from (empty
 	// until the run committed): what decides a commit's catalog change.
 	CommitKey string `json:"commit_key,omitempty"`
+	// Token is the fencing token of the lease the run was begun under (0
+	// in records of an older tidemark and in imported ones).
+	Token int64 `json:"token,omitempty"`
 }
 
 // runKey is a run's record.
@@ -53,8 +56,29 @@ func seqKey(job string, seq int64, runID string) string {
 	return seqPrefix(job) + inv(seq) + "-" + esc(runID)
 }
 
+// diedUnseen reports whether r is recorded running although it is dead
+// and out of reach of the runner's search for dead runs: its Seq is below
+// the newest succeeded run's, and the lease it was begun under is gone.
+// The succeeded run's holder took the lease from it and, before it began,
+// recorded as failed every run then recorded running; this one's record
+// was not there yet. BeginRun's head swap and the record are two writes,
+// and a host stopped between them that could not take its late record
+// back (killed, or cut off from the store) leaves it there.
+func (r *runObj) diedUnseen(h *headObj) bool {
+	if r.Run.Status != store.StatusRunning || r.Run.Seq >= h.SucceededSeq || r.Token == 0 {
+		return false
+	}
+	return h.Lease == nil || h.Lease.Token != r.Token
+}
+
+// diedUnseenError is the error a run that died unseen reads with.
+const diedUnseenError = "the run died before it committed (killed, or stopped or cut off from the state store while " +
+	"another host took the job over); nothing of it was published"
+
 // readRun reads a run record; store.ErrNotFound if there is none. It
-// applies what h has pending for the run (h may be nil).
+// applies what h has pending for the run, and reads a dead run recorded
+// running as failed (see diedUnseen); h may be nil: the record as
+// stored.
 func (s *Store) readRun(ctx context.Context, job, runID string, h *headObj) (runObj, string, error) {
 	var r runObj
 	etag, err := s.getJSON(ctx, runKey(job, runID), &r)
@@ -83,6 +107,9 @@ func (s *Store) readRun(ctx context.Context, job, runID string, h *headObj) (run
 			if p.Undone {
 				r.Run.Undone = true
 			}
+		}
+		if r.diedUnseen(h) {
+			r.Run.Status, r.Run.Error = store.StatusFailed, diedUnseenError
 		}
 	}
 	return r, etag, nil
@@ -187,7 +214,7 @@ func (s *Store) beginRun(ctx context.Context, token int64, r store.Run) (store.R
 	r.FinishedAt, r.Version, r.Undone, r.Purged, r.Error = time.Time{}, 0, false, false, ""
 	r.Seq, r.Attempt = h.Seq, h.Failed+1
 	r.Sources, r.Sinks = nilIfEmpty(r.Sources), nilIfEmpty(r.Sinks)
-	if err := s.createRun(ctx, runObj{Run: r}); err != nil {
+	if err := s.createRun(ctx, runObj{Run: r, Token: token}); err != nil {
 		return r, err
 	}
 	// The swap handed out the Seq under the lease, but the record came

@@ -2,9 +2,11 @@ package s3
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/store"
 )
 
@@ -45,5 +47,64 @@ func TestBeginRunStalled(t *testing.T) {
 		if r.Status == store.StatusRunning {
 			t.Errorf("run %s is recorded running, begun under a lease that was lost", r.RunID)
 		}
+	}
+}
+
+// TestBeginRunStalledThenCutOff: as TestBeginRunStalled, but the stalled
+// host cannot take its late record back (its DELETEs fail: it was killed
+// or cut off right then). The record, indexed below the new holder's
+// run, is never reached by a walk back to the newest succeeded run: once
+// that run succeeded it reads as failed.
+func TestBeginRunStalledThenCutOff(t *testing.T) {
+	srv := startServer(t)
+	f := &faultHTTP{}
+	slow := srv.open(t, "cutoff/", Options{WrapHTTP: f.wrap})
+	other := srv.open(t, "cutoff/", Options{})
+	ctx := t.Context()
+	l, err := slow.AcquireLease(ctx, "j", store.Holder{ID: "slow"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ol store.Lease
+	f.add(faultRule{method: "PUT", key: "/runs/", times: 1, before: func() {
+		if err := other.BreakLease(ctx, "j", l.Token); err != nil {
+			t.Error(err)
+		}
+		if ol, err = other.AcquireLease(ctx, "j", store.Holder{ID: "other"}, time.Hour); err != nil {
+			t.Error(err)
+		}
+	}})
+	f.add(faultRule{method: "DELETE", key: "/", times: 1000, status: 503})
+	if _, err := slow.BeginRun(ctx, l.Token, store.Run{Job: "j", RunID: "r-slow"}); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("BeginRun of a host whose lease was taken while it stalled: %v, want ErrLeaseLost", err)
+	}
+	if f.injected() < 2 {
+		t.Fatalf("the stalled host's deletes were not refused (%d faults): the test tested nothing", f.injected())
+	}
+	r, err := other.BeginRun(ctx, ol.Token, store.Run{Job: "j", RunID: "r-other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Status = store.StatusSucceeded
+	if _, err := other.Commit(ctx, store.Commit{Job: "j", Token: ol.Token, Advance: true, Run: r,
+		Sources: map[string]bookmark.SourceState{"src": {Kind: "files"}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []*Store{other, slow} {
+		got, err := st.Run(ctx, "j", "r-slow")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != store.StatusFailed || !strings.Contains(got.Error, "died before it committed") {
+			t.Errorf("Run(r-slow) after the new holder committed: %s %q, want failed, died before it committed", got.Status, got.Error)
+		}
+	}
+	runs, err := other.Runs(ctx, "j", store.RunQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 || runs[0].RunID != "r-other" || runs[0].Status != store.StatusSucceeded ||
+		runs[1].RunID != "r-slow" || runs[1].Status != store.StatusFailed {
+		t.Errorf("runs: %+v, want r-other succeeded, r-slow failed", runs)
 	}
 }
