@@ -185,7 +185,7 @@ func (s *Store) beginRun(ctx context.Context, token int64, r store.Run) (store.R
 		return r, fmt.Errorf("run needs a job and a run id")
 	}
 	if _, err := s.headObject(ctx, runKey(r.Job, r.RunID)); err == nil {
-		return r, fmt.Errorf("run already exists")
+		return r, errRunExists
 	} else if !errors.Is(err, errMissing) {
 		return r, err
 	}
@@ -214,32 +214,56 @@ func (s *Store) beginRun(ctx context.Context, token int64, r store.Run) (store.R
 	r.FinishedAt, r.Version, r.Undone, r.Purged, r.Error = time.Time{}, 0, false, false, ""
 	r.Seq, r.Attempt = h.Seq, h.Failed+1
 	r.Sources, r.Sinks = nilIfEmpty(r.Sources), nilIfEmpty(r.Sinks)
-	if err := s.createRun(ctx, runObj{Run: r, Token: token}); err != nil {
+	err = s.createRun(ctx, runObj{Run: r, Token: token})
+	if errors.Is(err, errRunExists) {
 		return r, err
 	}
 	// The swap handed out the Seq under the lease, but the record came
 	// after it: if the lease moved on meanwhile (this host stalled), a new
 	// holder may have looked for dead runs before the record was there.
 	// Then the run goes again, as if never begun; else any later holder
-	// sees it.
-	cur, _, err := s.readHead(ctx, r.Job)
-	if err != nil {
-		return r, err
-	}
-	if cur.Lease == nil || cur.Lease.Token != token {
-		_ = s.deleteObject(ctx, seqKey(r.Job, r.Seq, r.RunID))
-		_ = s.deleteObject(ctx, runKey(r.Job, r.RunID))
+	// sees it. So too when the record's writes failed or were cut short
+	// (the lease's loss cancels ctx): they may have reached the server.
+	lost, herr := s.takeBack(ctx, r, token)
+	switch {
+	case lost:
 		return r, fmt.Errorf("the lease was lost while the run was being recorded: %w", store.ErrLeaseLost)
+	case err != nil:
+		return r, err
+	case herr != nil:
+		return r, herr
 	}
 	return r, nil
 }
+
+// takeBack deletes the run record and index entry of r, begun under
+// token, if the job's lease has moved on (lost reports whether it has),
+// even when ctx was canceled. What it cannot delete reads as failed once
+// a later run succeeded (see diedUnseen).
+func (s *Store) takeBack(ctx context.Context, r store.Run, token int64) (lost bool, err error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	cur, _, err := s.readHead(ctx, r.Job)
+	if err != nil {
+		return false, err
+	}
+	if cur.Lease != nil && cur.Lease.Token == token {
+		return false, nil
+	}
+	_ = s.deleteObject(ctx, seqKey(r.Job, r.Seq, r.RunID))
+	_ = s.deleteObject(ctx, runKey(r.Job, r.RunID))
+	return true, nil
+}
+
+// errRunExists: a run id is begun once.
+var errRunExists = errors.New("run already exists")
 
 // createRun creates a run record and its index entry.
 func (s *Store) createRun(ctx context.Context, rec runObj) error {
 	r := rec.Run
 	if err := s.createJSON(ctx, runKey(r.Job, r.RunID), rec); err != nil {
 		if errors.Is(err, errPrecondition) {
-			return fmt.Errorf("run already exists")
+			return errRunExists
 		}
 		return err
 	}

@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -106,5 +107,36 @@ func TestBeginRunStalledThenCutOff(t *testing.T) {
 	if len(runs) != 2 || runs[0].RunID != "r-other" || runs[0].Status != store.StatusSucceeded ||
 		runs[1].RunID != "r-slow" || runs[1].Status != store.StatusFailed {
 		t.Errorf("runs: %+v, want r-other succeeded, r-slow failed", runs)
+	}
+}
+
+// TestBeginRunCanceledByLeaseLoss: the lease's loss cancels the run's
+// context (the renewal found it gone) while its record is being written:
+// BeginRun still takes back what it wrote and says the lease was lost.
+func TestBeginRunCanceledByLeaseLoss(t *testing.T) {
+	srv := startServer(t)
+	f := &faultHTTP{}
+	slow := srv.open(t, "canceled/", Options{WrapHTTP: f.wrap})
+	other := srv.open(t, "canceled/", Options{})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	l, err := slow.AcquireLease(ctx, "j", store.Holder{ID: "slow"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.add(faultRule{method: "PUT", key: "/seqs/", times: 1, before: func() {
+		if err := other.BreakLease(t.Context(), "j", l.Token); err != nil {
+			t.Error(err)
+		}
+		cancel()
+	}})
+	if _, err := slow.BeginRun(ctx, l.Token, store.Run{Job: "j", RunID: "r-slow"}); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("BeginRun canceled by the loss of its lease: %v, want ErrLeaseLost", err)
+	}
+	if f.injected() != 1 {
+		t.Fatalf("the index entry's write was not reached (%d faults): the test tested nothing", f.injected())
+	}
+	if r, err := other.Run(t.Context(), "j", "r-slow"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Run(r-slow) after its BeginRun was canceled: %+v, %v; want ErrNotFound", r, err)
 	}
 }
