@@ -372,8 +372,10 @@ func TestGlueScriptTwoAtOnce(t *testing.T) {
 }
 
 // TestGlueScriptOnSparkConnect: the same script under Spark Connect
-// (SPARK_REMOTE, the shared server): SparkContext.getOrCreate() gets the
-// launcher's stand-in, and the runs read only what is new.
+// (SPARK_REMOTE, the shared server), started as Glue's generated scripts
+// start (sc = SparkContext()): the constructor gets the launcher's
+// stand-in, no local Spark starts (SPARK_HOME is an empty folder), and the
+// runs read only what is new.
 func TestGlueScriptOnSparkConnect(t *testing.T) {
 	remote := os.Getenv("TIDEMARK_TEST_SPARK")
 	if remote == "" {
@@ -381,7 +383,12 @@ func TestGlueScriptOnSparkConnect(t *testing.T) {
 		t.Fatal("TIDEMARK_TEST_SPARK is not set: run the tests through scripts/test.sh, which starts a Spark Connect server")
 	}
 	w := newGlueWorld(t, local)
+	script := strings.Replace(glueScript, "sc = SparkContext.getOrCreate()", "sc = SparkContext()", 1)
+	if err := os.WriteFile(filepath.Join(w.dir, "script.py"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	w.env = append(w.env, "SPARK_REMOTE="+remote)
+	w.env = append(w.env, noSpark(t)...)
 	next := w.land(t, "mon", 2, 1)
 	if r := w.glue(t, nil, w.args("job-bookmark-enable", "none")...); r.code != 0 {
 		t.Fatalf("Monday on Spark Connect: %v", r)

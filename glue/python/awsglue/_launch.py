@@ -5,14 +5,14 @@ It runs the script as __main__ with its own argv. Under Spark Connect
 SparkContext.getOrCreate() then returns a stand-in that GlueContext accepts,
 backed by the Connect session; calls that need a real SparkContext say so.
 
-On classic Spark, SparkContext.getOrCreate() without a conf returns a lazy
-stand-in that starts the real SparkContext at its first use that needs one
-(any attribute but setLogLevel): a run with nothing new, whose frames stay
-empty and untouched, then ends without starting Spark at all. Once the real
-context runs, getOrCreate() returns it; a call with a conf starts it at once.
-The stand-in is not an instance of SparkContext: a script that checks the
-type gets the real context by calling getOrCreate() after it started, or by
-sc._context()."""
+On classic Spark, SparkContext.getOrCreate() without a conf, and SparkContext()
+without arguments (as Glue's generated scripts start), return a lazy stand-in
+that starts the real SparkContext at its first use that needs one (any
+attribute but setLogLevel): a run with nothing new, whose frames stay empty
+and untouched, then ends without starting Spark at all. Once the real context
+runs, getOrCreate() returns it; a call with a conf or arguments starts it at
+once. The stand-in passes isinstance(sc, SparkContext); sc._context() is the
+real context."""
 
 import os
 import runpy
@@ -26,6 +26,10 @@ class ConnectContext:
         from pyspark.sql import SparkSession
 
         self._session = SparkSession.builder.remote(remote).getOrCreate()
+
+    @property
+    def __class__(self):
+        return _spark_context_class()
 
     def setLogLevel(self, level):
         pass  # the server's log level is the server's
@@ -63,6 +67,10 @@ class LazyContext:
     def _started(self):
         return self._real is not None
 
+    @property
+    def __class__(self):
+        return _spark_context_class()
+
     def setLogLevel(self, level):
         if self._real is None:
             self._log_level = level  # applied when the context starts
@@ -87,6 +95,29 @@ class LazyContext:
         return getattr(self._context(), name)
 
 
+def _spark_context_class():
+    """pyspark's SparkContext: what the stand-ins pass isinstance for."""
+    from pyspark import context
+
+    return context.SparkContext
+
+
+def _construct_as(stand_in):
+    """Makes SparkContext() without arguments return stand_in() (a script's
+    own `sc = SparkContext()`) while no real context runs; with arguments,
+    or once one runs, the constructor is pyspark's own."""
+    from pyspark import context
+
+    cls = context.SparkContext
+
+    def new(klass, *args, **kwargs):
+        if klass is cls and not args and not kwargs and cls._active_spark_context is None:
+            return stand_in()  # not an instance of klass: __init__ is not called
+        return object.__new__(klass)
+
+    cls.__new__ = new
+
+
 def _lazy_shim():
     from pyspark import context
 
@@ -99,15 +130,21 @@ def _lazy_shim():
         return lazy
 
     context.SparkContext.getOrCreate = staticmethod(get_or_create)
+    _construct_as(lambda: lazy)
 
 
 def _connect_shim(remote):
     from pyspark import context
 
+    made = []
+
     def get_or_create(conf=None):
-        return ConnectContext(remote)
+        if not made:
+            made.append(ConnectContext(remote))
+        return made[0]
 
     context.SparkContext.getOrCreate = staticmethod(get_or_create)
+    _construct_as(get_or_create)
 
 
 def main():

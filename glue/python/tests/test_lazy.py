@@ -1,6 +1,6 @@
 """Under tidemark glue run (python -m awsglue._launch), SparkContext.getOrCreate()
-and GlueContext start no Spark until the script needs it: a run with nothing
-new, whose frames stay empty and untouched, starts no JVM."""
+or SparkContext(), and GlueContext, start no Spark until the script needs it: a
+run with nothing new, whose frames stay empty and untouched, starts no JVM."""
 
 import os
 import subprocess
@@ -15,7 +15,8 @@ _SCRIPT = textwrap.dedent('''
     from awsglue.context import GlueContext
     from awsglue.dynamicframe import DynamicFrame
 
-    sc = SparkContext.getOrCreate()
+    sc = __START__
+    assert isinstance(sc, SparkContext), "the stand-in is not a SparkContext to the script"
     sc.setLogLevel("ERROR")
     assert SparkContext.getOrCreate() is sc, "a second getOrCreate before the start is the same stand-in"
     gc = GlueContext(sc)
@@ -42,11 +43,11 @@ _SCRIPT = textwrap.dedent('''
 
 
 class LazySparkUnderGlueRun(unittest.TestCase):
-    def run_script(self, env=None):
+    def run_script(self, env=None, start="SparkContext.getOrCreate()"):
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "script.py")
             with open(path, "w") as f:
-                f.write(_SCRIPT)
+                f.write(_SCRIPT.replace("__START__", start))
             e = dict(os.environ)
             e.pop("SPARK_REMOTE", None)
             e["PYSPARK_SUBMIT_ARGS"] = "--master local[1] --conf spark.ui.enabled=false --driver-memory 512m pyspark-shell"
@@ -56,6 +57,13 @@ class LazySparkUnderGlueRun(unittest.TestCase):
 
     def test_no_spark_until_used(self):
         r = self.run_script()
+        self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+        self.assertIn("LAZY", r.stdout)
+        self.assertIn("STARTED local[1]", r.stdout)
+
+    def test_constructor_no_spark_until_used(self):
+        # Glue's generated scripts start with sc = SparkContext().
+        r = self.run_script(start="SparkContext()")
         self.assertEqual(r.returncode, 0, r.stderr[-3000:])
         self.assertIn("LAZY", r.stdout)
         self.assertIn("STARTED local[1]", r.stdout)
