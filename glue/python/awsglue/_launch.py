@@ -2,7 +2,7 @@
 
 It runs the script as __main__ with its own argv. Under Spark Connect
 (SPARK_REMOTE set, as pyspark reads it) there is no SparkContext: the script's
-SparkContext.getOrCreate() then returns a stand-in that GlueContext accepts,
+SparkContext.getOrCreate() or SparkContext() then returns a stand-in that GlueContext accepts,
 backed by the Connect session; calls that need a real SparkContext say so.
 
 On classic Spark, SparkContext.getOrCreate() without a conf, and SparkContext()
