@@ -11,20 +11,27 @@ import (
 	"github.com/tidemark-etl/tidemark/store"
 )
 
+// twoHosts opens the store at prefix twice: slow, through f, which holds
+// job j's lease l, and other.
+func twoHosts(t *testing.T, prefix string) (f *faultHTTP, slow, other *Store, l store.Lease) {
+	srv := startServer(t)
+	f = &faultHTTP{}
+	slow = srv.open(t, prefix, Options{WrapHTTP: f.wrap})
+	other = srv.open(t, prefix, Options{})
+	l, err := slow.AcquireLease(t.Context(), "j", store.Holder{ID: "slow"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, slow, other, l
+}
+
 // TestBeginRunStalled: a host that stalls between the swap that begins
 // its run and the run's record, while another host takes the lease and
 // looks for dead runs, gets ErrLeaseLost and leaves no run recorded
 // running behind the new holder's back.
 func TestBeginRunStalled(t *testing.T) {
-	srv := startServer(t)
-	f := &faultHTTP{}
-	slow := srv.open(t, "stalled/", Options{WrapHTTP: f.wrap})
-	other := srv.open(t, "stalled/", Options{})
+	f, slow, other, l := twoHosts(t, "stalled/")
 	ctx := t.Context()
-	l, err := slow.AcquireLease(ctx, "j", store.Holder{ID: "slow"}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
 	f.add(faultRule{method: "PUT", key: "/runs/", times: 1, before: func() {
 		if err := other.BreakLease(ctx, "j", l.Token); err != nil {
 			t.Error(err)
@@ -36,7 +43,7 @@ func TestBeginRunStalled(t *testing.T) {
 			t.Errorf("the new holder's scan: %v, %v; want no runs yet", runs, err)
 		}
 	}})
-	_, err = slow.BeginRun(ctx, l.Token, store.Run{Job: "j", RunID: "r-slow"})
+	_, err := slow.BeginRun(ctx, l.Token, store.Run{Job: "j", RunID: "r-slow"})
 	if !errors.Is(err, store.ErrLeaseLost) {
 		t.Fatalf("BeginRun of a host whose lease was taken while it stalled: %v, want ErrLeaseLost", err)
 	}
@@ -57,20 +64,14 @@ func TestBeginRunStalled(t *testing.T) {
 // run, is never reached by a walk back to the newest succeeded run: once
 // that run succeeded it reads as failed.
 func TestBeginRunStalledThenCutOff(t *testing.T) {
-	srv := startServer(t)
-	f := &faultHTTP{}
-	slow := srv.open(t, "cutoff/", Options{WrapHTTP: f.wrap})
-	other := srv.open(t, "cutoff/", Options{})
+	f, slow, other, l := twoHosts(t, "cutoff/")
 	ctx := t.Context()
-	l, err := slow.AcquireLease(ctx, "j", store.Holder{ID: "slow"}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ol store.Lease
 	f.add(faultRule{method: "PUT", key: "/runs/", times: 1, before: func() {
 		if err := other.BreakLease(ctx, "j", l.Token); err != nil {
 			t.Error(err)
 		}
+		var err error
 		if ol, err = other.AcquireLease(ctx, "j", store.Holder{ID: "other"}, time.Hour); err != nil {
 			t.Error(err)
 		}
@@ -114,16 +115,9 @@ func TestBeginRunStalledThenCutOff(t *testing.T) {
 // context (the renewal found it gone) while its record is being written:
 // BeginRun still takes back what it wrote and says the lease was lost.
 func TestBeginRunCanceledByLeaseLoss(t *testing.T) {
-	srv := startServer(t)
-	f := &faultHTTP{}
-	slow := srv.open(t, "canceled/", Options{WrapHTTP: f.wrap})
-	other := srv.open(t, "canceled/", Options{})
+	f, slow, other, l := twoHosts(t, "canceled/")
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	l, err := slow.AcquireLease(ctx, "j", store.Holder{ID: "slow"}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
 	f.add(faultRule{method: "PUT", key: "/seqs/", times: 1, before: func() {
 		if err := other.BreakLease(t.Context(), "j", l.Token); err != nil {
 			t.Error(err)
