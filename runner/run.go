@@ -367,17 +367,22 @@ func (r *runner) claim(ctx context.Context, k sink.Sink) error {
 		return fmt.Errorf("reading bookmark: %w", err)
 	}
 	c := sink.Claim{Job: r.job, Identity: id, Version: head.Version, Mode: r.opts.Mode, Adopt: r.opts.AdoptSink,
-		Known: func(ctx context.Context, runID string) (bool, error) {
-			_, err := r.st.Run(ctx, r.job, runID)
-			if errors.Is(err, store.ErrNotFound) {
-				return false, nil
-			}
-			if err != nil {
-				return false, fmt.Errorf("reading run %s: %w", runID, err)
-			}
-			return true, nil
-		}, Log: r.log}
+		Known: knownRun(r.st, r.job), Log: r.log}
 	return k.Claim(ctx, c)
+}
+
+// knownRun is sink.Claim.Known: whether st has a record of a run of job.
+func knownRun(st store.Store, job string) func(ctx context.Context, runID string) (bool, error) {
+	return func(ctx context.Context, runID string) (bool, error) {
+		_, err := st.Run(ctx, job, runID)
+		if errors.Is(err, store.ErrNotFound) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("reading run %s: %w", runID, err)
+		}
+		return true, nil
+	}
 }
 
 // recover finishes what earlier runs left: it rolls committed runs forward
