@@ -2,7 +2,11 @@ package e2e
 
 import (
 	"path/filepath"
+	"strconv"
 	"testing"
+
+	"github.com/tidemark-etl/tidemark/internal/sqltest"
+	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
 )
 
 // TestPurgeRefusedWhereAnotherStoreOwns: a job's state is copied to
@@ -59,4 +63,56 @@ func TestPurgeRefusedWhereAnotherStoreOwns(t *testing.T) {
 		assertMentions(t, r, `"other"`, "Nothing was reset or deleted")
 		f.assertSink(concat(monday, tuesday, wednesday, thursday))
 	})
+}
+
+// TestPurgeRefusedWhereAnotherStoreLoadedTable: as
+// TestPurgeRefusedWhereAnotherStoreOwns for a PostgreSQL table sink: once
+// a run from the copy loaded into the table, a purge from the store copied
+// from, which has no record of that run, is refused and deletes no row.
+func TestPurgeRefusedWhereAnotherStoreLoadedTable(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, jobOpts{})
+	table := sqltest.New(t, sqldb.Postgres)
+	f.env = append(f.env, table.PasswordEnv+"="+table.Password)
+	f.secrets = append(f.secrets, table.Password)
+	writeFile(t, f.jobPath, []byte(tableSinkJob(f.stateFile(), f.in.loc(), table)))
+	ids := func() []int64 {
+		t.Helper()
+		var out []int64
+		for _, s := range table.Strings(t, "SELECT CAST(order_id AS TEXT) FROM orders_out") {
+			id, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, id)
+		}
+		return out
+	}
+	want := func(recs ...[]record) []int64 {
+		var out []int64
+		for _, r := range concat(recs...) {
+			out = append(out, r.OrderID)
+		}
+		return out
+	}
+
+	monday := f.addCSVs("monday", 1, 10)
+	first := f.mustRun()
+	tuesday := f.addCSVs("tuesday", 1, 10)
+	f.mustRun()
+	dst := filepath.Join(t.TempDir(), "copy.db")
+	if r := f.tidemark(nil, "state", "copy", "--from", f.stateFile(), "--to", dst); r.code != 0 {
+		t.Fatalf("state copy: got exit %d, want 0\n%v", r.code, r)
+	}
+	wednesday := f.addCSVs("wednesday", 1, 10)
+	assertFiles(t, "the first run from the copy", f.mustRun("--state", dst), 1)
+	for _, flags := range [][]string{{"--purge-output"}, {"--to-run", first.RunID, "--purge-output"}} {
+		r := f.tidemark(nil, append([]string{"bookmark", "reset", f.jobPath}, flags...)...)
+		if r.code != 2 {
+			t.Errorf("bookmark reset %v in the store copied from: got exit %d, want 2\n%v", flags, r.code, r)
+		}
+		assertMentions(t, r, "orders_out", "Nothing was reset or deleted")
+		assertIDSet(t, "table orders_out", ids(), want(monday, tuesday, wednesday))
+	}
+	assertFiles(t, "the next run from the copy", f.mustRun("--state", dst), 0)
 }
