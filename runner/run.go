@@ -197,6 +197,9 @@ func (o *RunOptions) defaults(spec *job.Spec) error {
 		}
 		o.Mode = m
 	}
+	if o.JobName != "" && !job.ValidName(o.JobName) {
+		return fmt.Errorf("%w: --JOB_NAME %q: %s", ErrUsage, o.JobName, job.NameRule)
+	}
 	if (o.From == "") != (o.To == "") {
 		return fmt.Errorf("%w: --job-bookmark-from and --job-bookmark-to go together", ErrUsage)
 	}
