@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"path/filepath"
-	"strconv"
 	"testing"
 
 	"github.com/tidemark-etl/tidemark/internal/sqltest"
@@ -76,26 +75,6 @@ func TestPurgeRefusedWhereAnotherStoreLoadedTable(t *testing.T) {
 	f.env = append(f.env, table.PasswordEnv+"="+table.Password)
 	f.secrets = append(f.secrets, table.Password)
 	writeFile(t, f.jobPath, []byte(tableSinkJob(f.stateFile(), f.in.loc(), table)))
-	ids := func() []int64 {
-		t.Helper()
-		var out []int64
-		for _, s := range table.Strings(t, "SELECT CAST(order_id AS TEXT) FROM orders_out") {
-			id, err := strconv.ParseInt(s, 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, id)
-		}
-		return out
-	}
-	want := func(recs ...[]record) []int64 {
-		var out []int64
-		for _, r := range concat(recs...) {
-			out = append(out, r.OrderID)
-		}
-		return out
-	}
-
 	monday := f.addCSVs("monday", 1, 10)
 	first := f.mustRun()
 	tuesday := f.addCSVs("tuesday", 1, 10)
@@ -112,7 +91,7 @@ func TestPurgeRefusedWhereAnotherStoreLoadedTable(t *testing.T) {
 			t.Errorf("bookmark reset %v in the store copied from: got exit %d, want 2\n%v", flags, r.code, r)
 		}
 		assertMentions(t, r, "orders_out", "Nothing was reset or deleted")
-		assertIDSet(t, "table orders_out", ids(), want(monday, tuesday, wednesday))
+		assertIDSet(t, "table orders_out", tableOrderIDs(t, table), orderIDs(concat(monday, tuesday, wednesday)))
 	}
 	assertFiles(t, "the next run from the copy", f.mustRun("--state", dst), 0)
 }
