@@ -234,17 +234,7 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 	}
 	defer lease.release()
 	r.lease = lease
-	// A sink that is not the job's is refused before the run is recorded
-	// (exit 2); an error opening a sink or reading its record fails the
-	// recorded run.
 	claimErr := r.openSinks(ctx)
-	if claimErr == nil {
-		claimErr = r.claimSinks(ctx)
-	}
-	var owned *sink.OwnedError
-	if errors.As(claimErr, &owned) {
-		return nil, claimErr
-	}
 	openErr := r.openSources(ctx)
 	if err := markDead(ctx, st, jobName, lease.token(), r.log); err != nil {
 		return nil, err
@@ -262,6 +252,17 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 	// And a password_env naming a variable that is not set.
 	if err := checkPasswordEnv(spec); err != nil {
 		return nil, err
+	}
+	// A sink that is not the job's is refused before the run is recorded
+	// (exit 2); an error opening a sink or reading its record fails the
+	// recorded run. Claimed after the checks above, so that no refused run
+	// leaves a claim on a location it never wrote to.
+	if claimErr == nil {
+		claimErr = r.claimSinks(ctx)
+	}
+	var owned *sink.OwnedError
+	if errors.As(claimErr, &owned) {
+		return nil, claimErr
 	}
 	if r.rec, err = st.BeginRun(ctx, lease.token(), r.rec); err != nil {
 		return nil, fmt.Errorf("recording run start: %w", err)
