@@ -87,7 +87,7 @@ func runStateCopy(ctx context.Context, g *globals, o *stateCopyOptions) error {
 	if err != nil {
 		return fmt.Errorf("copying the catalog from %s to %s: %w", store.Redact(o.from), store.Redact(o.to), err)
 	}
-	if cat.Tables > 0 {
+	if cat.Tables > 0 || cat.Partitions > 0 {
 		fmt.Fprintf(os.Stderr, "copied the catalog: %d tables, %d partitions\n", cat.Tables, cat.Partitions)
 	}
 	if len(cat.Kept) > 0 {
