@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Difference is one change between two versions of a table.
@@ -96,4 +97,23 @@ func AddsColumnsOnly(a, b Table) bool {
 		}
 	}
 	return true
+}
+
+// Normalized is a table version as two stores' readings of it compare
+// equal: without the store's time stamp, empty maps and slices nil.
+func Normalized(t Table) Table {
+	t.UpdatedAt = time.Time{}
+	if len(t.Options) == 0 {
+		t.Options = nil
+	}
+	if len(t.Parameters) == 0 {
+		t.Parameters = nil
+	}
+	if len(t.Columns) == 0 {
+		t.Columns = nil
+	}
+	if len(t.PartitionKeys) == 0 {
+		t.PartitionKeys = nil
+	}
+	return t
 }

@@ -68,23 +68,9 @@ func testCrashAt(t *testing.T, ss stateStore, kind, step string) {
 			}
 			return ids
 		}
-		var ids []int64
-		for _, s := range table.Strings(t, "SELECT CAST(order_id AS TEXT) FROM orders_out") {
-			id, err := strconv.ParseInt(s, 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ids = append(ids, id)
-		}
-		return ids
+		return tableOrderIDs(t, table)
 	}
-	ids := func(recs []record) []int64 {
-		var out []int64
-		for _, r := range recs {
-			out = append(out, r.OrderID)
-		}
-		return out
-	}
+	ids := orderIDs
 
 	monday := f.addCSVs("monday", 2, 20)
 	if _, r := f.run([]string{"TIDEMARK_HOST_ID=host-a"}); r.code != 0 {
@@ -129,6 +115,29 @@ func testCrashAt(t *testing.T, ss stateStore, kind, step string) {
 	}
 	assertFiles(t, "the run after the rerun", f.mustRun(), 0)
 	assertIDSet(t, fmt.Sprintf("%s sink at the end", kind), sinkIDs(), ids(concat(monday, tuesday)))
+}
+
+// tableOrderIDs reads the order ids in tableSinkJob's table.
+func tableOrderIDs(t testing.TB, table *sqltest.DB) []int64 {
+	t.Helper()
+	var ids []int64
+	for _, s := range table.Strings(t, "SELECT CAST(order_id AS TEXT) FROM orders_out") {
+		id, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// orderIDs is the order ids of records.
+func orderIDs(recs []record) []int64 {
+	var out []int64
+	for _, r := range recs {
+		out = append(out, r.OrderID)
+	}
+	return out
 }
 
 // tableSinkJob is the sales job writing into a PostgreSQL table.

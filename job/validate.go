@@ -11,14 +11,24 @@ import (
 
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+
+// NameRule says what a job name may hold, for messages.
+const NameRule = "use letters, digits, '_', '-' and '.', starting with a letter or digit"
+
+// ValidName reports whether name may name a job (job:, --JOB_NAME): state
+// stores keep it in keys and temporary folders in file names, so it holds
+// no path separator, no glob character and is not "." or "..".
+func ValidName(name string) bool { return nameRE.MatchString(name) }
+
 // Validate checks the spec after defaults were applied. It returns every
 // error it finds, as Errors.
 func (s *Spec) Validate() error {
 	v := validator{s: s}
 	if s.Job == "" {
 		v.fail("$.job", "is required")
-	} else if !regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`).MatchString(s.Job) {
-		v.fail("$.job", "%q: use letters, digits, '_', '-' and '.'", s.Job)
+	} else if !ValidName(s.Job) {
+		v.fail("$.job", "%q: %s", s.Job, NameRule)
 	}
 	// Checked whatever its form: a key=value connection string or a DSN
 	// given as state: would otherwise be taken as a SQLite file's path,

@@ -135,10 +135,12 @@ func placeOf(c job.Config) (string, map[string]string) {
 // holds one of the job's file sources or lies inside one (the job would
 // read its own output back), and the place of another of the job's file
 // sinks, inside it or holding it. Errors are job-file errors naming the sink's
-// path key.
+// path key. A state store inside a source folder is refused first
+// (checkStatePath).
 func checkSinkPaths(spec *job.Spec, stateLoc string) error {
 	var sources []area
-	for _, src := range spec.Sources {
+	var sourceIdx []int
+	for i, src := range spec.Sources {
 		path, s3 := placeOf(src.Config)
 		if path == "" {
 			continue
@@ -146,7 +148,11 @@ func checkSinkPaths(spec *job.Spec, stateLoc string) error {
 		if a, ok := areaOf(spec, path, s3["endpoint"]); ok {
 			a.shown = fmt.Sprintf("%s %q", src.Ctx, store.Redact(path))
 			sources = append(sources, a)
+			sourceIdx = append(sourceIdx, i)
 		}
+	}
+	if err := checkStatePath(spec, stateLoc, sources, sourceIdx); err != nil {
+		return err
 	}
 	state, hasState := stateArea(stateLoc)
 	// A state file beside the job file (or above it) sits in the project's
@@ -171,6 +177,51 @@ func checkSinkPaths(spec *job.Spec, stateLoc string) error {
 		return errs
 	}
 	return nil
+}
+
+// checkStatePath refuses a state store inside the folder of a file source
+// at a place its listing does not skip (no name below the source's folder
+// starts with _ or .): the job would read its own state — leases, run
+// records, versions — as input, and again each time they change. The
+// error names the job file's state: when the location comes from there,
+// else the source's path.
+func checkStatePath(spec *job.Spec, stateLoc string, sources []area, sourceIdx []int) error {
+	state, ok := stateArea(stateLoc)
+	if !ok {
+		return nil
+	}
+	below := state.dir // the state's objects: its folder, and a SQLite file's name
+	if state.store == "file" {
+		loc, _, _ := strings.Cut(stateLoc, "?")
+		if _, rest, ok := strings.Cut(loc, "://"); ok {
+			loc = rest
+		}
+		below += filepath.Base(loc)
+	}
+	fromFile := spec.State != "" && (stateLoc == spec.State || stateLoc == filepath.Join(spec.Dir, spec.State))
+	for n, src := range sources {
+		if !state.within(src) || hiddenBelow(strings.TrimPrefix(below, src.dir)) {
+			continue
+		}
+		key, what := fmt.Sprintf("$.sources[%d].path", sourceIdx[n]), fmt.Sprintf("holds the state store's folder %s", state.shown)
+		if fromFile {
+			key, what = "$.state", fmt.Sprintf("%s lies inside the folder of source %s", state.shown, src.shown)
+		}
+		return spec.ErrorAt(key, "%s: the job would read its own state as input; keep the state store outside every source "+
+			"folder, or in a folder whose name starts with _ or . (which listings skip)", what)
+	}
+	return nil
+}
+
+// hiddenBelow reports whether a relative path has a name that listings
+// skip (starting with _ or .).
+func hiddenBelow(rel string) bool {
+	for _, seg := range strings.FieldsFunc(rel, func(r rune) bool { return r == '/' || r == filepath.Separator }) {
+		if strings.HasPrefix(seg, "_") || strings.HasPrefix(seg, ".") {
+			return true
+		}
+	}
+	return false
 }
 
 // checkSinkPath is checkSinkPaths for sink i.

@@ -115,6 +115,52 @@ func TestCheckSinkPaths(t *testing.T) {
 	}
 }
 
+// TestCheckStatePath: a state store inside a source folder is refused
+// unless a name below the source's folder is hidden (_ or .); the error
+// names the job file's state: when it comes from there.
+func TestCheckStatePath(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	for _, c := range []struct {
+		source, state string
+		inFile        bool   // the state is the job file's state:
+		want          string // the key the error names; "" for no error
+	}{
+		{"s3://b/in/", "s3://b/in/", false, "sources[0].path"},
+		{"s3://b/in/", "s3://b/in/state/", true, "state"},
+		{"s3://b/in", "s3://b/in/x/state", false, "sources[0].path"},
+		{"s3://b/", "s3://b/state/?endpoint=http://127.0.0.1:9000", false, "sources[0].path"},
+		{"s3://b/in/", "s3://b/in/_state/", false, ""},
+		{"s3://b/in/", "s3://b/in/x/.st/", false, ""},
+		{"s3://b/in/", "s3://b/in2/", false, ""},
+		{"s3://b/in/", "s3://other/in/", false, ""},
+		{in, filepath.Join(in, "state.db"), true, "state"},
+		{in, filepath.Join(in, "st", "state.db"), false, "sources[0].path"},
+		{in, filepath.Join(in, ".tidemark", "state.db"), false, ""},
+		{in, filepath.Join(in, "_state.db"), false, ""},
+		{in, filepath.Join(dir, "state.db"), false, ""},
+		{in, "s3://b/in/", false, ""},
+		{in, "postgres://u@127.0.0.1/db", false, ""},
+	} {
+		yaml := fmt.Sprintf("job: j\nsources:\n  - ctx: src\n    path: %q\nsinks:\n  - ctx: out\n    path: %q\n", c.source, filepath.Join(dir, "out"))
+		if c.inFile {
+			yaml += fmt.Sprintf("state: %q\n", c.state)
+		}
+		spec, err := parseJob(dir, yaml)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = checkSinkPaths(spec, c.state)
+		var je *job.Error
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("source %s, state %s: got %v, want no error", c.source, c.state, err)
+		case c.want != "" && (!errors.As(err, &je) || je.Key != c.want || !strings.Contains(err.Error(), "read its own state")):
+			t.Errorf("source %s, state %s: got %v, want a job-file error at %s", c.source, c.state, err, c.want)
+		}
+	}
+}
+
 // parseJob parses a job file in dir, on the tests' fake engine.
 func parseJob(dir, yaml string) (*job.Spec, error) {
 	return job.Parse(filepath.Join(dir, "job.yaml"), []byte(yaml+"engine: fake\n"))

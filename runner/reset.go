@@ -80,6 +80,11 @@ func Reset(ctx context.Context, st store.Store, jobName string, opts ResetOption
 	if err != nil {
 		return nil, err
 	}
+	if opts.Purge {
+		if err := checkPurge(ctx, st, jobName, runs, targetSeq); err != nil {
+			return nil, err
+		}
+	}
 	isUndone := func(r store.Run) bool { return r.Seq > targetSeq }
 	if err := recoverJob(ctx, st, jobName, lease.token(), nil, log, isUndone); err != nil {
 		return nil, fmt.Errorf("recovering earlier runs: %w", err)
@@ -147,6 +152,56 @@ func resetTarget(runs []store.Run, jobName, toRun string) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("%w: job %s has no run %s (see `tidemark runs %s`)", ErrUsage, jobName, toRun, jobName)
+}
+
+// checkPurge refuses a purge, before anything changes, when a location
+// the purged runs published to is no longer the job's under this state
+// store (sink.PurgeChecker): after `state copy` another store's runs have
+// published there, or another job took it over, and that bookmark counts
+// the output as published.
+func checkPurge(ctx context.Context, st store.Store, jobName string, runs []store.Run, targetSeq int64) error {
+	id, err := st.Identity(ctx)
+	if err != nil {
+		return err
+	}
+	head, err := st.Head(ctx, jobName)
+	if err != nil {
+		return fmt.Errorf("reading bookmark: %w", err)
+	}
+	c := sink.Claim{Job: jobName, Identity: id, Version: head.Version, Known: knownRun(st, jobName)}
+	seen := map[string]bool{}
+	for _, r := range runs {
+		if r.Seq <= targetSeq || r.Status != store.StatusSucceeded || r.Purged {
+			continue
+		}
+		outs, err := st.Outputs(ctx, jobName, r.RunID)
+		if err != nil {
+			return err
+		}
+		for _, o := range outs {
+			key := sink.LocationKey(o)
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			loc, err := sink.OpenLocation(ctx, o)
+			if err != nil {
+				return err
+			}
+			if pc, ok := loc.(sink.PurgeChecker); ok {
+				err = pc.CheckPurge(ctx, c)
+			}
+			loc.Close()
+			var owned *sink.OwnedError
+			if errors.As(err, &owned) {
+				owned.Sink = o.Sink
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // maxNamed is how many files a warning names.

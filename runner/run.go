@@ -197,6 +197,9 @@ func (o *RunOptions) defaults(spec *job.Spec) error {
 		}
 		o.Mode = m
 	}
+	if o.JobName != "" && !job.ValidName(o.JobName) {
+		return fmt.Errorf("%w: --JOB_NAME %q: %s", ErrUsage, o.JobName, job.NameRule)
+	}
 	if (o.From == "") != (o.To == "") {
 		return fmt.Errorf("%w: --job-bookmark-from and --job-bookmark-to go together", ErrUsage)
 	}
@@ -231,17 +234,7 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 	}
 	defer lease.release()
 	r.lease = lease
-	// A sink that is not the job's is refused before the run is recorded
-	// (exit 2); an error opening a sink or reading its record fails the
-	// recorded run.
 	claimErr := r.openSinks(ctx)
-	if claimErr == nil {
-		claimErr = r.claimSinks(ctx)
-	}
-	var owned *sink.OwnedError
-	if errors.As(claimErr, &owned) {
-		return nil, claimErr
-	}
 	openErr := r.openSources(ctx)
 	if err := markDead(ctx, st, jobName, lease.token(), r.log); err != nil {
 		return nil, err
@@ -259,6 +252,17 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 	// And a password_env naming a variable that is not set.
 	if err := checkPasswordEnv(spec); err != nil {
 		return nil, err
+	}
+	// A sink that is not the job's is refused before the run is recorded
+	// (exit 2); an error opening a sink or reading its record fails the
+	// recorded run. Claimed after the checks above, so that no refused run
+	// leaves a claim on a location it never wrote to.
+	if claimErr == nil {
+		claimErr = r.claimSinks(ctx)
+	}
+	var owned *sink.OwnedError
+	if errors.As(claimErr, &owned) {
+		return nil, claimErr
 	}
 	if r.rec, err = st.BeginRun(ctx, lease.token(), r.rec); err != nil {
 		return nil, fmt.Errorf("recording run start: %w", err)
@@ -367,17 +371,22 @@ func (r *runner) claim(ctx context.Context, k sink.Sink) error {
 		return fmt.Errorf("reading bookmark: %w", err)
 	}
 	c := sink.Claim{Job: r.job, Identity: id, Version: head.Version, Mode: r.opts.Mode, Adopt: r.opts.AdoptSink,
-		Known: func(ctx context.Context, runID string) (bool, error) {
-			_, err := r.st.Run(ctx, r.job, runID)
-			if errors.Is(err, store.ErrNotFound) {
-				return false, nil
-			}
-			if err != nil {
-				return false, fmt.Errorf("reading run %s: %w", runID, err)
-			}
-			return true, nil
-		}, Log: r.log}
+		Known: knownRun(r.st, r.job), Log: r.log}
 	return k.Claim(ctx, c)
+}
+
+// knownRun is sink.Claim.Known: whether st has a record of a run of job.
+func knownRun(st store.Store, job string) func(ctx context.Context, runID string) (bool, error) {
+	return func(ctx context.Context, runID string) (bool, error) {
+		_, err := st.Run(ctx, job, runID)
+		if errors.Is(err, store.ErrNotFound) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("reading run %s: %w", runID, err)
+		}
+		return true, nil
+	}
 }
 
 // recover finishes what earlier runs left: it rolls committed runs forward

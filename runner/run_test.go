@@ -2,6 +2,7 @@ package runner
 
 import (
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -361,5 +362,24 @@ func appendLine(t *testing.T, path, line string) {
 	defer f.Close()
 	if _, err := f.WriteString(line + "\n"); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestDeadTempOfAGlobName: a job name from code is not held to job:'s
+// rule; one with glob characters deletes only its own dead runs' folders,
+// not those of every job of the state store.
+func TestDeadTempOfAGlobName(t *testing.T) {
+	w := newWorld(t)
+	r := &runner{job: "*", st: w.store(), spec: w.spec(), log: slog.New(slog.DiscardHandler)}
+	mine := filepath.Join(w.spill, r.tempPrefix()+"in-123")
+	other := filepath.Join(w.spill, "tidemark_"+jobName+"@"+r.tmpTag+"@in-123")
+	for _, d := range []string{mine, other} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.cleanDeadTemp()
+	if got, want := w.spilled(), []string{filepath.Base(other)}; !slices.Equal(got, want) {
+		t.Errorf("spill folder: got %q, want %q", got, want)
 	}
 }

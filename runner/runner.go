@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/dustin/go-humanize"
@@ -483,9 +484,15 @@ func (r *runner) cleanDeadTemp() {
 	if dir == "" {
 		dir = os.TempDir()
 	}
-	old, _ := filepath.Glob(filepath.Join(dir, r.tempPrefix()+"*"))
-	for _, d := range old {
-		r.log.Info("deleting temporary files of a run that died", "path", d)
-		_ = os.RemoveAll(d)
+	// Names are compared, not globbed: a job name from code (a Session's)
+	// is not held to job:'s rule, and one with * or ? must not match
+	// other jobs' folders.
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), r.tempPrefix()) {
+			d := filepath.Join(dir, e.Name())
+			r.log.Info("deleting temporary files of a run that died", "path", d)
+			_ = os.RemoveAll(d)
+		}
 	}
 }

@@ -60,11 +60,26 @@ type OwnedError struct {
 	// Inside is set when the location has no record and lies inside
 	// Inside, another job's sink location (Owner is its record).
 	Inside string
+	// Purge is set when a reset's --purge-output was refused: the record
+	// names another job, or a state store whose history this one does not
+	// hold (its runs published there since).
+	Purge bool
 }
 
 func (e *OwnedError) Error() string {
 	o := e.Owner
 	switch {
+	case e.Purge && e.LastRun != "":
+		return fmt.Sprintf("sink %s: table %s holds rows of run %s of job %q (its marker in _tidemark_runs), which the state "+
+			"store %s (id %s) has no record of: another state store (a copy made with `tidemark state copy`) runs the job now, "+
+			"and its bookmark counts the rows there as loaded; deleting them would lose those records for good. Nothing was "+
+			"reset or deleted. Purge from the state store that runs the job, or reset here without --purge-output",
+			e.Sink, e.Location, e.LastRun, e.Job, e.State.Location, e.State.ID)
+	case e.Purge:
+		return fmt.Sprintf("sink %s: %s belongs to job %q of the state store %s (id %s) now, not to job %q of this one, %s "+
+			"(id %s): that store's bookmark counts the output there as published, and deleting it would lose those records "+
+			"for good. Nothing was reset or deleted. Purge from the state store that owns the location, or reset here "+
+			"without --purge-output", e.Sink, e.Location, o.Job, o.StateStore, o.StateStoreID, e.Job, e.State.Location, e.State.ID)
 	case e.Inside != "":
 		return fmt.Sprintf("sink %s: %s lies inside %s, the sink location of job %q of the state store %s (id %s): its readers "+
 			"would take job %q's files for that job's, and that job's runs may replace or delete them. Give this job a sink "+

@@ -142,6 +142,16 @@ type Location interface {
 	Close() error
 }
 
+// PurgeChecker is a Location that keeps an ownership record. CheckPurge
+// returns a *OwnedError (Purge set) when a reset of c.Job in the state
+// store c.Identity may not delete what the job published there: the
+// record names another job, or another state store whose history c's does
+// not hold (it knows neither the record's last run nor its version). A
+// read; a reset calls it for every location before it changes anything.
+type PurgeChecker interface {
+	CheckPurge(ctx context.Context, c Claim) error
+}
+
 // Publication is one run's publishing at one location.
 type Publication struct {
 	Job, RunID string

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -29,6 +30,8 @@ func newStateCmd(g *globals) *cobra.Command {
 			"and the published, purged and undone marks, but no lease — from one state store to another, " +
 			"for example from SQLite to PostgreSQL or S3, so that the job goes on there without reprocessing. " +
 			"Without --job every job of the source is copied. The destination must hold no state of a copied job. " +
+			"The data catalog goes along (every table with its versions and partitions), whatever --job says; " +
+			"a table the destination already has is left as it is. " +
 			"Copy while no run of the job is going on, then point the job file's state: at the destination.",
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -77,6 +80,18 @@ func runStateCopy(ctx context.Context, g *globals, o *stateCopyOptions) error {
 		if err := copyable(ctx, from, to, job, o); err != nil {
 			return err
 		}
+	}
+	// The catalog first: a copy retried after a failure that left some
+	// jobs copied finds the tables there and keeps them.
+	cat, err := statecopy.CopyCatalog(ctx, from, to)
+	if err != nil {
+		return fmt.Errorf("copying the catalog from %s to %s: %w", store.Redact(o.from), store.Redact(o.to), err)
+	}
+	if cat.Tables > 0 || cat.Partitions > 0 {
+		fmt.Fprintf(os.Stderr, "copied the catalog: %d tables, %d partitions\n", cat.Tables, cat.Partitions)
+	}
+	if len(cat.Kept) > 0 {
+		fmt.Fprintf(os.Stderr, "catalog tables %s already has, left as they are: %s\n", store.Redact(o.to), strings.Join(cat.Kept, ", "))
 	}
 	var sums []statecopy.Summary
 	for _, job := range jobs {

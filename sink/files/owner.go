@@ -304,3 +304,32 @@ func putOwner(ctx context.Context, s objstore.Store, o sink.Owner) error {
 	}
 	return nil
 }
+
+var _ sink.PurgeChecker = (*location)(nil)
+
+// CheckPurge refuses a reset's purge here when the ownership record names
+// another job, or another state store whose history c's does not hold:
+// as a run's claim, a store that `tidemark state copy` filled may act for
+// the record's until that store's runs publish here. A location without a
+// record (written before records existed) or with a damaged one is passed
+// over: the purge deletes only the run's own files.
+func (l *location) CheckPurge(ctx context.Context, c sink.Claim) error {
+	cur, ok, err := readOwner(ctx, l.objs)
+	if errors.Is(err, errBadOwner) || err == nil && !ok {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", joinLoc(l.root, ownerKey), err)
+	}
+	if cur.Owns(c.Job, c.Identity) {
+		return nil
+	}
+	if cur.Job == c.Job && cur.LastRun != "" && cur.Version <= c.Version {
+		known, err := c.Known(ctx, cur.LastRun)
+		if err != nil || known {
+			return err
+		}
+	}
+	return &sink.OwnedError{Location: layout.Name(l.root), Job: c.Job, State: c.Identity, Version: c.Version,
+		Owner: cur, Purge: true}
+}

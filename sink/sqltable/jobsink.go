@@ -199,6 +199,23 @@ func (l *tableLocation) Purge(ctx context.Context, job, runID string, _ []store.
 	return sink.Purged{Deleted: []string{fmt.Sprintf("%d rows of table %s", n, l.k.cfg.Table)}}, nil
 }
 
+var _ sink.PurgeChecker = (*tableLocation)(nil)
+
+// CheckPurge refuses a reset's purge when the table holds rows of a run
+// of the job that the state has no record of (the newest marker, as
+// Claim reads it): a copy of the state runs the job now.
+func (l *tableLocation) CheckPurge(ctx context.Context, c sink.Claim) error {
+	last, err := l.k.LastRun(ctx, c.Job)
+	if err != nil || last == "" {
+		return err
+	}
+	known, err := c.Known(ctx, last)
+	if err != nil || known {
+		return err
+	}
+	return &sink.OwnedError{Location: l.k.cfg.Table, Job: c.Job, State: c.Identity, LastRun: last, Purge: true}
+}
+
 var _ sink.Appender = (*JobSink)(nil)
 
 // Appends reports whether the table sink is in append mode: a run may

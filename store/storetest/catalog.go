@@ -98,22 +98,7 @@ func wantTable(t *testing.T, what string, got, want catalog.Table, version int64
 }
 
 // normTable drops the store's stamp and makes empty maps and slices nil.
-func normTable(t catalog.Table) catalog.Table {
-	t.UpdatedAt = time.Time{}
-	if len(t.Options) == 0 {
-		t.Options = nil
-	}
-	if len(t.Parameters) == 0 {
-		t.Parameters = nil
-	}
-	if len(t.Columns) == 0 {
-		t.Columns = nil
-	}
-	if len(t.PartitionKeys) == 0 {
-		t.PartitionKeys = nil
-	}
-	return t
-}
+func normTable(t catalog.Table) catalog.Table { return catalog.Normalized(t) }
 
 // versionsOf lists the versions of a table's versions, as read.
 func versionsOf(t *testing.T, s store.Store, db, name string) []int64 {
