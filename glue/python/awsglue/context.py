@@ -193,6 +193,8 @@ def _read(spark, resp):
             r = r.schema(with_schema).option("mode", "FAILFAST")
         elif fmt == "csv":
             r = r.option("inferSchema", True)
+        if fmt == "parquet":
+            r = r.option("mergeSchema", True)  # every file's columns, not one file's
         return r
 
     data_schema = ddl(schema, skip=keys) if schema else None
@@ -200,6 +202,8 @@ def _read(spark, resp):
         # A first run infers over every file, then reads as every later run
         # will: with the types it records, each file's header checked.
         data_schema = _first_schema(reader(None).load([f["location"] for f in files]).schema, fmt == "csv" and not header)
+    if schema and fmt == "json":
+        _refuse_new_fields(spark, resp, [c["name"] for c in schema] + keys)
     groups = {}
     for f in files:
         part = f.get("partition") or {}
@@ -211,6 +215,23 @@ def _read(spark, resp):
             df = df.withColumn(k, F.lit(v).cast("string"))
         frames.append(df)
     return reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), frames)
+
+
+def _refuse_new_fields(spark, resp, known):
+    """Reading JSON with the recorded schema drops the fields it lacks: such a
+    field fails the run instead (tidemark's schema_evolution default, fail),
+    naming it and a file that has it."""
+    from pyspark.sql import functions as F
+
+    inferred = spark.read.json([f["location"] for f in resp["files"]])
+    low = {k.lower() for k in known}
+    new = [f.name for f in inferred.schema.fields if f.name.lower() not in low and f.name != "_corrupt_record"]
+    if not new:
+        return
+    first = inferred.where(F.col("`%s`" % new[0].replace("`", "``")).isNotNull()).select(F.input_file_name()).first()
+    raise ValueError("awsglue: source %s: %s has the field(s) %s, which the source's recorded schema (%s) lacks; "
+                     "the run fails rather than drop them (tidemark's awsglue does not evolve a source's schema)"
+                     % (resp.get("ctx") or "(no ctx)", first[0] if first else "a file", ", ".join(new), ", ".join(known)))
 
 
 def _first_schema(inferred, headerless):

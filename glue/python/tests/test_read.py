@@ -93,6 +93,42 @@ class ReadTest(unittest.TestCase):
                                          {"name": "day", "type": "VARCHAR"}])
         self.assertEqual(sorted(tuple(r) for r in df.collect()), [(1, "p1", "mon"), (2, "p2", "tue")])
 
+    def test_json_new_field_is_not_dropped(self):
+        # A later run reads with the recorded schema: a field the schema
+        # lacks must fail the run (tidemark's schema_evolution default),
+        # not vanish from the output.
+        schema = [{"name": "order_id", "type": "BIGINT"}, {"name": "product", "type": "VARCHAR"}]
+        f = self.put("tue/b.json", '{"order_id":2,"product":"b","discount":5}\n')
+        resp = {"format": "json", "options": {}, "files": [f], "schema": schema}
+        try:
+            cols = _read(self.spark, resp).columns
+        except Exception as e:
+            self.assertIn("discount", str(e))
+            self.assertIn("b.json", str(e))
+            return
+        self.assertIn("discount", cols, "a new JSON field was dropped")
+
+    def test_headerless_extra_field_is_not_dropped(self):
+        schema = [{"name": "col0", "type": "BIGINT"}, {"name": "col1", "type": "VARCHAR"}]
+        f = self.put("tue/b.csv", "3,p1,9\n")
+        try:
+            rows = [tuple(r) for r in _read(self.spark, self.resp([f], schema, header=False)).collect()]
+        except Exception:
+            return
+        self.assertNotEqual(rows, [(3, "p1")], "a header-less CSV's extra field was dropped")
+
+    def test_parquet_files_of_different_columns(self):
+        a = os.path.join(self.dir, "a.parquet")
+        b = os.path.join(self.dir, "b.parquet")
+        self.spark.createDataFrame([(1, "p")], "order_id bigint, product string").coalesce(1).write.parquet(a)
+        self.spark.createDataFrame([(2, "q", 5)], "order_id bigint, product string, discount bigint").coalesce(1).write.parquet(b)
+        files = [{"location": os.path.join(d, n), "key": n, "size": 1} for d in (a, b) for n in sorted(os.listdir(d))
+                 if n.endswith(".parquet")]
+        df = _read(self.spark, {"format": "parquet", "options": {}, "files": files, "schema": None})
+        self.assertIn("discount", df.columns, "a column of one of the run's Parquet files was dropped")
+        df = _read(self.spark, {"format": "parquet", "options": {}, "files": list(reversed(files)), "schema": None})
+        self.assertIn("discount", df.columns, "a column of one of the run's Parquet files was dropped")
+
 
 if __name__ == "__main__":
     unittest.main()
