@@ -93,6 +93,17 @@ class ReadTest(unittest.TestCase):
                                          {"name": "day", "type": "VARCHAR"}])
         self.assertEqual(sorted(tuple(r) for r in df.collect()), [(1, "p1", "mon"), (2, "p2", "tue")])
 
+    def test_first_run_bad_records_fail(self):
+        # A first run reads as later runs do (FAILFAST): a malformed JSON
+        # line is no _corrupt_record column in the output, a CSV row with a
+        # field too many does not lose it.
+        j = self.put("mon/a.json", '{"order_id":1,"product":"a"}\n{"order_id":2,"product\n')
+        with self.assertRaises(Exception):
+            _read(self.spark, {"format": "json", "options": {}, "files": [j], "schema": None}).collect()
+        c = self.put("mon/a.csv", "order_id,product\n1,a\n2,b,extra\n")
+        with self.assertRaises(Exception):
+            _read(self.spark, self.resp([c])).collect()
+
     def test_json_new_field_is_not_dropped(self):
         # A later run reads with the recorded schema: a field the schema
         # lacks must fail the run (tidemark's schema_evolution default),
