@@ -10,7 +10,7 @@ import (
 // Predicate is a parsed push_down_predicate: a condition on a table's
 // partition values that prunes partitions before anything is listed
 // (Glue's push_down_predicate). The language is small: comparisons of a
-// partition key with a literal (= != <> < <= > >=), IN (...), NOT IN,
+// partition key with a literal (= or ==, != <> < <= > >=), IN (...), NOT IN,
 // AND, OR, NOT and parentheses; string literals in single quotes (” is a
 // quote), number literals; keywords in any case. A comparison with a
 // number compares numerically (a value that is no number does not match);
@@ -145,8 +145,12 @@ func lex(s string) ([]token, error) {
 			if op == "!" {
 				return nil, fmt.Errorf("push_down_predicate %q: '!' at offset %d: use != or NOT", s, i)
 			}
+			n := len(op)
+			if op == "==" {
+				op = "=" // Spark SQL's spelling of =, as Glue's own examples write it
+			}
 			out = append(out, token{tOp, op, i})
-			i += len(op)
+			i += n
 		case c == '-' || c == '.' || c >= '0' && c <= '9':
 			j := i + 1
 			for j < len(s) && (s[j] == '.' || s[j] >= '0' && s[j] <= '9' || s[j] == 'e' || s[j] == 'E') {

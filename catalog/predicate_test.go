@@ -32,6 +32,8 @@ func TestPredicate(t *testing.T) {
 		{"(year = '2026' OR year = '2025') AND (month = 1 OR month = 12)", "01"},
 		{"year < '2026'", "0"},
 		{"year <= '2026' AND \"product\" = 'b'", "2"},
+		{"(year == '2026' and month == 1)", "1"}, // Spark SQL's ==, as AWS's own examples write it
+		{"product == 'a' OR month == 12", "01"},
 	} {
 		p, err := ParsePredicate(tc.expr, keys)
 		if err != nil {

@@ -120,6 +120,7 @@ func Launch(ctx context.Context, o LaunchOptions) error {
 		"PYTHONPATH="+joinPath(pkg, os.Getenv("PYTHONPATH")))
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 30 * time.Second
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting %s: %w", python, err)
 	}

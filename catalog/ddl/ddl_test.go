@@ -166,6 +166,14 @@ func TestSparkTrino(t *testing.T) {
 	if s := got[1]; !strings.Contains(s, "OPTIONS (header 'false', sep ';')") {
 		t.Errorf("spark csv: %s", s)
 	}
+	// With a header, Spark checks it against the columns: by default it
+	// reads a file whose header orders them otherwise by position, its
+	// values under the wrong names.
+	csv.Options["header"] = "true"
+	got, _ = Statements("spark", csv, nil)
+	if s := got[1]; !strings.Contains(s, "OPTIONS (header 'true', sep ';', enforceSchema 'false')") {
+		t.Errorf("spark csv with a header: %s", s)
+	}
 	odd := tbl
 	odd.Columns = []catalog.Column{{Name: "e", Type: "ENUM('a', 'b')"}}
 	for _, d := range []string{"spark", "trino"} {

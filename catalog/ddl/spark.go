@@ -28,7 +28,14 @@ func spark(t catalog.Table, parts []catalog.Partition) ([]string, error) {
 	b.WriteString(")\nUSING " + t.Format)
 	switch t.Format {
 	case "csv":
-		fmt.Fprintf(&b, "\nOPTIONS (header %s, sep %s)", sqlString(fmt.Sprint(header(t))), sqlString(delimiter(t)))
+		fmt.Fprintf(&b, "\nOPTIONS (header %s, sep %s", sqlString(fmt.Sprint(header(t))), sqlString(delimiter(t)))
+		if header(t) {
+			// Spark's default ignores the header and reads by position: a
+			// file whose header orders the columns otherwise would have its
+			// values under the wrong names. Checked, it fails instead.
+			b.WriteString(", enforceSchema 'false'")
+		}
+		b.WriteString(")")
 	case "json", "parquet":
 	default:
 		return nil, fmt.Errorf("table %s.%s: format %q has no Spark data source", t.Database, t.Name, t.Format)

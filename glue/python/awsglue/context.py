@@ -177,10 +177,15 @@ def _read(spark, resp):
 
         return spark.createDataFrame([], StructType([]))
 
+    header = fmt == "csv" and _bool(opts.get("header"), False)
+
     def reader(with_schema):
         r = spark.read.format(fmt)
         if fmt == "csv":
-            r = r.option("header", _bool(opts.get("header"), False))
+            # A header is checked against the schema's names: Spark's default
+            # would read a file whose header orders the columns otherwise by
+            # position, its values under the wrong names.
+            r = r.option("header", header).option("enforceSchema", not header)
             for ours, theirs in (("delim", "sep"), ("quote", "quote"), ("escape", "escape")):
                 if opts.get(ours) not in (None, ""):
                     r = r.option(theirs, opts[ours])
@@ -188,11 +193,17 @@ def _read(spark, resp):
             r = r.schema(with_schema).option("mode", "FAILFAST")
         elif fmt == "csv":
             r = r.option("inferSchema", True)
+        if fmt == "parquet":
+            r = r.option("mergeSchema", True)  # every file's columns, not one file's
         return r
 
     data_schema = ddl(schema, skip=keys) if schema else None
-    if keys and data_schema is None and fmt != "parquet":
-        data_schema = reader(None).load([f["location"] for f in files]).schema
+    if data_schema is None and fmt != "parquet":
+        # A first run infers over every file, then reads as every later run
+        # will: with the types it records, each file's header checked.
+        data_schema = _first_schema(reader(None).load([f["location"] for f in files]).schema, fmt == "csv" and not header)
+    if schema and fmt == "json":
+        _refuse_new_fields(spark, resp, [c["name"] for c in schema] + keys)
     groups = {}
     for f in files:
         part = f.get("partition") or {}
@@ -200,12 +211,47 @@ def _read(spark, resp):
     frames = []
     for values, locations in sorted(groups.items(), key=lambda kv: [v or "" for v in kv[0]]):
         df = reader(data_schema).load(locations)
-        if fmt == "csv" and not _bool(opts.get("header"), False):
-            df = df.toDF(*["col%d" % i for i in range(len(df.columns))]) if data_schema is None else df
         for k, v in zip(keys, values):
             df = df.withColumn(k, F.lit(v).cast("string"))
         frames.append(df)
     return reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), frames)
+
+
+def _refuse_new_fields(spark, resp, known):
+    """Reading JSON with the recorded schema drops the fields it lacks: such a
+    field fails the run instead (tidemark's schema_evolution default, fail),
+    naming it and a file that has it."""
+    from pyspark.sql import functions as F
+
+    inferred = spark.read.json([f["location"] for f in resp["files"]])
+    low = {k.lower() for k in known}
+    new = [f.name for f in inferred.schema.fields if f.name.lower() not in low and f.name != "_corrupt_record"]
+    if not new:
+        return
+    first = inferred.where(F.col("`%s`" % new[0].replace("`", "``")).isNotNull()).select(F.input_file_name()).first()
+    raise ValueError("awsglue: source %s: %s has the field(s) %s, which the source's recorded schema (%s) lacks; "
+                     "the run fails rather than drop them (tidemark's awsglue does not evolve a source's schema)"
+                     % (resp.get("ctx") or "(no ctx)", first[0] if first else "a file", ", ".join(new), ", ".join(known)))
+
+
+def _first_schema(inferred, headerless):
+    """The schema a first run reads with: the inferred one with its integers
+    as BIGINT and floats as DOUBLE (what it records, so the first run's output
+    has the types of every later run's), a header-less CSV's columns named
+    col0, col1, ...; None when nothing was inferred (empty files)."""
+    from pyspark.sql import types as T
+
+    if not inferred.fields:
+        return None
+    fields = []
+    for i, f in enumerate(inferred.fields):
+        dt = f.dataType
+        if isinstance(dt, (T.ByteType, T.ShortType, T.IntegerType)):
+            dt = T.LongType()
+        elif isinstance(dt, T.FloatType):
+            dt = T.DoubleType()
+        fields.append(T.StructField("col%d" % i if headerless else f.name, dt, True))
+    return T.StructType(fields)
 
 
 class DynamicFrameWriter:

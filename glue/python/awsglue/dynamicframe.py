@@ -55,6 +55,12 @@ class DynamicFrame:
     def _with(self, df):
         return DynamicFrame(df, self.glue_ctx, self.name)
 
+    def _read_nothing(self):
+        """Whether this frame has no columns: its source read nothing and knew
+        no schema (a first run over an empty folder). Its transforms name
+        fields it lacks; they give empty frames rather than fail, as Glue's."""
+        return not self._df.columns
+
     def count(self):
         if self._make is not None:
             return 0  # an empty source frame: no Spark job to count nothing
@@ -79,7 +85,7 @@ class DynamicFrame:
             if len(m) != 4:
                 raise ValueError("apply_mapping: each mapping is (source, source_type, target, target_type), got %r" % (m,))
             src, _, target, target_type = m
-            cols.append(_cast(F.col(_path(src)), target_type).alias(target))
+            cols.append(_cast(F.lit(None) if self._read_nothing() else F.col(_path(src)), target_type).alias(target))
         return self._with(self._df.select(*cols))
 
     def resolveChoice(self, specs=None, choice="", database=None, table_name=None, transformation_ctx="", info="",
@@ -89,6 +95,8 @@ class DynamicFrame:
         if specs and choice:
             raise ValueError("resolveChoice: give specs or choice, not both")
         df = self._df
+        if self._read_nothing():
+            return self._with(df)
         for path, action in specs or []:
             kind, _, arg = action.partition(":")
             if kind in ("cast", "project"):
@@ -106,14 +114,18 @@ class DynamicFrame:
         return self._with(df)
 
     def drop_fields(self, paths, transformation_ctx="", info="", stageThreshold=0, totalThreshold=0):
-        return self._with(self._df.drop(*paths))
+        return self._with(self._df.drop(*paths))  # drop ignores a field it lacks
 
     def select_fields(self, paths, transformation_ctx="", info="", stageThreshold=0, totalThreshold=0):
         from pyspark.sql import functions as F
 
+        if self._read_nothing():
+            return self._with(self._df)
         return self._with(self._df.select(*[F.col(_path(p)) for p in paths]))
 
     def rename_field(self, oldName, newName, transformation_ctx="", info="", stageThreshold=0, totalThreshold=0):
+        if self._read_nothing():
+            return self._with(self._df)
         if oldName not in self._df.columns:
             raise ValueError("rename_field: no field %r (fields: %s)" % (oldName, ", ".join(self._df.columns)))
         return self._with(self._df.withColumnRenamed(oldName, newName))

@@ -80,6 +80,20 @@ class DynamicFrameTest(unittest.TestCase):
         self.assertIn("id: long", text)
         self.assertIn("only showing top 2 rows", text)
 
+    def test_transforms_of_a_frame_that_read_nothing(self):
+        # A first run over an empty folder reads nothing and knows no
+        # schema: the script's transforms must still run (Glue's do), the
+        # mapping giving its target columns, so the run ends with exit 0.
+        from pyspark.sql.types import StructType
+
+        empty = DynamicFrame.fromDF(self.spark.createDataFrame([], StructType([])), None, "orders")
+        f = ApplyMapping.apply(frame=empty, mappings=[("id", "long", "order_id", "string"), ("amount", "string", "amount", "double")])
+        self.assertEqual(f.toDF().dtypes, [("order_id", "string"), ("amount", "double")])
+        self.assertEqual(f.count(), 0)
+        for g in (ResolveChoice.apply(frame=empty, specs=[("id", "cast:long")]), SelectFields.apply(frame=empty, paths=["id"]),
+                  RenameField.apply(frame=empty, old_name="id", new_name="k"), DropFields.apply(frame=empty, paths=["id"])):
+            self.assertEqual(g.count(), 0)
+
     def test_unknown_method_names_itself(self):
         with self.assertRaises(NotImplementedError) as cm:
             self.frame().spigot("s3://x")
