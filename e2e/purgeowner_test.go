@@ -26,9 +26,7 @@ func TestPurgeRefusedWhereAnotherStoreOwns(t *testing.T) {
 		tuesday := f.addCSVs("tuesday", 2, 10)
 		f.mustRun()
 		dst := filepath.Join(t.TempDir(), "copy.db")
-		if r := f.tidemark(nil, "state", "copy", "--from", f.stateFile(), "--to", dst); r.code != 0 {
-			t.Fatalf("state copy: got exit %d, want 0\n%v", r.code, r)
-		}
+		f.copyState(dst)
 		// The copy holds the history the record names: it may purge what
 		// the store copied from published.
 		f.reset("--state", dst, "--to-run", first.RunID, "--purge-output")
@@ -80,9 +78,7 @@ func TestPurgeRefusedWhereAnotherStoreLoadedTable(t *testing.T) {
 	tuesday := f.addCSVs("tuesday", 1, 10)
 	f.mustRun()
 	dst := filepath.Join(t.TempDir(), "copy.db")
-	if r := f.tidemark(nil, "state", "copy", "--from", f.stateFile(), "--to", dst); r.code != 0 {
-		t.Fatalf("state copy: got exit %d, want 0\n%v", r.code, r)
-	}
+	f.copyState(dst)
 	wednesday := f.addCSVs("wednesday", 1, 10)
 	assertFiles(t, "the first run from the copy", f.mustRun("--state", dst), 1)
 	for _, flags := range [][]string{{"--purge-output"}, {"--to-run", first.RunID, "--purge-output"}} {
@@ -94,4 +90,13 @@ func TestPurgeRefusedWhereAnotherStoreLoadedTable(t *testing.T) {
 		assertIDSet(t, "table orders_out", tableOrderIDs(t, table), orderIDs(concat(monday, tuesday, wednesday)))
 	}
 	assertFiles(t, "the next run from the copy", f.mustRun("--state", dst), 0)
+}
+
+// copyState copies the fixture's whole state to dst with `tidemark state
+// copy`, failing the test unless it exits 0.
+func (f *fixture) copyState(dst string) {
+	f.t.Helper()
+	if r := f.tidemark(nil, "state", "copy", "--from", f.stateFile(), "--to", dst); r.code != 0 {
+		f.t.Fatalf("state copy: got exit %d, want 0\n%v", r.code, r)
+	}
 }
