@@ -77,11 +77,12 @@ ANALYZE rd.bookmark_versions`)
 		}
 		return returned, got
 	}
-	for _, tc := range []struct {
+	type readCase struct {
 		what   string
 		tables []string
 		fn     func(s *Store) int
-	}{
+	}
+	cases := []readCase{
 		{"Files of a ctx", []string{"files"}, func(s *Store) (n int) {
 			for range s.Files(ctx, "job", "new") {
 				n++
@@ -131,20 +132,37 @@ ANALYZE rd.bookmark_versions`)
 			}
 			return 2
 		}},
-	} {
-		n, got := reads(tc.fn)
-		if n == 0 {
-			t.Fatalf("%s: returned nothing; the test's data is wrong", tc.what)
-		}
-		for _, tbl := range tc.tables {
-			// Slack for the index's boundary entries and a join's probes.
-			if limit := int64(3*n + 10); got[tbl] > limit {
-				t.Errorf("%s: read %d tuples of %s for %d returned, want at most %d (a query walks the job's history)",
-					tc.what, got[tbl], tbl, n, limit)
-			}
-		}
-		t.Logf("%s: %d returned, read %v", tc.what, n, got)
 	}
+	// A plan that depends on a near tie of the planner's estimates flips
+	// with the server's cost settings: each query is measured under the
+	// default random_page_cost and under one raised as on spinning disks
+	// (where counting the failed runs above the last success scanned
+	// every run of the job).
+	for _, cost := range []string{"4", "8"} {
+		db.Exec(t, `DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET random_page_cost = `+cost+`', current_database()); END $$`)
+		for _, tc := range cases {
+			tc.what += " (random_page_cost " + cost + ")"
+			n, got := reads(tc.fn)
+			checkReads(t, tc.what, tc.tables, n, got)
+		}
+	}
+}
+
+// checkReads fails the test when a query read more tuples of a table than
+// a bounded multiple of the n rows it returned.
+func checkReads(t *testing.T, what string, tables []string, n int, got map[string]int64) {
+	t.Helper()
+	if n == 0 {
+		t.Fatalf("%s: returned nothing; the test's data is wrong", what)
+	}
+	for _, tbl := range tables {
+		// Slack for the index's boundary entries and a join's probes.
+		if limit := int64(3*n + 10); got[tbl] > limit {
+			t.Errorf("%s: read %d tuples of %s for %d returned, want at most %d (a query walks the job's history)",
+				what, got[tbl], tbl, n, limit)
+		}
+	}
+	t.Logf("%s: %d returned, read %v", what, n, got)
 }
 
 // tupleReads sums, per table of schema, the tuples sequential scans read

@@ -44,9 +44,15 @@ func (s *Store) BeginRun(ctx context.Context, token int64, r store.Run) (store.R
 }
 
 // insertRun inserts r as a running run, assigning Seq and Attempt (1 + the
-// failed runs since the job's last succeeded one) from the (job, seq)
-// index. The caller holds the job's lease row, so no other run of the job
-// takes a seq meanwhile. A zero StartedAt is stamped by the database.
+// failed runs since the job's last succeeded one). The caller holds the
+// job's lease row, so no other run of the job takes a seq meanwhile. A
+// zero StartedAt is stamped by the database.
+//
+// Both come from the newest end of the (job, seq) index, whatever the
+// job's history: Seq from its greatest entry, Attempt from the newest run
+// that finished (its attempt + 1 if it failed, else 1). Counting the failed
+// runs above the last success instead left the plan to the planner's
+// estimates, and near a tie it scanned every run of the job.
 func insertRun(ctx context.Context, tx pgx.Tx, r store.Run) (store.Run, error) {
 	if r.Job == "" || r.RunID == "" {
 		return store.Run{}, fmt.Errorf("run needs a job and a run id")
@@ -62,11 +68,12 @@ func insertRun(ctx context.Context, tx pgx.Tx, r store.Run) (store.Run, error) {
 	}
 	var started int64
 	err = tx.QueryRow(ctx, `
+		WITH last AS (
+			SELECT status, attempt FROM runs WHERE job = $1 AND status <> 'running' ORDER BY seq DESC LIMIT 1)
 		INSERT INTO runs (job, run_id, seq, attempt, mode, status, started_at, summary, job_file, host)
 		SELECT $1, $2,
 			coalesce((SELECT max(seq) FROM runs WHERE job = $1), 0) + 1,
-			(SELECT count(*) + 1 FROM runs WHERE job = $1 AND status = 'failed' AND seq >
-				coalesce((SELECT max(seq) FROM runs WHERE job = $1 AND status = 'succeeded'), 0)),
+			coalesce((SELECT attempt + 1 FROM last WHERE status = 'failed'), 1),
 			$3, 'running', coalesce($4, `+nowNS+`), $5, $6, $7
 		ON CONFLICT (job, run_id) DO NOTHING
 		RETURNING seq, attempt, started_at`,
