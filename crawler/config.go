@@ -162,6 +162,8 @@ func (c *Config) Validate(ck *job.Check) {
 		for j, g := range t.Exclude {
 			if _, err := files.CompileGlob(g); err != nil {
 				ck.Fail(fmt.Sprintf("%s.exclude[%d]", p, j), "%v", err)
+			} else if err := files.CheckRelativeGlob(t.Path, g); err != nil {
+				ck.Fail(fmt.Sprintf("%s.exclude[%d]", p, j), "%v", err)
 			}
 		}
 		if len(t.S3) > 0 {

@@ -27,6 +27,9 @@ func TestCrawlerFileErrors(t *testing.T) {
 				`c.yaml:7: sample_bytes: must be at least 1KiB`}},
 		{"required keys", "recrawl: everything\n", []string{"crawler: is required", "database: is required", "targets: at least one target is required"}},
 		{"a value of the wrong type", "crawler: c\ndatabase: d\ntargets: [{path: x}]\nmax_tables: many\n", []string{`c.yaml:4: max_tables: want a whole number, got "many"`}},
+		{"an exclude written as a full path", "crawler: c\ndatabase: d\ntargets: [{path: 's3://land/sales/', exclude: ['s3://land/sales/tmp/**', '/tmp/**']}]\n",
+			[]string{`c.yaml:3: targets[0].exclude[0]: globs match keys relative to path: write "tmp/**"`,
+				`c.yaml:3: targets[0].exclude[1]: "/tmp/**" is a full path, and globs match keys relative to path "s3://land/sales/": it would match nothing`}},
 		{"a secret in an S3 URL", "crawler: c\ndatabase: d\ntargets: [{path: 's3://AKIA:secret@bucket/x'}]\n", []string{"targets[0].path"}},
 	}
 	for _, tc := range tests {

@@ -346,3 +346,31 @@ func TestSessionReadsACatalogTable(t *testing.T) {
 	}
 	a.must("commit", CommitRequest{RunID: b.RunID}, nil)
 }
+
+// TestSessionExclusions: Glue's exclusions keep files out whether written
+// relative to the folder or as full paths under it, as Glue's scripts
+// write them; a full path elsewhere, which would match nothing, is refused.
+func TestSessionExclusions(t *testing.T) {
+	w := newWorld(t)
+	a, _ := newAPI(t, w.state, w.dir)
+	w.land(t, "mon/a.csv", 1, 2)
+	w.land(t, "tmp/b.csv", 3, 2)
+	w.land(t, "mon/c.json.csv", 5, 2)
+	var b BeginResponse
+	a.must("begin", BeginRequest{Job: "sales"}, &b)
+	var src SourceResponse
+	a.must("source", SourceRequest{RunID: b.RunID, Ctx: "orders_source", Paths: []string{w.in + "/"}, Format: "csv",
+		Exclusions: []string{w.in + "/tmp/**", "**.json.csv"}}, &src)
+	var keys []string
+	for _, f := range src.Files {
+		keys = append(keys, f.Key)
+	}
+	if got, want := strings.Join(keys, " "), "mon/a.csv"; got != want {
+		t.Errorf("read %q, want %q", got, want)
+	}
+	code, e := a.call("source", SourceRequest{RunID: b.RunID, Ctx: "other", Paths: []string{w.in}, Format: "csv",
+		Exclusions: []string{"/elsewhere/tmp/**"}}, nil)
+	if code != http.StatusBadRequest || !strings.Contains(e.Error, "would match nothing") {
+		t.Errorf("a full path outside the folder: got HTTP %d %q, want 400 saying it would match nothing", code, e.Error)
+	}
+}

@@ -49,7 +49,12 @@ func sourceOf(req SourceRequest, n int) (job.Source, bool, error) {
 	if len(req.Paths) != 1 {
 		return job.Source{}, false, fmt.Errorf("%w: connection_options paths: want exactly one folder, got %d (give each folder its own transformation_ctx)", runner.ErrUsage, len(req.Paths))
 	}
-	cfg := &files.Config{Path: req.Paths[0], Format: req.Format, Exclude: req.Exclusions, BoundedFiles: req.BoundedFiles}
+	// Glue's scripts also write exclusions as full paths under the folder.
+	var exclude []string
+	for _, g := range req.Exclusions {
+		exclude = append(exclude, files.RelativeGlob(req.Paths[0], g))
+	}
+	cfg := &files.Config{Path: req.Paths[0], Format: req.Format, Exclude: exclude, BoundedFiles: req.BoundedFiles}
 	if req.BoundedSize > 0 {
 		cfg.BoundedSize = job.Size{Bytes: req.BoundedSize}
 	}
