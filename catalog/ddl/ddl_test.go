@@ -185,3 +185,59 @@ func TestSparkTrino(t *testing.T) {
 		t.Errorf("unknown dialect: %v", err)
 	}
 }
+
+// TestDuckDBViewCSVByName: a CSV table's files with a header are read by
+// their names: a file whose header orders the columns otherwise, one that
+// lacks a column, and a column no file has all read under the right names,
+// typed as the catalog says, dates by the table's format.
+func TestDuckDBViewCSVByName(t *testing.T) {
+	dir := t.TempDir()
+	for rel, text := range map[string]string{
+		"day=1/a.csv": "id|note|paid\n1|one|02/01/2026\n2|two|03/01/2026\n",
+		"day=1/b.csv": "paid|id|note\n04/01/2026|3|three\n",
+		"day=2/c.csv": "id|note\n4|four\n",
+	} {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tbl := catalog.Table{Database: "sales_db", Name: "orders", Location: dir, Format: "csv",
+		Options: map[string]string{"header": "true", "delimiter": "|", "dateformat": "%d/%m/%Y"},
+		Columns: []catalog.Column{{Name: "id", Type: "BIGINT"}, {Name: "note", Type: "VARCHAR"}, {Name: "paid", Type: "DATE"},
+			{Name: "coupon", Type: "VARCHAR"}},
+		PartitionKeys: []catalog.Column{{Name: "day", Type: "INTEGER"}},
+	}
+	stmts, err := Statements("duckdb", tbl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	exec(t, db, stmts...)
+	rows, err := db.Query(`SELECT id || ' ' || note || ' ' || coalesce(strftime(paid, '%Y-%m-%d'), '-') || ' ' || coalesce(coupon, '-') || ' ' || day
+		|| ' ' || typeof(id) || ' ' || typeof(paid) FROM sales_db.orders ORDER BY id`)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, strings.Join(stmts, ";\n"))
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, s)
+	}
+	want := []string{"1 one 2026-01-02 - 1 BIGINT DATE", "2 two 2026-01-03 - 1 BIGINT DATE",
+		"3 three 2026-01-04 - 1 BIGINT DATE", "4 four - - 2 BIGINT DATE"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"), strings.Join(stmts, ";\n"))
+	}
+}
