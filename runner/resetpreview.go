@@ -11,7 +11,9 @@ import (
 )
 
 // resetPreview is Reset with DryRun: what the reset would undo and delete,
-// read from the store alone (no lease, no write, no sink opened). The
+// read from the store (no lease, no write) and, with Purge, from the
+// sinks' ownership records, so that a purge the real reset would refuse
+// (another store or job owns a location) is refused here alike. The
 // target is checked as Reset checks it; the store's own check (an
 // enable-mode, committed, not undone run) is left to the real reset.
 func resetPreview(ctx context.Context, st store.Store, jobName string, opts ResetOptions) (*ResetResult, error) {
@@ -22,6 +24,11 @@ func resetPreview(ctx context.Context, st store.Store, jobName string, opts Rese
 	targetSeq, err := resetTarget(runs, jobName, opts.ToRun)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Purge {
+		if err := checkPurge(ctx, st, jobName, runs, targetSeq); err != nil {
+			return nil, err
+		}
 	}
 	head, err := st.Head(ctx, jobName)
 	if err != nil {

@@ -1,8 +1,11 @@
 package runner
 
 import (
+	"errors"
 	"slices"
 	"testing"
+
+	"github.com/tidemark-etl/tidemark/sink"
 )
 
 // TestResetDryRun: a dry run says what the rewind with purge would undo
@@ -54,4 +57,30 @@ func TestRunRecordsJobFile(t *testing.T) {
 	if got, want := w.runRecord(id).JobFile, w.spec().Dir+"/job.yaml"; got != want {
 		t.Errorf("job file: got %q, want %q", got, want)
 	}
+}
+
+// TestResetDryRunRefusesWhatResetRefuses: when another store has taken the
+// sink over, the dry run of a purge is refused as the purge is, instead
+// of listing files the reset would never delete.
+func TestResetDryRunRefusesWhatResetRefuses(t *testing.T) {
+	w := newWorld(t)
+	ids := w.threeRuns()
+	old := w.store()
+	w.state = stateLocation(t, t.TempDir())
+	w.write("d.csv", "4")
+	w.run(RunOptions{AdoptSink: true})
+	_, realErr := Reset(t.Context(), old, jobName, ResetOptions{ToRun: ids[0], Purge: true})
+	dry, dryErr := Reset(t.Context(), old, jobName, ResetOptions{ToRun: ids[0], Purge: true, DryRun: true})
+	var owned *sink.OwnedError
+	if !errors.As(realErr, &owned) {
+		t.Fatalf("reset with purge from the old store: got %v, want the owner's refusal", realErr)
+	}
+	if dryErr == nil || dryErr.Error() != realErr.Error() {
+		t.Errorf("dry run: got %+v, %v; want the reset's refusal %q", dry, dryErr, realErr)
+	}
+	if _, err := Reset(t.Context(), old, jobName, ResetOptions{ToRun: ids[0], DryRun: true}); err != nil {
+		t.Errorf("dry run without purge: %v", err)
+	}
+	// The new store read everything again: nothing of either was deleted.
+	w.wantLines("1", "1", "2", "2", "3", "3", "4")
 }
