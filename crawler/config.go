@@ -215,7 +215,11 @@ func Parse(name string, data []byte) (*Config, error) {
 }
 
 // Job is the name the crawler's bookmark and runs are kept under.
-func (c *Config) Job() string { return "crawler:" + c.Name }
+func (c *Config) Job() string { return JobOf(c.Name) }
+
+// JobOf is the state store's job name of the crawler named name (a job's
+// crawler is named after the job).
+func JobOf(name string) string { return "crawler:" + name }
 
 // Location returns a target's path as a location: URLs as they are, local
 // paths absolute against the crawler file's folder.

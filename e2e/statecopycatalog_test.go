@@ -1,8 +1,12 @@
 package e2e
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -65,5 +69,40 @@ func testStateCopyCarriesCatalog(t *testing.T, to stateStore) {
 	assertMentions(t, r, "left as they are: sales_db.orders_clean")
 	if got := show(); !reflect.DeepEqual(got, grown) {
 		t.Errorf("a second copy changed the destination's table:\ngot  %+v\nwant %+v", got, grown)
+	}
+}
+
+// TestStateCopyCarriesJobCrawler: `state copy --job J` also copies the
+// bookmark of J's own crawler (a crawler: block in its job file), so the
+// first crawl from the copy reads only the new files, not every file
+// again.
+func TestStateCopyCarriesJobCrawler(t *testing.T) {
+	t.Parallel()
+	w := newStoryWorld(t, local, stateStores[0], "add_new_columns")
+	job, err := os.ReadFile(w.job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inline := fmt.Sprintf("crawler:\n  database: sales_db\n  targets: [{path: %q, table: orders_raw}]\n  recrawl: new_files_only\nsources:\n", w.sales.loc())
+	writeFile(t, w.job, []byte(strings.Replace(string(job), "sources:\n", inline, 1)))
+	for i, d := range []string{"2026-12-07", "2026-12-08"} {
+		w.day(d, map[string]string{"orders-1.csv": storyHeader + fmt.Sprintf("%d,c1,widget,%d\n", i+1, 10*(i+1))})
+		w.run(0)
+	}
+	dst := filepath.Join(t.TempDir(), "copy.db")
+	r := w.tidemark(0, "state", "copy", "--from", w.state, "--to", dst, "--job", "sales")
+	assertMentions(t, r, "copied job crawler:sales")
+	job, err = os.ReadFile(w.job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, w.job, []byte(strings.Replace(string(job), fmt.Sprintf("state: %q", w.state), fmt.Sprintf("state: %q", dst), 1)))
+	w.day("2026-12-09", map[string]string{"orders-1.csv": storyHeader + "3,c1,widget,30\n"})
+	s, r := w.run(0)
+	if !strings.Contains(r.stderr, "3 files listed (1 new, 0 excluded), 1 opened") {
+		t.Errorf("the first crawl from the copy: want it to open only the new file\n%v", r)
+	}
+	if s.source().Files != 1 {
+		t.Errorf("the first run from the copy read %d files, want the new 1\n%v", s.source().Files, r)
 	}
 }

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tidemark-etl/tidemark"
+	"github.com/tidemark-etl/tidemark/crawler"
 	"github.com/tidemark-etl/tidemark/statecopy"
 	"github.com/tidemark-etl/tidemark/store"
 )
@@ -29,7 +31,7 @@ func newStateCmd(g *globals) *cobra.Command {
 		Long: "Copy a job's whole state — every bookmark version, every run with its input and output manifests, " +
 			"and the published, purged and undone marks, but no lease — from one state store to another, " +
 			"for example from SQLite to PostgreSQL or S3, so that the job goes on there without reprocessing. " +
-			"Without --job every job of the source is copied. The destination must hold no state of a copied job. " +
+			"Without --job every job of the source is copied; with it, the job and its crawler's bookmark. The destination must hold no state of a copied job. " +
 			"The data catalog goes along (every table with its versions and partitions), whatever --job says; " +
 			"a table the destination already has is left as it is. " +
 			"Copy while no run of the job is going on, then point the job file's state: at the destination.",
@@ -123,10 +125,14 @@ func copyJobs(ctx context.Context, from store.Store, o *stateCopyOptions) ([]str
 			if err != nil {
 				return nil, fmt.Errorf("listing the jobs of %s: %w", store.Redact(o.from), err)
 			}
-			for _, j := range jobs {
-				if j == o.job {
-					return []string{o.job}, nil
+			if slices.Contains(jobs, o.job) {
+				// The job's own crawler keeps its bookmark under a name of
+				// its own: it goes along, or the next crawl would read every
+				// file again.
+				if cj := crawler.JobOf(o.job); slices.Contains(jobs, cj) {
+					return []string{o.job, cj}, nil
 				}
+				return []string{o.job}, nil
 			}
 			return nil, &unknownJobError{job: o.job, location: store.Redact(o.from), origin: "--from", known: jobs}
 		}
