@@ -169,7 +169,7 @@ def _read(spark, resp):
     schema = resp.get("schema")
     fmt = resp["format"]
     opts = resp.get("options") or {}
-    keys = sorted({k for f in files for k in (f.get("partition") or {})})
+    keys = _partition_keys(files)
     if not files:
         if schema:
             return spark.createDataFrame([], ddl(schema))
@@ -215,6 +215,21 @@ def _read(spark, resp):
             df = df.withColumn(k, F.lit(v).cast("string"))
         frames.append(df)
     return reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), frames)
+
+
+def _partition_keys(files):
+    """The partition columns in their folders' order (year=/month=/ gives
+    year, then month), as Glue appends them; a key no file's path shows
+    comes last, by name."""
+    keys = []
+    for f in files:
+        part = f.get("partition") or {}
+        for seg in (f.get("key") or "").split("/")[:-1]:
+            k = seg.split("=", 1)[0]
+            if "=" in seg and k in part and k not in keys:
+                keys.append(k)
+    rest = sorted({k for f in files for k in (f.get("partition") or {})} - set(keys))
+    return keys + rest
 
 
 def _refuse_new_fields(spark, resp, known):

@@ -93,6 +93,17 @@ class ReadTest(unittest.TestCase):
                                          {"name": "day", "type": "VARCHAR"}])
         self.assertEqual(sorted(tuple(r) for r in df.collect()), [(1, "p1", "mon"), (2, "p2", "tue")])
 
+    def test_partition_columns_in_folder_order(self):
+        # Glue appends a frame's partition columns as its folders nest them,
+        # not sorted by name.
+        a = self.put("year=2026/month=01/a.csv", "order_id\n1\n")
+        b = self.put("year=2026/month=02/b.csv", "order_id\n2\n")
+        for x, m in ((a, "01"), (b, "02")):
+            x["partition"] = {"year": "2026", "month": m}
+        df = _read(self.spark, self.resp([a, b]))
+        self.assertEqual(df.columns, ["order_id", "year", "month"])
+        self.assertEqual(sorted(tuple(r) for r in df.collect()), [(1, "2026", "01"), (2, "2026", "02")])
+
     def test_first_run_bad_records_fail(self):
         # A first run reads as later runs do (FAILFAST): a malformed JSON
         # line is no _corrupt_record column in the output, a CSV row with a
