@@ -163,8 +163,10 @@ func (st *staging) tableOf(db, name string, res engine.SinkResult) (catalog.Tabl
 }
 
 // grown is cur with the output's columns: new ones added after the
-// table's, a type the output writes otherwise taken from the output (a
-// widened column); columns the output lacks stay (earlier files have them).
+// table's, a type the output writes that widens the table's taken from the
+// output; columns the output lacks stay, and so does a type that holds the
+// output's (earlier files have their values: a narrower type would fail
+// reading them).
 func grown(cur catalog.Table, out []catalog.Column) catalog.Table {
 	next := cur
 	next.Columns = slices.Clone(cur.Columns)
@@ -173,10 +175,21 @@ func grown(cur catalog.Table, out []catalog.Column) catalog.Table {
 		if i < 0 {
 			next.Columns = append(next.Columns, c)
 		} else {
-			next.Columns[i].Type = c.Type
+			next.Columns[i].Type = widerType(next.Columns[i].Type, c.Type)
 		}
 	}
 	return next
+}
+
+// widerType is the type of a table column of type have once the output
+// writes it as out.
+func widerType(have, out string) string {
+	h, err1 := bookmark.ParseType(have)
+	o, err2 := bookmark.ParseType(out)
+	if err1 == nil && err2 == nil && bookmark.Widens(o, h) {
+		return have
+	}
+	return out
 }
 
 // partitionValues reads a partition folder's key=value segments (values

@@ -90,3 +90,18 @@ func TestCatalogChanges(t *testing.T) {
 		t.Errorf("a table at another location: %v", err)
 	}
 }
+
+// TestCatalogTypesNeverNarrow: a run whose output has a narrower type than
+// the table's column (BIGINT where earlier files hold VARCHAR, a DECIMAL
+// where a crawl widened to DOUBLE) leaves the column as it is, since the
+// earlier files still hold the wider values; a wider type is taken.
+func TestCatalogTypesNeverNarrow(t *testing.T) {
+	cur := catalog.Table{Columns: []catalog.Column{{Name: "id", Type: "BIGINT"}, {Name: "code", Type: "VARCHAR"},
+		{Name: "price", Type: "DOUBLE"}, {Name: "n", Type: "INTEGER"}, {Name: "m", Type: "DECIMAL(10,2)"}}}
+	out := []catalog.Column{{Name: "id", Type: "BIGINT"}, {Name: "code", Type: "BIGINT"},
+		{Name: "price", Type: "DECIMAL(10,2)"}, {Name: "n", Type: "BIGINT"}, {Name: "m", Type: "DECIMAL(12,2)"}}
+	got := fmt.Sprint(grown(cur, out).Columns)
+	if want := "[{id BIGINT} {code VARCHAR} {price DOUBLE} {n BIGINT} {m DECIMAL(12,2)}]"; got != want {
+		t.Errorf("columns: got %s, want %s", got, want)
+	}
+}
