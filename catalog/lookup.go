@@ -40,8 +40,8 @@ func Find(ctx context.Context, r Reader, database, name string, version int64) (
 	}
 	if version != 0 {
 		if vs, verr := r.TableVersions(ctx, database, name); verr == nil && len(vs) > 0 {
-			return Table{}, fmt.Errorf("table %s.%s has no version %d (it has versions 1 to %d): %w",
-				database, name, version, vs[0].Version, ErrNotFound)
+			return Table{}, missing(fmt.Sprintf("table %s.%s has no version %d (it has versions 1 to %d)",
+				database, name, version, vs[0].Version))
 		}
 	}
 	return Table{}, MissingError(ctx, r, database, name)
@@ -53,7 +53,7 @@ func Find(ctx context.Context, r Reader, database, name string, version int64) (
 func MissingError(ctx context.Context, r Reader, database, name string) error {
 	dbs, err := r.Databases(ctx)
 	if err != nil {
-		return fmt.Errorf("table %s.%s is not in the catalog: %w", database, name, ErrNotFound)
+		return missing(fmt.Sprintf("table %s.%s is not in the catalog", database, name))
 	}
 	var names []string
 	found := false
@@ -62,18 +62,18 @@ func MissingError(ctx context.Context, r Reader, database, name string) error {
 		found = found || d.Name == database
 	}
 	if !found {
-		return fmt.Errorf("database %s is not in the catalog (%s): %w", database, listOr(names, "databases", "it has no databases"), ErrNotFound)
+		return missing(fmt.Sprintf("database %s is not in the catalog (%s)", database, listOr(names, "databases", "it has no databases")))
 	}
 	tables, err := r.Tables(ctx, database)
 	if err != nil {
-		return fmt.Errorf("table %s.%s is not in the catalog: %w", database, name, ErrNotFound)
+		return missing(fmt.Sprintf("table %s.%s is not in the catalog", database, name))
 	}
 	names = names[:0]
 	for _, t := range tables {
 		names = append(names, t.Name)
 	}
-	return fmt.Errorf("table %s.%s is not in the catalog (%s): %w", database, name,
-		listOr(names, "tables of "+database, database+" has no tables"), ErrNotFound)
+	return missing(fmt.Sprintf("table %s.%s is not in the catalog (%s)", database, name,
+		listOr(names, "tables of "+database, database+" has no tables")))
 }
 
 // listOr is "what: a, b" or none when names is empty.
@@ -83,3 +83,12 @@ func listOr(names []string, what, none string) string {
 	}
 	return what + ": " + strings.Join(names, ", ")
 }
+
+// missing is a lookup's error: its text says what is missing and what is
+// there, once, and it is ErrNotFound.
+type missing string
+
+func (e missing) Error() string { return string(e) }
+
+// Is makes a missing error ErrNotFound.
+func (e missing) Is(target error) bool { return target == ErrNotFound }

@@ -91,7 +91,8 @@ func (c *Config) partitionChanges(p *tablePlan, have []catalog.Partition, ch *ca
 			continue
 		}
 		found[k] = true
-		if old, ok := cur[k]; ok && !old.Deprecated && old.Location == q.loc {
+		// A sink writes a partition's folder with a trailing '/'.
+		if old, ok := cur[k]; ok && !old.Deprecated && strings.TrimSuffix(old.Location, "/") == strings.TrimSuffix(q.loc, "/") {
 			continue
 		}
 		ch.Partitions = append(ch.Partitions, catalog.Partition{Database: c.Database, Table: p.name, Values: q.values, Location: q.loc})

@@ -190,7 +190,6 @@ func (g *grouper) newPlan(t *target, n *folder, name string) {
 // its partition depth whose names fit its keys, of its format.
 func (g *grouper) existingPlan(t *target, n *folder, ex *catalog.Table) {
 	p := &tablePlan{name: ex.Name, t: t, dir: n, loc: ex.Location, existing: ex, keys: ex.PartitionKeys}
-	kind := shape{Format: ex.Format, Compression: ex.Compression, Options: ex.Options}.kind()
 	folders, _ := foldersByDepth(n)
 	for _, d := range folders {
 		if d.depth-n.depth != len(ex.PartitionKeys) {
@@ -202,7 +201,7 @@ func (g *grouper) existingPlan(t *target, n *folder, ex *catalog.Table) {
 			g.skip(t, d, nil, fmt.Sprintf("table %s.%s: %v", ex.Database, ex.Name, err))
 			continue
 		}
-		if d.shape != nil && d.shape.kind() != kind {
+		if d.shape != nil && !readsAs(ex, d.shape) {
 			g.skip(t, d, nil, fmt.Sprintf("%s, unlike table %s.%s (%s)", d.shape.describe(), ex.Database, ex.Name,
 				shape{Format: ex.Format, Compression: ex.Compression, Options: ex.Options}.describe()))
 			continue
@@ -219,6 +218,34 @@ func (g *grouper) existingPlan(t *target, n *folder, ex *catalog.Table) {
 		p.shape.Schema = p.shape.Schema.merge(d.shape.Schema)
 	}
 	g.plans = append(g.plans, p)
+}
+
+// readsAs reports whether files of shape s are read by table ex's reader:
+// the same format and compression and, for CSV, the delimiter and header
+// the table sets. One it leaves unset (a sink's table says header only) is
+// settled by the reader from the files, so any fits; the table's other
+// reader options (quote, nullstr, ...) are its own, as content cannot show
+// them.
+func readsAs(ex *catalog.Table, s *shape) bool {
+	if ex.Format != "csv" || s.Format != "csv" {
+		return s.kind() == shape{Format: ex.Format, Compression: ex.Compression, Options: ex.Options}.kind()
+	}
+	if s.Compression != ex.Compression {
+		return false
+	}
+	for k, v := range ex.Options {
+		switch strings.ToLower(k) {
+		case "delim", "delimiter", "sep":
+			if v != s.Options["delim"] {
+				return false
+			}
+		case "header":
+			if b, err := strconv.ParseBool(v); err != nil || strconv.FormatBool(b) != s.Options["header"] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // partitionKeys names the partition levels of a new table: a level whose

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
@@ -89,6 +90,9 @@ func (st *staging) catalogChanges(ctx context.Context, res engine.SinkResult, fi
 		if !slices.Equal(catalog.ColumnNames(cur.PartitionKeys), catalog.ColumnNames(want.PartitionKeys)) {
 			return fail("the table's partition keys are %v, the sink partitions by %v", catalog.ColumnNames(cur.PartitionKeys), kc.PartitionBy)
 		}
+		if m := readerMismatch(cur, want); m != "" {
+			return fail("%s: give the sink the table's options, or name another table", m)
+		}
 		next := grown(cur, want.Columns)
 		if len(catalog.Diff(cur, next)) > 0 {
 			next.Parameters = want.Parameters
@@ -162,9 +166,53 @@ func (st *staging) tableOf(db, name string, res engine.SinkResult) (catalog.Tabl
 	return t, nil
 }
 
+// readerMismatch says how the files the sink writes (as table want
+// describes them) differ from what table cur's reader expects: another
+// compression or, for CSV, another delimiter or header ("" when they
+// fit). An option cur leaves unset is settled by the reader from the
+// files, so anything fits it.
+func readerMismatch(cur, want catalog.Table) string {
+	none := func(c string) string {
+		if c == "none" {
+			return ""
+		}
+		return c
+	}
+	if cur.Format != "parquet" && none(cur.Compression) != none(want.Compression) {
+		return fmt.Sprintf("the table's files are compressed %q, the sink writes %q", none(cur.Compression), none(want.Compression))
+	}
+	if cur.Format != "csv" {
+		return ""
+	}
+	opt := func(t catalog.Table, def string, names ...string) (string, bool) {
+		for k, v := range t.Options {
+			if slices.Contains(names, strings.ToLower(k)) {
+				return v, true
+			}
+		}
+		return def, false
+	}
+	if d, ok := opt(cur, "", "delim", "delimiter", "sep"); ok {
+		if w, _ := opt(want, ",", "delim", "delimiter", "sep"); w != d {
+			return fmt.Sprintf("the table's CSV files are read with delimiter %q, the sink writes %q", d, w)
+		}
+	}
+	if h, ok := opt(cur, "", "header"); ok {
+		w, _ := opt(want, "true", "header")
+		hb, err1 := strconv.ParseBool(h)
+		wb, err2 := strconv.ParseBool(w)
+		if err1 != nil || err2 != nil || hb != wb {
+			return fmt.Sprintf("the table's CSV files are read with header %s, the sink writes header %s", h, w)
+		}
+	}
+	return ""
+}
+
 // grown is cur with the output's columns: new ones added after the
-// table's, a type the output writes otherwise taken from the output (a
-// widened column); columns the output lacks stay (earlier files have them).
+// table's, a type the output writes that widens the table's taken from the
+// output; columns the output lacks stay, and so does a type that holds the
+// output's (earlier files have their values: a narrower type would fail
+// reading them).
 func grown(cur catalog.Table, out []catalog.Column) catalog.Table {
 	next := cur
 	next.Columns = slices.Clone(cur.Columns)
@@ -173,10 +221,21 @@ func grown(cur catalog.Table, out []catalog.Column) catalog.Table {
 		if i < 0 {
 			next.Columns = append(next.Columns, c)
 		} else {
-			next.Columns[i].Type = c.Type
+			next.Columns[i].Type = widerType(next.Columns[i].Type, c.Type)
 		}
 	}
 	return next
+}
+
+// widerType is the type of a table column of type have once the output
+// writes it as out.
+func widerType(have, out string) string {
+	h, err1 := bookmark.ParseType(have)
+	o, err2 := bookmark.ParseType(out)
+	if err1 == nil && err2 == nil && bookmark.Widens(o, h) {
+		return have
+	}
+	return out
 }
 
 // partitionValues reads a partition folder's key=value segments (values

@@ -90,3 +90,56 @@ func TestCatalogChanges(t *testing.T) {
 		t.Errorf("a table at another location: %v", err)
 	}
 }
+
+// TestCatalogTypesNeverNarrow: a run whose output has a narrower type than
+// the table's column (BIGINT where earlier files hold VARCHAR, a DECIMAL
+// where a crawl widened to DOUBLE) leaves the column as it is, since the
+// earlier files still hold the wider values; a wider type is taken.
+func TestCatalogTypesNeverNarrow(t *testing.T) {
+	cur := catalog.Table{Columns: []catalog.Column{{Name: "id", Type: "BIGINT"}, {Name: "code", Type: "VARCHAR"},
+		{Name: "price", Type: "DOUBLE"}, {Name: "n", Type: "INTEGER"}, {Name: "m", Type: "DECIMAL(10,2)"}}}
+	out := []catalog.Column{{Name: "id", Type: "BIGINT"}, {Name: "code", Type: "BIGINT"},
+		{Name: "price", Type: "DECIMAL(10,2)"}, {Name: "n", Type: "BIGINT"}, {Name: "m", Type: "DECIMAL(12,2)"}}
+	got := fmt.Sprint(grown(cur, out).Columns)
+	if want := "[{id BIGINT} {code VARCHAR} {price DOUBLE} {n BIGINT} {m DECIMAL(12,2)}]"; got != want {
+		t.Errorf("columns: got %s, want %s", got, want)
+	}
+}
+
+// TestCatalogReaderMismatch: a sink refuses to write into a table whose
+// reader would not read its files (another delimiter, header or
+// compression), and writes into one whose options fit or are unset.
+func TestCatalogReaderMismatch(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		table       map[string]string
+		compression string
+		sink        map[string]any
+		want        string // "" for no error
+	}{
+		{map[string]string{"delim": ";", "header": "true"}, "", nil, `delimiter ";", the sink writes ","`},
+		{map[string]string{"delim": ";", "header": "true"}, "", map[string]any{"delim": ";"}, ""},
+		{map[string]string{"sep": "|"}, "", map[string]any{"delimiter": "|"}, ""},
+		{map[string]string{"delim": ",", "header": "false"}, "", nil, "header false, the sink writes header true"},
+		{map[string]string{"header": "true"}, "", nil, ""},
+		{map[string]string{"delim": ","}, "gzip", nil, `compressed "gzip", the sink writes ""`},
+		{map[string]string{"delim": ","}, "gzip", map[string]any{"compression": "gzip"}, ""},
+	} {
+		cat := memory.New(memory.Options{})
+		tb := catalog.Table{Database: "db", Name: "t", Location: "s3://b/out/", Format: "csv", Options: tc.table,
+			Compression: tc.compression, Columns: []catalog.Column{{Name: "id", Type: "BIGINT"}}}
+		if err := cat.ApplyCatalog(ctx, catalog.Changes{Databases: []catalog.Database{{Name: "db"}}, Tables: []catalog.TableChange{{Table: tb}}}); err != nil {
+			t.Fatal(err)
+		}
+		s := &Sink{spec: job.Sink{Ctx: "o"}, root: "s3://b/out/",
+			cfg: &Config{Format: "csv", Mode: "append", Options: tc.sink, Catalog: CatalogTarget{Table: "db.t", Update: true}}}
+		st := &staging{sink: s, run: sink.Run{ID: "r1", Catalog: cat}}
+		_, err := st.catalogChanges(ctx, engine.SinkResult{Schema: []bookmark.Column{{Name: "id", Type: "BIGINT"}}}, []string{"part-r1-0.csv"})
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("table %v %q, sink %v: %v, want no error", tc.table, tc.compression, tc.sink, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("table %v %q, sink %v: got %v, want an error with %q", tc.table, tc.compression, tc.sink, err, tc.want)
+		}
+	}
+}
