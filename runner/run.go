@@ -245,6 +245,12 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 			return nil, err
 		}
 	}
+	// So is a source naming a catalog table, or partition keys, that are
+	// not there; resolved first, a catalog source's definition is checked
+	// with the others'.
+	if err := r.resolveSources(ctx); err != nil {
+		return nil, err
+	}
 	// So is a file source whose definition changed under its ctx.
 	if err := r.checkSourceDefinitions(ctx); err != nil {
 		return nil, err
@@ -438,6 +444,23 @@ func runSeq(ctx context.Context, st store.Store, jobName, id, flag string) (int6
 		return 0, err
 	}
 	return r.Seq, nil
+}
+
+// resolveSources has every source.Resolver look up what its definition
+// names, before the run is recorded: a job-file error there is no run.
+func (r *runner) resolveSources(ctx context.Context) error {
+	for _, src := range r.sources {
+		rv, ok := src.(source.Resolver)
+		if !ok {
+			continue
+		}
+		var je *job.Error
+		if err := rv.Resolve(ctx, r.st); errors.As(err, &je) {
+			return err
+		}
+		// Any other error fails the recorded run: Plan resolves again.
+	}
+	return nil
 }
 
 // checkSourceDefinitions refuses a run whose source's definition (path,

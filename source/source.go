@@ -37,6 +37,16 @@ type Source interface {
 	Close() error
 }
 
+// Resolver is a source whose definition names something the run must look
+// up before it can plan: a catalog table and the partition keys its
+// push_down_predicate names. Resolve is called before a run is recorded,
+// so that a name that is not there is a job-file error (*job.Error, exit
+// 2) and no run; any other error (the catalog unreadable) fails the run as
+// planning would. Plan then uses what Resolve read. It changes nothing.
+type Resolver interface {
+	Resolve(ctx context.Context, cat catalog.Reader) error
+}
+
 // StateReader is the part of the state store a source plans against.
 type StateReader interface {
 	Files(ctx context.Context, job, srcCtx string) iter.Seq2[bookmark.File, error]

@@ -9,6 +9,7 @@ package files
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -47,8 +48,19 @@ func (s *Source) resolveCatalog(ctx context.Context, in source.Request) error {
 		return fmt.Errorf("source %s: catalog: %w", s.spec.Ctx, err)
 	}
 	t, err := catalog.Find(ctx, in.Catalog, db, name, 0)
+	if errors.Is(err, catalog.ErrNotFound) {
+		return s.jobFileError("catalog", "%v", err)
+	}
 	if err != nil {
 		return fmt.Errorf("source %s: catalog: %w", s.spec.Ctx, err)
+	}
+	if s.cfg.PushDownPredicate != "" {
+		if len(t.PartitionKeys) == 0 {
+			return s.jobFileError("push_down_predicate", "table %s has no partition keys to prune by", s.cfg.Catalog)
+		}
+		if _, err := catalog.ParsePredicate(s.cfg.PushDownPredicate, t.PartitionKeys); err != nil {
+			return s.jobFileError("push_down_predicate", "%v", strings.TrimPrefix(err.Error(), "push_down_predicate: "))
+		}
 	}
 	cr := &catalogRead{table: t}
 	cfg := *s.cfg
@@ -69,6 +81,26 @@ func (s *Source) resolveCatalog(ctx context.Context, in source.Request) error {
 	}
 	s.cfg, s.location, s.objs, s.cat = &cfg, loc, objs, cr
 	return nil
+}
+
+// Resolve reads the source's catalog table before the run is recorded
+// (source.Resolver): a table that is not in the catalog, or a
+// push_down_predicate naming a key the table does not have, is a job-file
+// error. A source with a path has nothing to resolve.
+func (s *Source) Resolve(ctx context.Context, cat catalog.Reader) error {
+	return s.resolveCatalog(ctx, source.Request{Catalog: cat})
+}
+
+// jobFileError is a *job.Error at key of the source's block in the job
+// file (a plain error for a source the job file does not hold, as a Glue
+// script's).
+func (s *Source) jobFileError(key, format string, args ...any) error {
+	for i, src := range s.job.Sources {
+		if src.Ctx == s.spec.Ctx {
+			return s.job.ErrorAt(fmt.Sprintf("$.sources[%d].%s", i, key), format, args...)
+		}
+	}
+	return fmt.Errorf("source %s: %s: %s", s.spec.Ctx, key, fmt.Sprintf(format, args...))
 }
 
 // listCatalog decides which partition folders a catalog source lists:
