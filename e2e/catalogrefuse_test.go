@@ -22,7 +22,7 @@ func TestCatalogSourceNamesWhatIsNotThere(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, edit, key string
-		says          []string
+		says            []string
 	}{
 		{"a key the table lacks", "    catalog: sales_db.orders_raw\n    push_down_predicate: \"dya = '2026-12-07'\"\n",
 			"push_down_predicate", []string{`"dya"`, "not a partition key", "day"}},
