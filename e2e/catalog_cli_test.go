@@ -209,7 +209,8 @@ sinks:
 	if err := json.Unmarshal([]byte(cat(0, "drop", "sales_db.orders_raw", "--json").stdout), &dropped); err != nil || dropped.Version != 3 {
 		t.Errorf("drop --json = %+v, %v", dropped, err)
 	}
-	if r := cat(2, "show", "sales_db.orders_raw"); !strings.Contains(r.stderr, "(tables of sales_db: orders_clean)") {
+	// Exit 2, naming what is there; no hint to read --help, as the command was right.
+	if r := cat(2, "show", "sales_db.orders_raw"); !strings.Contains(r.stderr, "(tables of sales_db: orders_clean)") || strings.Contains(r.stderr, "--help") {
 		t.Errorf("show after drop: %s", r.stderr)
 	}
 	// The job file names a table that is not there: exit 2, no run.

@@ -78,7 +78,7 @@ func findTable(ctx context.Context, st store.Store, name string, version int64) 
 	}
 	t, err := catalog.Find(ctx, st, db, tbl, version)
 	if errors.Is(err, catalog.ErrNotFound) {
-		return catalog.Table{}, usageError{err}
+		return catalog.Table{}, refused{err} // exit 2, without --help's hint: the command was right
 	}
 	return t, err
 }
@@ -135,7 +135,7 @@ func runCatalogTables(ctx context.Context, g *globals, db string) error {
 		return err
 	}
 	if !hasDatabase(dbs, db) {
-		return usageError{catalog.MissingError(ctx, st, db, "")}
+		return refused{catalog.MissingError(ctx, st, db, "")}
 	}
 	tables, err := st.Tables(ctx, db)
 	if err != nil {
