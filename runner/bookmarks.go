@@ -35,6 +35,9 @@ type Bookmarks struct {
 // the default) and takes the job's lease; a running job yields an error
 // wrapping store.ErrLeaseHeld.
 func OpenBookmarks(ctx context.Context, location, jobName string) (*Bookmarks, error) {
+	if !job.ValidName(jobName) {
+		return nil, fmt.Errorf("%w: job name %q: %s", ErrUsage, jobName, job.NameRule)
+	}
 	st, err := OpenState(ctx, location)
 	if err != nil {
 		return nil, err

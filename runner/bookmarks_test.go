@@ -83,3 +83,20 @@ func TestBookmarks(t *testing.T) {
 		t.Errorf("new files after a close: got %q (%v), want b.csv again", paths(fs), err)
 	}
 }
+
+// TestJobNamesFromCodeChecked: a job named from code (the library's
+// OpenBookmarks, a Glue session) is held to the job file's name rule: a
+// name with a path separator or a glob character would put its state
+// outside the job's keys, or make the clean-up of its temporary folders
+// match other jobs'.
+func TestJobNamesFromCodeChecked(t *testing.T) {
+	w := newWorld(t)
+	for _, name := range []string{"..", "a/b", "sales*", ""} {
+		if _, err := OpenBookmarks(t.Context(), w.state, name); !errors.Is(err, ErrUsage) {
+			t.Errorf("OpenBookmarks(%q): got %v, want a usage error", name, err)
+		}
+		if _, err := BeginSession(t.Context(), SessionOptions{Job: name, State: w.state, Dir: w.dir}); !errors.Is(err, ErrUsage) {
+			t.Errorf("BeginSession(%q): got %v, want a usage error", name, err)
+		}
+	}
+}

@@ -87,6 +87,9 @@ func BeginSession(ctx context.Context, o SessionOptions) (*Session, error) {
 	if o.Job == "" {
 		return nil, fmt.Errorf("%w: a session needs a job name", ErrUsage)
 	}
+	if !job.ValidName(o.Job) {
+		return nil, fmt.Errorf("%w: job name %q: %s", ErrUsage, o.Job, job.NameRule)
+	}
 	spec := &job.Spec{Job: o.Job, Dir: o.Dir, State: o.State}
 	spec.ApplyDefaults()
 	if o.Mode == "" {
