@@ -73,6 +73,8 @@ if args["WAIT_AFTER"] == "write":
     time.sleep(600)
 
 job.commit()
+if args["WAIT_AFTER"] == "commit":
+    os.kill(os.getpid(), 9)
 print("COMMITTED", flush=True)
 `
 
@@ -350,6 +352,24 @@ func TestGlueScriptKilledBeforeCommit(t *testing.T) {
 			t.Errorf("a killed run is recorded as %v, want failed", run["status"])
 		}
 	}
+}
+
+// TestGlueScriptKilledAfterCommit: a script killed right after its
+// job.commit() returned: glue run fails (the script died), but says that
+// the run was published rather than that nothing was; the output is there
+// once and the next run reads nothing again.
+func TestGlueScriptKilledAfterCommit(t *testing.T) {
+	w := newGlueWorld(t, local)
+	next := w.land(t, "mon", 2, 1)
+	r := w.glue(t, nil, w.args("job-bookmark-enable", "commit")...)
+	if r.code == 0 || !strings.Contains(r.stderr, "after job.commit() published run") || strings.Contains(r.stderr, "nothing it wrote was published") {
+		t.Errorf("killed after its commit: got %v, want a non-zero exit saying the run was published", r)
+	}
+	wantIDs(t, w.ids(t), next, "after the kill")
+	if r := w.glue(t, nil, w.args("job-bookmark-enable", "none")...); r.code != 0 {
+		t.Fatalf("the run after the kill: %v", r)
+	}
+	wantIDs(t, w.ids(t), next, "after the next run")
 }
 
 // TestGlueScriptTwoAtOnce: a second run of the job while one holds its

@@ -50,6 +50,9 @@ type ScriptError struct {
 	Script string
 	Code   int    // its exit code; -1 when killed by a signal
 	Signal string // the signal that killed it
+	// Committed are the runs its job.commit() published before it ended:
+	// their output and bookmarks are in.
+	Committed []string
 }
 
 // ExitCode is the exit code `tidemark glue run` exits with: the script's
@@ -62,10 +65,18 @@ func (e *ScriptError) ExitCode() int {
 }
 
 func (e *ScriptError) Error() string {
+	how := fmt.Sprintf("exited with code %d", e.Code)
 	if e.Signal != "" {
-		return fmt.Sprintf("script %s was killed by %s; nothing it wrote was published", e.Script, e.Signal)
+		how = "was killed by " + e.Signal
 	}
-	return fmt.Sprintf("script %s exited with code %d; nothing it wrote after its last job.commit() was published", e.Script, e.Code)
+	if len(e.Committed) > 0 {
+		return fmt.Sprintf("script %s %s after job.commit() published run %s (its output and bookmark are in); "+
+			"nothing it wrote after that was published", e.Script, how, strings.Join(e.Committed, ", "))
+	}
+	if e.Signal != "" {
+		return fmt.Sprintf("script %s %s; nothing it wrote was published", e.Script, how)
+	}
+	return fmt.Sprintf("script %s %s; nothing it wrote after its last job.commit() was published", e.Script, how)
 }
 
 // Launch runs a Glue-style script: it serves the bookmark API on a
@@ -136,12 +147,15 @@ func Launch(ctx context.Context, o LaunchOptions) error {
 	close(sigs)
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
+	// A request the script made just before it died (a job.commit()) is
+	// answered before its outcome is read.
+	_ = hs.Shutdown(actx)
 	open := sv.Open()
 	if werr != nil {
 		sv.Close(actx, "the script failed before job.commit(); nothing it wrote was published")
 		var ee *exec.ExitError
 		if errors.As(werr, &ee) {
-			se := &ScriptError{Script: o.Script, Code: ee.ExitCode()}
+			se := &ScriptError{Script: o.Script, Code: ee.ExitCode(), Committed: sv.committed()}
 			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 				se.Signal = ws.Signal().String()
 			}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -304,6 +305,21 @@ func (sv *Server) Results() map[string]error {
 		out[id] = r.err
 	}
 	return out
+}
+
+// committed returns the ids of the runs that committed and published,
+// sorted.
+func (sv *Server) committed() []string {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	var ids []string
+	for id, r := range sv.finished {
+		if r.err == nil && r.res != nil && r.res.Status == store.StatusSucceeded {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 func (sv *Server) run(id string) (*run, error) {
