@@ -29,6 +29,8 @@ type catalogRead struct {
 	// location, in key order; nil lists the whole location (a table
 	// without partition keys).
 	prefixes []string
+	// pred is push_down_predicate over the table's keys (nil: none).
+	pred *catalog.Predicate
 	// partitions and pruned count the registered partitions and those
 	// push_down_predicate left out.
 	partitions, pruned int
@@ -54,15 +56,15 @@ func (s *Source) resolveCatalog(ctx context.Context, in source.Request) error {
 	if err != nil {
 		return fmt.Errorf("source %s: catalog: %w", s.spec.Ctx, err)
 	}
+	cr := &catalogRead{table: t}
 	if s.cfg.PushDownPredicate != "" {
 		if len(t.PartitionKeys) == 0 {
 			return s.jobFileError("push_down_predicate", "table %s has no partition keys to prune by", s.cfg.Catalog)
 		}
-		if _, err := catalog.ParsePredicate(s.cfg.PushDownPredicate, t.PartitionKeys); err != nil {
+		if cr.pred, err = catalog.ParsePredicate(s.cfg.PushDownPredicate, t.PartitionKeys); err != nil {
 			return s.jobFileError("push_down_predicate", "%v", strings.TrimPrefix(err.Error(), "push_down_predicate: "))
 		}
 	}
-	cr := &catalogRead{table: t}
 	cfg := *s.cfg
 	cfg.Format = t.Format
 	cfg.Options = map[string]any{}
@@ -112,17 +114,7 @@ func (s *Source) listCatalog(ctx context.Context, in source.Request) error {
 		return nil
 	}
 	cr, t := s.cat, s.cat.table
-	db, name := t.Database, t.Name
-	var pred *catalog.Predicate
-	var err error
-	if s.cfg.PushDownPredicate != "" {
-		if len(t.PartitionKeys) == 0 {
-			return fmt.Errorf("source %s: push_down_predicate: table %s has no partition keys to prune by", s.spec.Ctx, s.cfg.Catalog)
-		}
-		if pred, err = catalog.ParsePredicate(s.cfg.PushDownPredicate, t.PartitionKeys); err != nil {
-			return fmt.Errorf("source %s: %w", s.spec.Ctx, err)
-		}
-	}
+	db, name, pred := t.Database, t.Name, cr.pred
 	if len(t.PartitionKeys) == 0 {
 		return nil
 	}
