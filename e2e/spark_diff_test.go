@@ -11,6 +11,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/tidemark-etl/tidemark/internal/sparktest"
+	"github.com/tidemark-etl/tidemark/internal/sqltest"
+	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
 )
 
 // diffJob is one job of the differential test: its inputs and its job
@@ -18,7 +20,10 @@ import (
 type diffJob struct {
 	name   string
 	inputs map[string][]byte // key -> content, under the input folder
-	job    func(in, out string) string
+	// setup, when set, prepares more input under the input folder (a
+	// database) and returns what the job function takes as its input.
+	setup func(t testing.TB, in string) string
+	job   func(in, out string) string
 	// format and hive: how the sink's files are read back.
 	format string
 	hive   bool
@@ -115,6 +120,57 @@ sinks:
 			format: "parquet",
 		},
 		{
+			// RFC 4180 quotes: a quote inside a quoted field is doubled
+			// (Spark's default escape, a backslash, kept the quotes in
+			// the text and wrote \" back).
+			name: "csv-doubled-quotes-to-csv",
+			inputs: map[string][]byte{
+				"q.csv": []byte("id,name\n1,\"say \"\"hi\"\"\"\n2,\"a,b\"\n3,back\\slash\n4,\"\"\"\"\n"),
+			},
+			job: func(in, out string) string {
+				return fmt.Sprintf(`job: diff
+sources:
+  - ctx: q
+    path: %q
+    format: csv
+sinks:
+  - ctx: out
+    path: %q
+    format: csv
+`, in, out)
+			},
+			format: "csv",
+		},
+		{
+			// A SQL table's texts: an empty text is not NULL, and texts
+			// with quotes, backslashes and line breaks arrive unchanged
+			// (the extract Spark reads has quoted fields spanning lines).
+			name: "sqlite-texts-to-parquet",
+			setup: func(t testing.TB, in string) string {
+				db := sqltest.New(t, sqldb.SQLite)
+				db.Exec(t, "CREATE TABLE t (id INTEGER PRIMARY KEY, s TEXT)")
+				for i, v := range []any{"", nil, `a"b`, "line1\nline2", `back\`, `\"x`, "NULL", "\r\n"} {
+					db.Exec(t, "INSERT INTO t VALUES (?, ?)", i+1, v)
+				}
+				return db.Connection
+			},
+			job: func(conn, out string) string {
+				return fmt.Sprintf(`job: diff
+sources:
+  - ctx: t
+    connection: %q
+    table: t
+transforms:
+  marked: SELECT id, s, s IS NULL AS is_null FROM t
+sinks:
+  - ctx: out
+    path: %q
+    format: parquet
+`, conn, out)
+			},
+			format: "parquet",
+		},
+		{
 			name: "csv-json-join-to-csv",
 			inputs: map[string][]byte{
 				"orders/o.csv": []byte("id,cust,amount\n1,1,10\n2,2,20\n3,1,30\n4,9,40\n"),
@@ -160,6 +216,9 @@ func TestSparkSameOutputAsDuckDB(t *testing.T) {
 			in := t.TempDir()
 			for k, v := range j.inputs {
 				writeFile(t, filepath.Join(in, filepath.FromSlash(k)), v)
+			}
+			if j.setup != nil {
+				in = j.setup(t, in)
 			}
 			var rows, schemas [2]string
 			for i, engine := range []string{"", fmt.Sprintf("engine: {spark: {remote: %q}}", remote)} {

@@ -127,7 +127,11 @@ func (x *execution) rejected(ctx context.Context, r *reader) (int64, error) {
 	}
 	loc := joinLoc(x.plan.Rejects, r.src.Ctx)
 	q := "SELECT /*+ COALESCE(1) */ file, record FROM (" + bad + ")"
-	if err := x.write(ctx, q, "csv", loc, map[string]string{"header": "true"}, nil); err != nil {
+	opts, err := writerOpts("csv", nil)
+	if err != nil {
+		return 0, err
+	}
+	if err := x.write(ctx, q, "csv", loc, opts, nil); err != nil {
 		return 0, x.wrap(ctx, err, "source %s: writing rejects", r.src.Ctx)
 	}
 	if _, err := x.staged(ctx, r.src.Ctx, loc, "csv", true); err != nil {
