@@ -125,7 +125,9 @@ sinks:
 			// the text and wrote \" back).
 			name: "csv-doubled-quotes-to-csv",
 			inputs: map[string][]byte{
-				"q.csv": []byte("id,name\n1,\"say \"\"hi\"\"\"\n2,\"a,b\"\n3,back\\slash\n4,\"\"\"\"\n"),
+				"q.csv": []byte("id,name\n1,\"say \"\"hi\"\"\"\n2,\"a,b\"\n3,back\\slash\n4,\"\"\"\"\n" +
+					// Quotes closed on their line: no unclosed quote.
+					"5,\"x,\"\n6,\"q\" \n7,\"long \"\"x\"\" ,y\"\n8,\n"),
 			},
 			job: func(in, out string) string {
 				return fmt.Sprintf(`job: diff

@@ -84,6 +84,14 @@ func (x *execution) openSource(ctx context.Context, src *engine.Source, n int) (
 	if len(r.paths) == 0 {
 		return r, x.emptyView(ctx, r)
 	}
+	if src.Format == "csv" && !src.Exact {
+		if ie, err := x.unclosedQuote(ctx, r); err != nil || ie != nil {
+			if ie != nil {
+				return nil, ie
+			}
+			return nil, err
+		}
+	}
 	if src.Schema == nil {
 		if err := x.infer(ctx, r); err != nil {
 			return nil, err
