@@ -31,14 +31,24 @@ func (x *execution) malformed(ctx context.Context, err error) error {
 		}
 	}
 	// No bad record: a file Spark could not read at all.
-	if m := readFileRE.FindStringSubmatch(se.Msg); m != nil {
-		for _, r := range x.readers {
-			if k, ok := r.keys[filePathKey(m[1])]; ok {
-				return &engine.InputError{Source: r.src.Ctx, File: k, Msg: se.Error()}
-			}
+	for _, r := range x.readers {
+		if ie := r.unreadable(se); ie != nil {
+			return ie
 		}
 	}
 	return err
+}
+
+// unreadable is Spark's error of a file of r that it could not read at
+// all (FAILED_READ_FILE) as an *engine.InputError naming the file; nil
+// for other errors.
+func (r *reader) unreadable(se *Error) *engine.InputError {
+	if m := readFileRE.FindStringSubmatch(se.Msg); m != nil {
+		if k, ok := r.keys[filePathKey(m[1])]; ok {
+			return &engine.InputError{Source: r.src.Ctx, File: k, Msg: se.Error()}
+		}
+	}
+	return nil
 }
 
 // readFileRE finds the file in Spark's FAILED_READ_FILE message.

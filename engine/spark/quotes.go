@@ -3,6 +3,7 @@ package spark
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"regexp"
 
@@ -33,7 +34,14 @@ func (x *execution) unclosedQuote(ctx context.Context, r *reader) (*engine.Input
 	rows, err := x.queryRows(ctx, fmt.Sprintf("SELECT %s, value FROM %s WHERE value RLIKE CAST(X'%s' AS STRING)%s LIMIT 1",
 		fileCol, quoteIdent(name), hex.EncodeToString([]byte(re)), cond))
 	if err != nil {
-		return nil, x.e.wrapErr(ctx, err, "source %s: checking quotes", r.src.Ctx)
+		err = x.e.wrapErr(ctx, err, "source %s: checking quotes", r.src.Ctx)
+		var se *Error
+		if errors.As(err, &se) && ctx.Err() == nil {
+			if ie := r.unreadable(se); ie != nil {
+				return ie, nil
+			}
+		}
+		return nil, err
 	}
 	if err := x.sql(ctx, "DROP VIEW IF EXISTS "+quoteIdent(name), "source %s: checking quotes", r.src.Ctx); err != nil {
 		return nil, err
