@@ -3,6 +3,7 @@ package spark
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
@@ -64,6 +65,9 @@ func (x *execution) staged(ctx context.Context, sinkCtx, loc, format string, hea
 	}
 	if dir, err = filepath.Abs(dir); err != nil {
 		return res, err
+	}
+	if err := respellPartitions(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return res, fmt.Errorf("sink %s: naming partition folders: %w", sinkCtx, err)
 	}
 	sizes := map[string]int64{}
 	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
