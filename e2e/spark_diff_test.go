@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -45,6 +46,17 @@ func zst(t testing.TB, s string) []byte {
 		t.Fatal(err)
 	}
 	return w.EncodeAll([]byte(s), nil)
+}
+
+// sqliteTexts makes a SQLite table t (id, s) of awkward texts and NULL
+// and returns its connection.
+func sqliteTexts(t testing.TB, _ string) string {
+	db := sqltest.New(t, sqldb.SQLite)
+	db.Exec(t, "CREATE TABLE t (id INTEGER PRIMARY KEY, s TEXT)")
+	for i, v := range []any{"", nil, `a"b`, "line1\nline2", `back\`, `\"x`, "NULL", "\r\n", nil, "  pad  ", "\ttab\t"} {
+		db.Exec(t, "INSERT INTO t VALUES (?, ?)", i+1, v)
+	}
+	return db.Connection
 }
 
 func diffJobs(t testing.TB) []diffJob {
@@ -147,15 +159,8 @@ sinks:
 			// A SQL table's texts: an empty text is not NULL, and texts
 			// with quotes, backslashes and line breaks arrive unchanged
 			// (the extract Spark reads has quoted fields spanning lines).
-			name: "sqlite-texts-to-parquet",
-			setup: func(t testing.TB, in string) string {
-				db := sqltest.New(t, sqldb.SQLite)
-				db.Exec(t, "CREATE TABLE t (id INTEGER PRIMARY KEY, s TEXT)")
-				for i, v := range []any{"", nil, `a"b`, "line1\nline2", `back\`, `\"x`, "NULL", "\r\n"} {
-					db.Exec(t, "INSERT INTO t VALUES (?, ?)", i+1, v)
-				}
-				return db.Connection
-			},
+			name:  "sqlite-texts-to-parquet",
+			setup: sqliteTexts,
 			job: func(conn, out string) string {
 				return fmt.Sprintf(`job: diff
 sources:
@@ -171,6 +176,30 @@ sinks:
 `, conn, out)
 			},
 			format: "parquet",
+		},
+		{
+			// The same texts to CSV, partitioned so that the files hold
+			// one column: Spark's CSV writer drops empty lines (a NULL
+			// there was a row lost), and its rows were counted by lines
+			// (a quoted line break counted twice).
+			name:  "sqlite-texts-to-one-column-csv",
+			setup: sqliteTexts,
+			job: func(conn, out string) string {
+				return fmt.Sprintf(`job: diff
+sources:
+  - ctx: t
+    connection: %q
+    table: t
+transforms:
+  split: SELECT s, CAST(id %% 2 AS BIGINT) AS odd FROM t
+sinks:
+  - ctx: out
+    path: %q
+    format: csv
+    partition_by: [odd]
+`, conn, out)
+			},
+			format: "csv", hive: true,
 		},
 		{
 			name: "csv-json-join-to-csv",
@@ -222,7 +251,7 @@ func TestSparkSameOutputAsDuckDB(t *testing.T) {
 			if j.setup != nil {
 				in = j.setup(t, in)
 			}
-			var rows, schemas [2]string
+			var rows, schemas, counts [2]string
 			for i, engine := range []string{"", fmt.Sprintf("engine: {spark: {remote: %q}}", remote)} {
 				dir := t.TempDir()
 				out := filepath.Join(dir, "out")
@@ -236,6 +265,11 @@ func TestSparkSameOutputAsDuckDB(t *testing.T) {
 				if r.code != 0 {
 					t.Fatalf("engine %q: got exit %d, want 0\n%v", engine, r.code, r)
 				}
+				var sum runSummary
+				if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil {
+					t.Fatalf("engine %q: run --json: %v\n%s", engine, err, r.stdout)
+				}
+				counts[i] = fmt.Sprint(sum.Sinks["out"].Rows)
 				files := sinkFiles(t, out)
 				if len(files) == 0 {
 					t.Fatalf("engine %q: no output", engine)
@@ -254,6 +288,9 @@ func TestSparkSameOutputAsDuckDB(t *testing.T) {
 					schemas[i] += queryText(t, "SELECT DISTINCT name, type FROM parquet_schema(["+
 						strings.Join(quoted, ", ")+"]) WHERE type IS NOT NULL ORDER BY ALL")
 				}
+			}
+			if counts[0] != counts[1] {
+				t.Errorf("run --json sinks.out.rows: duckdb %s, spark %s", counts[0], counts[1])
 			}
 			if rows[0] != rows[1] {
 				t.Errorf("rows:\nduckdb %s\nspark  %s", rows[0], rows[1])

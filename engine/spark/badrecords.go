@@ -144,7 +144,7 @@ func (x *execution) rejected(ctx context.Context, r *reader) (int64, error) {
 	if err := x.write(ctx, q, "csv", loc, opts, nil); err != nil {
 		return 0, x.wrap(ctx, err, "source %s: writing rejects", r.src.Ctx)
 	}
-	if _, err := x.staged(ctx, r.src.Ctx, loc, "csv", true); err != nil {
+	if _, err := x.staged(ctx, r.src.Ctx, loc, "csv", opts); err != nil {
 		return 0, err
 	}
 	return n, nil

@@ -213,6 +213,9 @@ func writerOpts(format string, opts map[string]any) (map[string]string, error) {
 		if _, ok := out["header"]; !ok {
 			out["header"] = "true"
 		}
+		// Spark's CSV writer trims the texts it writes by default.
+		out["ignoreLeadingWhiteSpace"] = "false"
+		out["ignoreTrailingWhiteSpace"] = "false"
 	}
 	return out, nil
 }
