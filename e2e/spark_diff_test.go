@@ -132,6 +132,29 @@ sinks:
 			format: "parquet",
 		},
 		{
+			// TIMESTAMP in a transform is zoneless on both engines (DuckDB's
+			// meaning; Spark's own default is its instant type), so the
+			// one job file writes the same Parquet type.
+			name: "csv-cast-timestamp-to-parquet",
+			inputs: map[string][]byte{
+				"t.csv": []byte("id,ts\n1,2024-05-01 10:00:00\n2,2024-05-02 11:30:00.25\n"),
+			},
+			job: func(in, out string) string {
+				return fmt.Sprintf(`job: diff
+sources:
+  - ctx: t
+    path: %q
+transforms:
+  typed: SELECT id, CAST(ts AS TIMESTAMP) AS ts, TIMESTAMP '2024-01-01 00:00:00' AS since FROM t
+sinks:
+  - ctx: out
+    path: %q
+    format: parquet
+`, in, out)
+			},
+			format: "parquet",
+		},
+		{
 			// RFC 4180 quotes: a quote inside a quoted field is doubled
 			// (Spark's default escape, a backslash, kept the quotes in
 			// the text and wrote \" back).
