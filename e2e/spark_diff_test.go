@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/tidemark-etl/tidemark/internal/sparktest"
+	"github.com/tidemark-etl/tidemark/internal/sqltest"
+	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
 )
 
 // diffJob is one job of the differential test: its inputs and its job
@@ -18,7 +21,10 @@ import (
 type diffJob struct {
 	name   string
 	inputs map[string][]byte // key -> content, under the input folder
-	job    func(in, out string) string
+	// setup, when set, prepares more input under the input folder (a
+	// database) and returns what the job function takes as its input.
+	setup func(t testing.TB, in string) string
+	job   func(in, out string) string
 	// format and hive: how the sink's files are read back.
 	format string
 	hive   bool
@@ -40,6 +46,17 @@ func zst(t testing.TB, s string) []byte {
 		t.Fatal(err)
 	}
 	return w.EncodeAll([]byte(s), nil)
+}
+
+// sqliteTexts makes a SQLite table t (id, s) of awkward texts and NULL
+// and returns its connection.
+func sqliteTexts(t testing.TB, _ string) string {
+	db := sqltest.New(t, sqldb.SQLite)
+	db.Exec(t, "CREATE TABLE t (id INTEGER PRIMARY KEY, s TEXT)")
+	for i, v := range []any{"", nil, `a"b`, "line1\nline2", `back\`, `\"x`, "NULL", "\r\n", nil, "  pad  ", "\ttab\t"} {
+		db.Exec(t, "INSERT INTO t VALUES (?, ?)", i+1, v)
+	}
+	return db.Connection
 }
 
 func diffJobs(t testing.TB) []diffJob {
@@ -115,6 +132,99 @@ sinks:
 			format: "parquet",
 		},
 		{
+			// TIMESTAMP in a transform is zoneless on both engines (DuckDB's
+			// meaning; Spark's own default is its instant type), so the
+			// one job file writes the same Parquet type.
+			name: "csv-cast-timestamp-to-parquet",
+			inputs: map[string][]byte{
+				"t.csv": []byte("id,ts\n1,2024-05-01 10:00:00\n2,2024-05-02 11:30:00.25\n"),
+			},
+			job: func(in, out string) string {
+				return fmt.Sprintf(`job: diff
+sources:
+  - ctx: t
+    path: %q
+transforms:
+  typed: SELECT id, CAST(ts AS TIMESTAMP) AS ts, TIMESTAMP '2024-01-01 00:00:00' AS since FROM t
+sinks:
+  - ctx: out
+    path: %q
+    format: parquet
+`, in, out)
+			},
+			format: "parquet",
+		},
+		{
+			// RFC 4180 quotes: a quote inside a quoted field is doubled
+			// (Spark's default escape, a backslash, kept the quotes in
+			// the text and wrote \" back).
+			name: "csv-doubled-quotes-to-csv",
+			inputs: map[string][]byte{
+				"q.csv": []byte("id,name\n1,\"say \"\"hi\"\"\"\n2,\"a,b\"\n3,back\\slash\n4,\"\"\"\"\n" +
+					// Quotes closed on their line: no unclosed quote.
+					"5,\"x,\"\n6,\"q\" \n7,\"long \"\"x\"\" ,y\"\n8,\n"),
+			},
+			job: func(in, out string) string {
+				return fmt.Sprintf(`job: diff
+sources:
+  - ctx: q
+    path: %q
+    format: csv
+sinks:
+  - ctx: out
+    path: %q
+    format: csv
+`, in, out)
+			},
+			format: "csv",
+		},
+		{
+			// A SQL table's texts: an empty text is not NULL, and texts
+			// with quotes, backslashes and line breaks arrive unchanged
+			// (the extract Spark reads has quoted fields spanning lines).
+			name:  "sqlite-texts-to-parquet",
+			setup: sqliteTexts,
+			job: func(conn, out string) string {
+				return fmt.Sprintf(`job: diff
+sources:
+  - ctx: t
+    connection: %q
+    table: t
+transforms:
+  marked: SELECT id, s, s IS NULL AS is_null FROM t
+sinks:
+  - ctx: out
+    path: %q
+    format: parquet
+`, conn, out)
+			},
+			format: "parquet",
+		},
+		{
+			// The same texts to CSV, partitioned so that the files hold
+			// one column: Spark's CSV writer drops empty lines (a NULL
+			// there was a row lost), and its rows were counted by lines
+			// (a quoted line break counted twice).
+			name:  "sqlite-texts-to-one-column-csv",
+			setup: sqliteTexts,
+			job: func(conn, out string) string {
+				return fmt.Sprintf(`job: diff
+sources:
+  - ctx: t
+    connection: %q
+    table: t
+transforms:
+  split: SELECT s, CAST(id %% 2 AS BIGINT) AS odd FROM t
+sinks:
+  - ctx: out
+    path: %q
+    format: csv
+    partition_by: [odd]
+`, conn, out)
+			},
+			format: "csv", hive: true,
+		},
+		{
 			name: "csv-json-join-to-csv",
 			inputs: map[string][]byte{
 				"orders/o.csv": []byte("id,cust,amount\n1,1,10\n2,2,20\n3,1,30\n4,9,40\n"),
@@ -161,7 +271,10 @@ func TestSparkSameOutputAsDuckDB(t *testing.T) {
 			for k, v := range j.inputs {
 				writeFile(t, filepath.Join(in, filepath.FromSlash(k)), v)
 			}
-			var rows, schemas [2]string
+			if j.setup != nil {
+				in = j.setup(t, in)
+			}
+			var rows, schemas, counts [2]string
 			for i, engine := range []string{"", fmt.Sprintf("engine: {spark: {remote: %q}}", remote)} {
 				dir := t.TempDir()
 				out := filepath.Join(dir, "out")
@@ -175,6 +288,11 @@ func TestSparkSameOutputAsDuckDB(t *testing.T) {
 				if r.code != 0 {
 					t.Fatalf("engine %q: got exit %d, want 0\n%v", engine, r.code, r)
 				}
+				var sum runSummary
+				if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil {
+					t.Fatalf("engine %q: run --json: %v\n%s", engine, err, r.stdout)
+				}
+				counts[i] = fmt.Sprint(sum.Sinks["out"].Rows)
 				files := sinkFiles(t, out)
 				if len(files) == 0 {
 					t.Fatalf("engine %q: no output", engine)
@@ -193,6 +311,9 @@ func TestSparkSameOutputAsDuckDB(t *testing.T) {
 					schemas[i] += queryText(t, "SELECT DISTINCT name, type FROM parquet_schema(["+
 						strings.Join(quoted, ", ")+"]) WHERE type IS NOT NULL ORDER BY ALL")
 				}
+			}
+			if counts[0] != counts[1] {
+				t.Errorf("run --json sinks.out.rows: duckdb %s, spark %s", counts[0], counts[1])
 			}
 			if rows[0] != rows[1] {
 				t.Errorf("rows:\nduckdb %s\nspark  %s", rows[0], rows[1])

@@ -182,3 +182,21 @@ func TestSparkSQLTableSource(t *testing.T) {
 		t.Errorf("file rows: ids 1 and 80 are %v, want %v", rowsWithKey(got, "1", "80"), want)
 	}
 }
+
+// TestSparkUseSSL: `use_ssl=true` in the remote means TLS, as in pyspark.
+// The Go client sent it as a header and connected in plain text (TLS only
+// with a token), so a job asking for TLS ran unencrypted; against the
+// tests' plain-text server it now fails to connect, naming the server.
+func TestSparkUseSSL(t *testing.T) {
+	t.Parallel()
+	remote := sparktest.Remote(t)
+	f := newFixture(t, jobOpts{top: []string{fmt.Sprintf("engine: {spark: {remote: %q}}", remote+"/;use_ssl=true")}})
+	f.addCSVs("a", 1, 5)
+	_, r := f.runExpect(1)
+	if !strings.Contains(r.stderr, strings.TrimPrefix(remote, "sc://")) || !strings.Contains(r.stderr, "tls") {
+		t.Errorf("got stderr %q, want a TLS failure naming the server", r.stderr)
+	}
+	if files := f.sinkFiles(); len(files) > 0 {
+		t.Errorf("a run that could not connect published %d files", len(files))
+	}
+}

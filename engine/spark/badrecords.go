@@ -31,14 +31,24 @@ func (x *execution) malformed(ctx context.Context, err error) error {
 		}
 	}
 	// No bad record: a file Spark could not read at all.
-	if m := readFileRE.FindStringSubmatch(se.Msg); m != nil {
-		for _, r := range x.readers {
-			if k, ok := r.keys[filePathKey(m[1])]; ok {
-				return &engine.InputError{Source: r.src.Ctx, File: k, Msg: se.Error()}
-			}
+	for _, r := range x.readers {
+		if ie := r.unreadable(se); ie != nil {
+			return ie
 		}
 	}
 	return err
+}
+
+// unreadable is Spark's error of a file of r that it could not read at
+// all (FAILED_READ_FILE) as an *engine.InputError naming the file; nil
+// for other errors.
+func (r *reader) unreadable(se *Error) *engine.InputError {
+	if m := readFileRE.FindStringSubmatch(se.Msg); m != nil {
+		if k, ok := r.keys[filePathKey(m[1])]; ok {
+			return &engine.InputError{Source: r.src.Ctx, File: k, Msg: se.Error()}
+		}
+	}
+	return nil
 }
 
 // readFileRE finds the file in Spark's FAILED_READ_FILE message.
@@ -127,10 +137,14 @@ func (x *execution) rejected(ctx context.Context, r *reader) (int64, error) {
 	}
 	loc := joinLoc(x.plan.Rejects, r.src.Ctx)
 	q := "SELECT /*+ COALESCE(1) */ file, record FROM (" + bad + ")"
-	if err := x.write(ctx, q, "csv", loc, map[string]string{"header": "true"}, nil); err != nil {
+	opts, err := writerOpts("csv", nil)
+	if err != nil {
+		return 0, err
+	}
+	if err := x.write(ctx, q, "csv", loc, opts, nil); err != nil {
 		return 0, x.wrap(ctx, err, "source %s: writing rejects", r.src.Ctx)
 	}
-	if _, err := x.staged(ctx, r.src.Ctx, loc, "csv", true); err != nil {
+	if _, err := x.staged(ctx, r.src.Ctx, loc, "csv", opts); err != nil {
 		return 0, err
 	}
 	return n, nil

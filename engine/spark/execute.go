@@ -34,11 +34,17 @@ func (x *execution) run(ctx context.Context) (engine.Result, error) {
 		x.readers = append(x.readers, r)
 	}
 	fault.At(fault.MidRead)
+	if err := x.transformTimestamps(ctx, true); err != nil {
+		return res, err
+	}
 	for _, t := range x.plan.Transforms {
 		body := strings.TrimRight(strings.TrimSpace(t.SQL), "; \t\r\n")
 		if err := x.sql(ctx, "CREATE OR REPLACE TEMPORARY VIEW "+quoteIdent(t.Name)+" AS "+sparkSQL(body), "transform %s", t.Name); err != nil {
 			return res, err
 		}
+	}
+	if err := x.transformTimestamps(ctx, false); err != nil {
+		return res, err
 	}
 	if err := x.guard(); err != nil {
 		return res, err
@@ -76,6 +82,28 @@ func (x *execution) run(ctx context.Context) (engine.Result, error) {
 		res.Sources[r.src.Ctx] = sr
 	}
 	return res, nil
+}
+
+// transformTimestamps makes TIMESTAMP in the transforms' SQL (a CAST, a
+// literal) the zoneless kind, as in DuckDB's SQL, while they are defined
+// (on), and Spark's default again for what follows (off). A view keeps
+// the settings it was defined under; sources are read, and their schemas
+// inferred, with Spark's default. A job whose conf sets
+// spark.sql.timestampType keeps it throughout.
+func (x *execution) transformTimestamps(ctx context.Context, on bool) error {
+	if _, set := x.e.opts.Conf["spark.sql.timestampType"]; set || len(x.plan.Transforms) == 0 {
+		return nil // the job's own choice
+	}
+	v := "TIMESTAMP_LTZ"
+	if on {
+		v = "TIMESTAMP_NTZ"
+	}
+	ctx, cancel := x.statementCtx(ctx)
+	defer cancel()
+	if err := x.s.setConf(ctx, "spark.sql.timestampType", v); err != nil {
+		return x.wrap(ctx, err, "setting spark.sql.timestampType")
+	}
+	return nil
 }
 
 // from is the view a sink reads: its From, else the last transform, else

@@ -190,6 +190,7 @@ func readerOpts(format string, opts map[string]any) (map[string]string, error) {
 		return nil, err
 	}
 	if format == "csv" {
+		csvEscape(out)
 		if _, ok := out["header"]; !ok {
 			out["header"] = "true"
 		}
@@ -208,11 +209,29 @@ func writerOpts(format string, opts map[string]any) (map[string]string, error) {
 		return nil, err
 	}
 	if format == "csv" {
+		csvEscape(out)
 		if _, ok := out["header"]; !ok {
 			out["header"] = "true"
 		}
+		// Spark's CSV writer trims the texts it writes by default.
+		out["ignoreLeadingWhiteSpace"] = "false"
+		out["ignoreTrailingWhiteSpace"] = "false"
 	}
 	return out, nil
+}
+
+// csvEscape makes a quote inside a quoted CSV field a doubled quote
+// (RFC 4180, DuckDB's default: escape is the quote) unless the job names
+// an escape; Spark's own default, a backslash, reads `"a ""b"""` as the
+// text `"a ""b"""` and writes `"a \"b\""`.
+func csvEscape(out map[string]string) {
+	if _, ok := out["escape"]; ok {
+		return
+	}
+	out["escape"] = `"`
+	if q, ok := out["quote"]; ok {
+		out["escape"] = q
+	}
 }
 
 // ValidateSourceOptions checks a source's format and reader options.

@@ -17,6 +17,13 @@ const (
 	fileCol    = "_tidemark_file"
 )
 
+// extractNull is the nullValue a SQL table's extract is read with: Spark
+// reads an unquoted empty field as the parser's nullValue and a quoted
+// one as the empty text, then takes a field equal to nullValue for NULL.
+// With the default nullValue (empty) both were NULL; with a text no
+// extract holds (a NUL) only the unquoted one is.
+const extractNull = "\x00"
+
 // reader is one source of the plan as Spark reads it.
 type reader struct {
 	src    *engine.Source
@@ -40,6 +47,12 @@ func (x *execution) openSource(ctx context.Context, src *engine.Source, n int) (
 	opts, err := readerOpts(src.Format, src.Options)
 	if err != nil {
 		return nil, fmt.Errorf("source %s: %w", src.Ctx, err)
+	}
+	if src.Exact && src.Format == "csv" {
+		// tidemark's own extract (a SQL table): its quoted texts may span
+		// lines, and a quoted empty text is not NULL.
+		opts["multiLine"] = "true"
+		opts["nullValue"] = extractNull
 	}
 	r := &reader{src: src, n: n, opts: opts, keys: map[string]string{}}
 	if err := x.needS3(ctx, src); err != nil {
@@ -70,6 +83,14 @@ func (x *execution) openSource(ctx context.Context, src *engine.Source, n int) (
 	r.rejects = x.plan.OnBadRecord != engine.BadFail && x.plan.OnBadRecord != "" && src.Format != "parquet"
 	if len(r.paths) == 0 {
 		return r, x.emptyView(ctx, r)
+	}
+	if src.Format == "csv" && !src.Exact {
+		if ie, err := x.unclosedQuote(ctx, r); err != nil || ie != nil {
+			if ie != nil {
+				return nil, ie
+			}
+			return nil, err
+		}
 	}
 	if src.Schema == nil {
 		if err := x.infer(ctx, r); err != nil {

@@ -2,16 +2,21 @@ package spark
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -65,7 +70,7 @@ func connect(ctx context.Context, remote string, timeout time.Duration) (*sessio
 	if err != nil {
 		return nil, fmt.Errorf("spark remote %s: %w", shown, err)
 	}
-	conn, err := b.Build(ctx)
+	conn, err := dial(ctx, b)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to spark at %s: %w", shown, err)
 	}
@@ -99,6 +104,29 @@ func connect(ctx context.Context, remote string, timeout time.Duration) (*sessio
 		return nil, fmt.Errorf("connecting to spark at %s: %w", shown, cleanError(err))
 	}
 	return s, nil
+}
+
+// dial makes the connection. The Go client takes use_ssl for a header and
+// uses TLS only with a token: use_ssl=true without one would connect in
+// plain text. Here use_ssl=true means TLS (system roots), as in pyspark;
+// the parameter is not sent as a header.
+func dial(ctx context.Context, b *channel.BaseBuilder) (*grpc.ClientConn, error) {
+	ssl := false
+	for k, v := range b.Headers() {
+		if strings.EqualFold(k, "use_ssl") {
+			ssl = ssl || strings.EqualFold(v, "true")
+			delete(b.Headers(), k)
+		}
+	}
+	if !ssl || b.Token() != "" {
+		return b.Build(ctx)
+	}
+	roots, err := x509.SystemCertPool()
+	if err != nil {
+		return nil, err
+	}
+	return grpc.NewClient(net.JoinHostPort(b.Host(), strconv.Itoa(b.Port())), grpc.WithAuthority(b.Host()),
+		grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{RootCAs: roots})))
 }
 
 // query runs a query and returns its rows: for small results only.

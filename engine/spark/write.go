@@ -3,11 +3,13 @@ package spark
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -25,11 +27,48 @@ func (x *execution) writeSink(ctx context.Context, s *engine.Sink) (engine.SinkR
 	if err != nil {
 		return engine.SinkResult{}, fmt.Errorf("sink %s: %w", s.Ctx, err)
 	}
+	if err := x.nullLines(ctx, s, from, opts); err != nil {
+		return engine.SinkResult{}, x.wrap(ctx, err, "sink %s: reading the columns of %s", s.Ctx, from)
+	}
 	q := "SELECT * FROM " + quoteIdent(from)
 	if err := x.write(ctx, q, s.Format, s.Location, opts, s.PartitionBy); err != nil {
 		return engine.SinkResult{}, x.wrap(ctx, err, "sink %s: writing", s.Ctx)
 	}
-	return x.staged(ctx, s.Ctx, s.Location, s.Format, opts["header"] == "true")
+	return x.staged(ctx, s.Ctx, s.Location, s.Format, opts)
+}
+
+// nullLines sets a CSV sink's nullValue to an empty quoted text when its
+// files hold one column and the job names none: Spark's CSV writer drops
+// every empty line, so a NULL of a single column (an empty line, as the
+// DuckDB engine writes it) would be a row lost. A quoted empty text reads
+// back as NULL with DuckDB's and Spark's defaults.
+func (x *execution) nullLines(ctx context.Context, s *engine.Sink, from string, opts map[string]string) error {
+	if s.Format != "csv" {
+		return nil
+	}
+	if _, ok := opts["nullValue"]; ok {
+		return nil
+	}
+	rows, err := x.queryRows(ctx, "DESCRIBE "+quoteIdent(from))
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, r := range rows {
+		name, _ := r[0].(string)
+		if name == "" || strings.HasPrefix(name, "#") || slices.ContainsFunc(s.PartitionBy, func(p string) bool { return strings.EqualFold(p, name) }) {
+			continue
+		}
+		n++
+	}
+	if n == 1 {
+		q, ok := opts["quote"]
+		if !ok {
+			q = `"`
+		}
+		opts["nullValue"] = q + q
+	}
+	return nil
 }
 
 // write writes the rows of query q under loc (checked by guard) with save
@@ -56,7 +95,7 @@ func (x *execution) write(ctx context.Context, q, format, loc string, opts map[s
 // staged removes Spark's own files under loc (_SUCCESS, .crc, what a
 // committer may leave), then lists the data files with their sizes and
 // rows, counted by Spark.
-func (x *execution) staged(ctx context.Context, sinkCtx, loc, format string, header bool) (engine.SinkResult, error) {
+func (x *execution) staged(ctx context.Context, sinkCtx, loc, format string, opts map[string]string) (engine.SinkResult, error) {
 	var res engine.SinkResult
 	dir, err := engine.LocalPath(loc)
 	if err != nil {
@@ -64,6 +103,9 @@ func (x *execution) staged(ctx context.Context, sinkCtx, loc, format string, hea
 	}
 	if dir, err = filepath.Abs(dir); err != nil {
 		return res, err
+	}
+	if err := respellPartitions(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return res, fmt.Errorf("sink %s: naming partition folders: %w", sinkCtx, err)
 	}
 	sizes := map[string]int64{}
 	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -97,7 +139,7 @@ func (x *execution) staged(ctx context.Context, sinkCtx, loc, format string, hea
 	if err != nil {
 		return res, fmt.Errorf("sink %s: listing what spark wrote: %w", sinkCtx, err)
 	}
-	rows, err := x.fileRows(ctx, dir, format, header)
+	rows, err := x.fileRows(ctx, dir, format, opts)
 	if err != nil {
 		return res, x.wrap(ctx, err, "sink %s: counting rows written", sinkCtx)
 	}
@@ -112,18 +154,34 @@ func (x *execution) staged(ctx context.Context, sinkCtx, loc, format string, hea
 }
 
 // fileRows counts the rows of each file Spark wrote under dir, by file
-// (relative path): Parquet from the footers, CSV and JSON Lines by lines
-// (less a header line per CSV file with a header).
-func (x *execution) fileRows(ctx context.Context, dir, format string, header bool) (map[string]int64, error) {
+// (relative path): Parquet from the footers, JSON Lines by lines, CSV read
+// back as written (opts: its delimiter, quote, escape and header), across
+// lines, for a quoted text may hold a line break.
+func (x *execution) fileRows(ctx context.Context, dir, format string, opts map[string]string) (map[string]int64, error) {
 	path, err := sparkPath(dir, true)
 	if err != nil {
 		return nil, err
 	}
-	reader := "text"
-	if format == "parquet" {
-		reader = "parquet"
+	var rows [][]any
+	if format == "csv" {
+		ro := map[string]string{"multiLine": "true", "header": "false"}
+		for _, k := range []string{"sep", "quote", "escape", "header"} {
+			if v, ok := opts[k]; ok {
+				ro[k] = v
+			}
+		}
+		name := "_tidemark_written"
+		if err := x.createRead(ctx, name, "csv", "", ro, []string{path}, true); err != nil {
+			return nil, err
+		}
+		rows, err = x.queryRows(ctx, fmt.Sprintf("SELECT %s, count(*) FROM %s GROUP BY 1", fileCol, name))
+	} else {
+		reader := "text"
+		if format == "parquet" {
+			reader = "parquet"
+		}
+		rows, err = x.queryRows(ctx, fmt.Sprintf("SELECT _metadata.file_path, count(*) FROM %s.%s GROUP BY 1", reader, quoteIdent(path)))
 	}
-	rows, err := x.queryRows(ctx, fmt.Sprintf("SELECT _metadata.file_path, count(*) FROM %s.%s GROUP BY 1", reader, quoteIdent(path)))
 	if err != nil {
 		return nil, err
 	}
@@ -138,11 +196,7 @@ func (x *execution) fileRows(ctx context.Context, dir, format string, header boo
 		if err != nil {
 			return nil, err
 		}
-		n := toInt(r[1])
-		if header && format == "csv" && n > 0 {
-			n--
-		}
-		out[filepath.ToSlash(rel)] = n
+		out[filepath.ToSlash(rel)] = toInt(r[1])
 	}
 	return out, nil
 }
