@@ -86,6 +86,9 @@ func (x *execution) writeSink(ctx context.Context, s *engine.Sink) (engine.SinkR
 	} else {
 		files, err = x.copyText(ctx, stmt, dir, s, opts, len(cols)-len(parts))
 	}
+	if clash := x.nullFolderClash(ctx, s, parts, dir); clash != nil {
+		return res, clash
+	}
 	if err != nil {
 		return res, x.sinkError(ctx, err, s)
 	}
@@ -101,6 +104,50 @@ func (x *execution) writeSink(ctx context.Context, s *engine.Sink) (engine.SinkR
 	}
 	removeEmptyDirs(dir)
 	return res, nil
+}
+
+// hiveNull names the folder of a partition column's NULLs, as DuckDB
+// writes it and Hive-style readers read it.
+const hiveNull = "__HIVE_DEFAULT_PARTITION__"
+
+// nullFolderClash fails a partitioned sink whose partition column holds
+// the text __HIVE_DEFAULT_PARTITION__: DuckDB writes it into the folder of
+// the column's NULLs, where one file can overwrite the other (rows lost
+// after the commit) and every reader reads it back as NULL. Only a write
+// that made such a folder pays for the query.
+func (x *execution) nullFolderClash(ctx context.Context, s *engine.Sink, parts []string, dir string) error {
+	var made []string
+	for _, p := range parts {
+		if hasDir(dir, p+"="+hiveNull) {
+			made = append(made, p)
+		}
+	}
+	for _, p := range made {
+		var n int64
+		q := fmt.Sprintf("SELECT count(*) FROM %s WHERE CAST(%s AS VARCHAR) = %s", ident(s.From), ident(p), literal(hiveNull))
+		if err := x.c.QueryRowContext(ctx, q).Scan(&n); err != nil {
+			return wrap(ctx, err, x.readers, "sink %s: checking partition column %s", s.Ctx, p)
+		}
+		if n > 0 {
+			return fmt.Errorf("sink %s: partition column %s holds the text %q in %d rows: that is the name of the folder of "+
+				"its NULLs, so those rows would be read back as NULL, and written into one folder with them; "+
+				"map the text to another value in a transform", s.Ctx, p, hiveNull, n)
+		}
+	}
+	return nil
+}
+
+// hasDir reports whether a folder named name is anywhere under dir.
+func hasDir(dir, name string) bool {
+	found := false
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && d.Name() == name {
+			found = true
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return found
 }
 
 // sinkError explains a failed COPY: errors that name an input file become
@@ -244,6 +291,10 @@ func (x *execution) copyParquet(ctx context.Context, stmt, dir string) ([]engine
 		}
 		n, _ := toInt(vals[idx["count"]])
 		size, _ := toInt(vals[idx["file_size_bytes"]])
+		if slices.ContainsFunc(files, func(f engine.StagedFile) bool { return f.Path == rel }) {
+			// Two partitions wrote one file: one overwrote the other.
+			return nil, fmt.Errorf("COPY reported the file %s twice: two partitions were written into it, one over the other", rel)
+		}
 		files = append(files, engine.StagedFile{Path: rel, Rows: n, Bytes: size})
 	}
 	return files, rows.Err()
