@@ -31,8 +31,10 @@ func (x *execution) unclosedQuote(ctx context.Context, r *reader) (*engine.Input
 	if c := r.opts["comment"]; c != "" {
 		cond = fmt.Sprintf(" AND NOT startswith(value, CAST(X'%s' AS STRING))", hex.EncodeToString([]byte(c)))
 	}
-	rows, err := x.queryRows(ctx, fmt.Sprintf("SELECT %s, value FROM %s WHERE value RLIKE CAST(X'%s' AS STRING)%s LIMIT 1",
-		fileCol, quoteIdent(name), hex.EncodeToString([]byte(re)), cond))
+	// Only a line with a quote can open one: the cheap test first, so
+	// that the expression runs on those lines alone.
+	rows, err := x.queryRows(ctx, fmt.Sprintf("SELECT %s, value FROM %s WHERE instr(value, CAST(X'%s' AS STRING)) > 0 AND value RLIKE CAST(X'%s' AS STRING)%s LIMIT 1",
+		fileCol, quoteIdent(name), hex.EncodeToString([]byte(quoteOf(r.opts))), hex.EncodeToString([]byte(re)), cond))
 	if err != nil {
 		err = x.e.wrapErr(ctx, err, "source %s: checking quotes", r.src.Ctx)
 		var se *Error
@@ -56,6 +58,14 @@ func (x *execution) unclosedQuote(ctx context.Context, r *reader) (*engine.Input
 			"fix the quote (or set quote: '' if the file does not quote): " + clip(line)}, nil
 }
 
+// quoteOf is the quote character of Spark's CSV options opts.
+func quoteOf(opts map[string]string) string {
+	if q, ok := opts["quote"]; ok {
+		return q
+	}
+	return `"`
+}
+
 // openQuoteRE is a Java regular expression matching a CSV line (Spark's
 // options opts) whose fields, read from the start, end in a quoted field
 // that is not closed; "" when it cannot be said (no quoting, a delimiter
@@ -63,12 +73,9 @@ func (x *execution) unclosedQuote(ctx context.Context, r *reader) (*engine.Input
 // repeat per escape or field, not per character, so long lines do not
 // exhaust the regex engine's stack.
 func openQuoteRE(opts map[string]string) string {
-	d, q, e := opts["sep"], opts["quote"], opts["escape"]
+	d, q, e := opts["sep"], quoteOf(opts), opts["escape"]
 	if d == "" {
 		d = ","
-	}
-	if _, ok := opts["quote"]; !ok {
-		q = `"`
 	}
 	if e == "" {
 		e = `\`
