@@ -62,11 +62,7 @@ func (x *execution) nullLines(ctx context.Context, s *engine.Sink, from string, 
 		n++
 	}
 	if n == 1 {
-		q, ok := opts["quote"]
-		if !ok {
-			q = `"`
-		}
-		opts["nullValue"] = q + q
+		opts["nullValue"] = quoteOf(opts) + quoteOf(opts)
 	}
 	return nil
 }
