@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"strings"
 	"time"
 )
 
@@ -71,6 +72,19 @@ type Table struct {
 	// wrote the version, the run that registered it).
 	Parameters map[string]string `json:"parameters,omitempty"`
 	UpdatedAt  time.Time         `json:"updated_at"` // set by the store
+}
+
+// Option returns the table's reader option under the first of names it
+// has, names matched in any case (false if none is set).
+func (t Table) Option(names ...string) (string, bool) {
+	for _, n := range names {
+		for k, v := range t.Options {
+			if strings.EqualFold(k, n) {
+				return v, true
+			}
+		}
+	}
+	return "", false
 }
 
 // Partition is one partition of a table. Values are in the order of the

@@ -51,28 +51,16 @@ func columnTypes(t catalog.Table, typeOf func(bookmark.Type) (string, error)) ([
 	return out, nil
 }
 
-// option returns t's reader option under any of names ("" if unset).
-func option(t catalog.Table, names ...string) (string, bool) {
-	for _, n := range names {
-		for k, v := range t.Options {
-			if strings.EqualFold(k, n) {
-				return v, true
-			}
-		}
-	}
-	return "", false
-}
-
 // header reports whether a CSV table's files start with a header row
 // (the reader's default: yes).
 func header(t catalog.Table) bool {
-	v, ok := option(t, "header")
+	v, ok := t.Option("header")
 	return !ok || strings.EqualFold(v, "true")
 }
 
 // delimiter is a CSV table's field delimiter (default ",").
 func delimiter(t catalog.Table) string {
-	if v, ok := option(t, "delim", "delimiter", "sep"); ok {
+	if v, ok := t.Option("delim", "delimiter", "sep"); ok {
 		return v
 	}
 	return ","

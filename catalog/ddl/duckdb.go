@@ -50,7 +50,7 @@ func duckDB(t catalog.Table) ([]string, error) {
 			{"quote", []string{"quote"}}, {"escape", []string{"escape"}}, {"nullstr", []string{"nullstr"}},
 			{"dateformat", []string{"dateformat", "date_format"}}, {"timestampformat", []string{"timestampformat", "timestamp_format"}},
 		} {
-			if v, ok := option(t, o.names...); ok && !(byName && strings.HasSuffix(o.duck, "format")) {
+			if v, ok := t.Option(o.names...); ok && !(byName && strings.HasSuffix(o.duck, "format")) {
 				args = append(args, o.duck+" = "+duckdb.Literal(v))
 			}
 		}
@@ -115,9 +115,9 @@ func textAs(t catalog.Table, c catalog.Column, ident string) string {
 	var ok bool
 	switch {
 	case c.Type == "DATE":
-		format, ok = option(t, "dateformat", "date_format")
+		format, ok = t.Option("dateformat", "date_format")
 	case strings.HasPrefix(c.Type, "TIMESTAMP"):
-		format, ok = option(t, "timestampformat", "timestamp_format")
+		format, ok = t.Option("timestampformat", "timestamp_format")
 	}
 	if !ok {
 		return ident

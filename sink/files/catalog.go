@@ -184,21 +184,19 @@ func readerMismatch(cur, want catalog.Table) string {
 	if cur.Format != "csv" {
 		return ""
 	}
-	opt := func(t catalog.Table, def string, names ...string) (string, bool) {
-		for k, v := range t.Options {
-			if slices.Contains(names, strings.ToLower(k)) {
-				return v, true
-			}
+	opt := func(t catalog.Table, def string, names ...string) string {
+		if v, ok := t.Option(names...); ok {
+			return v
 		}
-		return def, false
+		return def
 	}
-	if d, ok := opt(cur, "", "delim", "delimiter", "sep"); ok {
-		if w, _ := opt(want, ",", "delim", "delimiter", "sep"); w != d {
+	if d, ok := cur.Option("delim", "delimiter", "sep"); ok {
+		if w := opt(want, ",", "delim", "delimiter", "sep"); w != d {
 			return fmt.Sprintf("the table's CSV files are read with delimiter %q, the sink writes %q", d, w)
 		}
 	}
-	if h, ok := opt(cur, "", "header"); ok {
-		w, _ := opt(want, "true", "header")
+	if h, ok := cur.Option("header"); ok {
+		w := opt(want, "true", "header")
 		hb, err1 := strconv.ParseBool(h)
 		wb, err2 := strconv.ParseBool(w)
 		if err1 != nil || err2 != nil || hb != wb {
