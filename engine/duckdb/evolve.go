@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/engine"
 )
 
 // Schema evolution (engine.Source.SchemaEvolution) for CSV and JSON Lines.
@@ -90,9 +91,13 @@ func (r *reader) evolveText(ctx context.Context, c *sql.Conn) error {
 			return err
 		}
 		for _, k := range keys {
-			if _, ok := known[strings.ToLower(k.name)]; !ok && !r.isHiveName(k.name) {
-				note(k.name, k.paths...)
+			if _, ok := known[strings.ToLower(k.name)]; ok {
+				continue
 			}
+			if r.isHiveName(k.name) {
+				return r.hiveClash(k)
+			}
+			note(k.name, k.paths...)
 		}
 	}
 	switch r.evolution() {
@@ -132,6 +137,47 @@ func (r *reader) evolveText(ctx context.Context, c *sql.Conn) error {
 	}
 	r.refreshChunks()
 	return nil
+}
+
+// checkJSONKeys fails a JSON source under schema_evolution fail when an
+// object has a key its schema lacks (DuckDB's read_json with columns
+// ignores such keys: the values would be dropped without a word), or a key
+// named like a partition folder. It costs one pass over the files' objects
+// (json_keys), as evolving modes pay. Files outside a first run's
+// inference sample are checked against the inferred schema the same way.
+func (r *reader) checkJSONKeys(ctx context.Context, c *sql.Conn) error {
+	if len(r.in.paths) == 0 || len(r.data) == 0 {
+		return nil
+	}
+	keys, err := r.jsonKeys(ctx, c)
+	if err != nil {
+		return err
+	}
+	known := r.dataIndex()
+	for _, k := range keys {
+		if _, ok := known[strings.ToLower(k.name)]; ok {
+			continue
+		}
+		if r.isHiveName(k.name) {
+			return r.hiveClash(k)
+		}
+		names := make([]string, len(r.data))
+		for i, col := range r.data {
+			names[i] = col.Name
+		}
+		return &engine.InputError{Source: r.src.Ctx, File: r.in.keyOf(k.paths[0]), Column: k.name,
+			Msg: fmt.Sprintf("an object has key %s, which is not in the source's schema (%s) "+
+				"(set the source's schema_evolution to add_new_columns, rescue or none to read new keys)",
+				k.name, strings.Join(names, ", "))}
+	}
+	return nil
+}
+
+// hiveClash is the error for a JSON key named like a partition folder.
+func (r *reader) hiveClash(k jsonKey) error {
+	return &engine.InputError{Source: r.src.Ctx, File: r.in.keyOf(k.paths[0]), Column: k.name,
+		Msg: "an object has a key named like its partition folder (" + k.name + "=...); one of the two values would be lost: " +
+			"rename the key or the folder, or set hive_partitioning: false"}
 }
 
 // refreshChunks gives each chunk's columns the schema's types (a CSV

@@ -204,3 +204,46 @@ func TestHiveFormats(t *testing.T) {
 		})
 	}
 }
+
+// TestFileColumnNamedLikePartitionFolder: a file column named like its
+// key=value folder fails the source, naming the file and the column; one
+// of the two values would otherwise be lost.
+func TestFileColumnNamedLikePartitionFolder(t *testing.T) {
+	e := newEngine(t)
+	root := t.TempDir()
+	for _, c := range []struct {
+		format string
+		ok, in engine.Input // ok has no such column; in has it
+	}{
+		{"csv", input(t, root, "c/region=eu/a.csv", []byte("id,amount\n1,10\n")),
+			input(t, root, "c/region=eu/b.csv", []byte("id,REGION,amount\n2,us,20\n"))},
+		{"json", input(t, root, "j/region=eu/a.json", []byte(`{"id":1}`+"\n")),
+			input(t, root, "j/region=eu/b.json", []byte(`{"id":2,"region":"us"}`+"\n"))},
+		{"parquet", writeParquet(t, root, "p/region=eu/a.parquet", "SELECT 1 AS id"),
+			writeParquet(t, root, "p/region=eu/b.parquet", "SELECT 2 AS id, 'us' AS region")},
+	} {
+		t.Run(c.format, func(t *testing.T) {
+			plan := func(files ...engine.Input) engine.Plan {
+				return engine.Plan{
+					Sources: []engine.Source{{Ctx: "src", Format: c.format, Hive: true, Files: files}},
+					Sinks:   []engine.Sink{{Ctx: "snk", Format: "parquet", Location: filepath.Join(t.TempDir(), "out")}},
+				}
+			}
+			_, err := e.Execute(t.Context(), plan(c.ok, c.in))
+			ie := inputError(t, err)
+			equal(t, "file", ie.File, c.in.Key)
+			if !strings.EqualFold(ie.Column, "region") {
+				t.Errorf("column = %q, want region", ie.Column)
+			}
+			// A later run with the recorded schema meets the column too.
+			res := execute(t, e, plan(c.ok))
+			p := plan(c.in)
+			p.Sources[0].Schema = res.Sources["src"].Schema
+			_, err = e.Execute(t.Context(), p)
+			if err == nil {
+				t.Fatalf("a file with a column named like its partition folder was read with the recorded schema")
+			}
+			t.Logf("recorded schema: %v", err)
+		})
+	}
+}

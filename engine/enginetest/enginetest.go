@@ -37,6 +37,7 @@ func Run(t *testing.T, c Config) {
 	t.Run("Compressed", s.testCompressed)
 	t.Run("Hive", s.testHive)
 	t.Run("Schema", s.testSchema)
+	t.Run("NothingDropped", s.testNothingDropped)
 	t.Run("Transforms", s.testTransforms)
 	t.Run("Partitioned", s.testPartitioned)
 	t.Run("Split", s.testSplit)

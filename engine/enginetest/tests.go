@@ -133,6 +133,77 @@ func (s *suite) testSchema(t *testing.T) {
 	equal(t, "inferred nested schema", fmt.Sprint(inferredNested.Schema), fmt.Sprint(recorded))
 }
 
+// testNothingDropped: under schema_evolution fail (the default, and the
+// only mode an engine without Caps.SchemaEvolution reads), a JSON key the
+// schema lacks fails the source, naming file and key, on a run with a
+// recorded schema and on a first run whose key is outside what inference
+// sampled; and a file column named like its key=value folder fails it in
+// every format. A read that kept one of the two values, or ignored the
+// key, would change data without a word.
+func (s *suite) testNothingDropped(t *testing.T) {
+	e := s.engine(t)
+	root := t.TempDir()
+	fail := func(t *testing.T, src engine.Source, file, column string) {
+		t.Helper()
+		_, err := e.Execute(t.Context(), engine.Plan{Sources: []engine.Source{src}, Sinks: []engine.Sink{sink(t, "out", src.Ctx, "csv")}})
+		var ie *engine.InputError
+		if !errors.As(err, &ie) {
+			t.Fatalf("got error %v, want an *engine.InputError naming %s", err, file)
+		}
+		equal(t, "file", ie.File, file)
+		if column != "" {
+			equal(t, "column", strings.ToLower(ie.Column), column)
+		}
+	}
+	schema := []bookmark.Column{{Name: "id", Type: "BIGINT"}, {Name: "amount", Type: "DOUBLE"}}
+	t.Run("new_json_key", func(t *testing.T) {
+		fail(t, engine.Source{Ctx: "j", Format: "json", Schema: schema, Files: []engine.Input{
+			input(t, root, "mon.json", []byte(`{"id":1,"amount":2.5}`+"\n")),
+			input(t, root, "thu.json", []byte(`{"id":2,"amount":3}`+"\n"+`{"id":3,"amount":1,"coupon":"X"}`+"\n")),
+		}}, "thu.json", "coupon")
+	})
+	t.Run("json_key_outside_the_sample", func(t *testing.T) {
+		var files []engine.Input
+		for i := range 40 {
+			files = append(files, input(t, root, fmt.Sprintf("s/%02d.json", i), []byte(`{"id":1,"amount":2.5}`+"\n")))
+		}
+		// Inference samples 32 of 40 files spread over the list: the
+		// fifth is not one of them.
+		files[4] = input(t, root, "s/04.json", []byte(`{"id":1,"amount":2.5,"coupon":"X"}`+"\n"))
+		fail(t, engine.Source{Ctx: "j", Format: "json", Files: files}, "s/04.json", "coupon")
+	})
+	t.Run("column_named_like_partition", func(t *testing.T) {
+		pq := s.parquetIn(t, e, "x.parquet", "id,region\n1,us\n")
+		src, err := engine.LocalPath(pq.Location)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// column: where the engine names it (Spark's CSV reader says the
+		// header has one field more than the schema).
+		for _, c := range []struct {
+			format, key, column string
+			content             []byte
+		}{
+			{"csv", "c/region=eu/a.csv", "", []byte("id,region\n1,us\n")},
+			{"json", "j/region=eu/a.json", "region", []byte(`{"id":1,"region":"us"}` + "\n")},
+			{"parquet", "p/region=eu/a.parquet", "", data},
+		} {
+			files := []engine.Input{input(t, root, c.key, c.content)}
+			t.Run(c.format+"/first_run", func(t *testing.T) {
+				fail(t, engine.Source{Ctx: "h", Format: c.format, Hive: true, Files: files}, c.key, c.column)
+			})
+			t.Run(c.format+"/recorded", func(t *testing.T) {
+				recorded := []bookmark.Column{{Name: "id", Type: "BIGINT"}, {Name: "region", Type: "VARCHAR"}}
+				fail(t, engine.Source{Ctx: "h", Format: c.format, Hive: true, Files: files, Schema: recorded}, c.key, "")
+			})
+		}
+	})
+}
+
 // testTransforms defines transforms over two sources and over an earlier
 // transform; sources read only through transforms are still counted.
 func (s *suite) testTransforms(t *testing.T) {

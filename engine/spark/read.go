@@ -92,12 +92,24 @@ func (x *execution) openSource(ctx context.Context, src *engine.Source, n int) (
 			return nil, err
 		}
 	}
+	if ie, err := x.parquetHiveClash(ctx, r); err != nil || ie != nil {
+		if ie != nil {
+			return nil, ie
+		}
+		return nil, err
+	}
 	if src.Schema == nil {
 		if err := x.infer(ctx, r); err != nil {
 			return nil, err
 		}
 	} else {
 		r.schema = src.Schema
+	}
+	if ie, err := x.unknownJSONKey(ctx, r); err != nil || ie != nil {
+		if ie != nil {
+			return nil, ie
+		}
+		return nil, err
 	}
 	return r, x.createViews(ctx, r)
 }

@@ -1,0 +1,159 @@
+package spark
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/tidemark-etl/tidemark/engine"
+)
+
+// unknownJSONKey finds a top-level key of r's JSON objects that its
+// settled schema lacks, or one named like a key=value folder of its files,
+// and returns it as an *engine.InputError (nil when there is none).
+// Spark's JSON reader given a schema ignores other keys, so their values
+// would be dropped without a word; inference reads a sample, so a first
+// run is checked against what it inferred. One pass over the files as
+// text; only the first such key comes back.
+func (x *execution) unknownJSONKey(ctx context.Context, r *reader) (*engine.InputError, error) {
+	if r.src.Format != "json" || len(r.paths) == 0 {
+		return nil, nil
+	}
+	hive := hiveNames(r.src)
+	var known []string
+	for _, c := range r.schema {
+		if l := strings.ToLower(c.Name); !hive[l] {
+			known = append(known, hexString(l))
+		}
+	}
+	if len(known) == 0 {
+		return nil, nil
+	}
+	name := fmt.Sprintf("_tidemark_objects_%d", r.n)
+	if err := x.createRead(ctx, name, "text", "", map[string]string{}, r.paths, true); err != nil {
+		return nil, x.e.wrapErr(ctx, err, "source %s: checking the objects' keys", r.src.Ctx)
+	}
+	rows, err := x.queryRows(ctx, fmt.Sprintf("SELECT f, k FROM (SELECT %s AS f, explode(json_object_keys(value)) AS k FROM %s) WHERE lower(k) NOT IN (%s) LIMIT 1",
+		fileCol, quoteIdent(name), strings.Join(known, ", ")))
+	if err != nil {
+		err = x.e.wrapErr(ctx, err, "source %s: checking the objects' keys", r.src.Ctx)
+		var se *Error
+		if errors.As(err, &se) && ctx.Err() == nil {
+			if ie := r.unreadable(se); ie != nil {
+				return ie, nil
+			}
+		}
+		return nil, err
+	}
+	if err := x.sql(ctx, "DROP VIEW IF EXISTS "+quoteIdent(name), "source %s: checking the objects' keys", r.src.Ctx); err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	file, _ := rows[0][0].(string)
+	key, _ := rows[0][1].(string)
+	ie := &engine.InputError{Source: r.src.Ctx, File: r.key(file), Column: key}
+	if hive[strings.ToLower(key)] {
+		ie.Msg = "an object has a key named like its partition folder (" + key + "=...); one of the two values would be lost: " +
+			"rename the key or the folder, or set hive_partitioning: false"
+		return ie, nil
+	}
+	names := make([]string, 0, len(r.schema))
+	for _, c := range r.schema {
+		if !hive[strings.ToLower(c.Name)] {
+			names = append(names, c.Name)
+		}
+	}
+	ie.Msg = fmt.Sprintf("an object has key %s, which is not in the source's schema (%s) "+
+		"(the spark engine reads schema_evolution fail only: add the key to the files' schema by hand or read it with the duckdb engine)",
+		key, strings.Join(names, ", "))
+	return ie, nil
+}
+
+// hiveNames is the lowercase names of the key=value folders of src's
+// files (none unless src.Hive).
+func hiveNames(src *engine.Source) map[string]bool {
+	out := map[string]bool{}
+	if !src.Hive {
+		return out
+	}
+	for _, in := range src.Files {
+		for _, seg := range strings.Split(path.Dir(in.Key), "/") {
+			if k, _, ok := strings.Cut(seg, "="); ok && k != "" {
+				out[strings.ToLower(k)] = true
+			}
+		}
+	}
+	return out
+}
+
+// hexString is s as a Spark SQL string literal that needs no escaping.
+func hexString(s string) string {
+	return fmt.Sprintf("CAST(X'%s' AS STRING)", hex.EncodeToString([]byte(s)))
+}
+
+// parquetHiveClash finds a column of r's Parquet files named like a
+// key=value folder of theirs and returns it as an *engine.InputError (nil
+// when there is none): Spark reads such a column as the partition column,
+// and one of the two values is lost. The files' footers are read without
+// partition discovery (mergeSchema, so every file counts); on a clash each
+// file's own is read until one has the column, for the message.
+func (x *execution) parquetHiveClash(ctx context.Context, r *reader) (*engine.InputError, error) {
+	hive := hiveNames(r.src)
+	if r.src.Format != "parquet" || len(r.paths) == 0 || len(hive) == 0 {
+		return nil, nil
+	}
+	columns := func(paths []string, merge string) ([]string, error) {
+		name := fmt.Sprintf("_tidemark_footers_%d", r.n)
+		if err := x.createRead(ctx, name, "parquet", "", map[string]string{"mergeSchema": merge}, paths, false); err != nil {
+			return nil, err
+		}
+		rows, err := x.queryRows(ctx, "DESCRIBE "+quoteIdent(name))
+		if err != nil {
+			return nil, err
+		}
+		var out []string
+		for _, row := range rows {
+			if n, _ := row[0].(string); n != "" && !strings.HasPrefix(n, "#") {
+				out = append(out, n)
+			}
+		}
+		return out, x.sql(ctx, "DROP VIEW IF EXISTS "+quoteIdent(name), "source %s: reading the files' columns", r.src.Ctx)
+	}
+	clash := func(cols []string) string {
+		for _, c := range cols {
+			if hive[strings.ToLower(c)] {
+				return c
+			}
+		}
+		return ""
+	}
+	all, err := columns(r.paths, "true")
+	if err != nil {
+		return nil, nil // files that do not merge: the read says which
+	}
+	col := clash(all)
+	if col == "" {
+		return nil, nil
+	}
+	var keys []string // r.paths[i] is the i-th file that is not empty
+	for _, in := range r.src.Files {
+		if in.Size > 0 {
+			keys = append(keys, in.Key)
+		}
+	}
+	file := keys[0]
+	for i, p := range r.paths {
+		if cols, err := columns([]string{p}, "false"); err == nil && clash(cols) != "" {
+			file = keys[i]
+			break
+		}
+	}
+	return &engine.InputError{Source: r.src.Ctx, File: file, Column: col,
+		Msg: "the file has a column named like its partition folder (" + col + "=...); one of the two values would be lost: " +
+			"rename the column or the folder, or set hive_partitioning: false"}, nil
+}
