@@ -219,6 +219,9 @@ func (r *reader) jsonKeys(ctx context.Context, c *sql.Conn) ([]jsonKey, error) {
 	if o, ok := r.opts["compression"]; ok {
 		comp = ", compression=" + sqlValue(o.value)
 	}
+	if o, ok := r.opts["maximum_object_size"]; ok {
+		comp += ", maximum_object_size=" + sqlValue(o.value) // else larger objects' keys go unseen
+	}
 	byName := map[string]*jsonKey{}
 	var out []*jsonKey
 	for _, chunk := range r.in.chunks() {
