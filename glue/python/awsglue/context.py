@@ -203,7 +203,7 @@ def _read(spark, resp):
         # will: with the types it records, each file's header checked.
         data_schema = _first_schema(reader(None).load([f["location"] for f in files]).schema, fmt == "csv" and not header)
     if schema and fmt == "json":
-        _refuse_new_fields(spark, resp, [c["name"] for c in schema] + keys)
+        _refuse_new_fields(spark, resp, [c["name"] for c in schema if c["name"] not in keys], keys)
     groups = {}
     for f in files:
         part = f.get("partition") or {}
@@ -211,6 +211,7 @@ def _read(spark, resp):
     frames = []
     for values, locations in sorted(groups.items(), key=lambda kv: [v or "" for v in kv[0]]):
         df = reader(data_schema).load(locations)
+        _refuse_partition_named_columns(resp, df.columns, keys, locations)
         for k, v in zip(keys, values):
             df = df.withColumn(k, F.lit(v).cast("string"))
         frames.append(df)
@@ -232,10 +233,26 @@ def _partition_keys(files):
     return keys + rest
 
 
-def _refuse_new_fields(spark, resp, known):
+def _clash_message(resp, where, col):
+    return ("awsglue: source %s: %s has a column named like its partition folder (%s=...); one of the two values "
+            "would be lost: rename the column or the folder" % (resp.get("ctx") or "(no ctx)", where, col))
+
+
+def _refuse_partition_named_columns(resp, columns, keys, locations):
+    """A file column named like a key=value folder of its file would be
+    replaced by the folder's value: the run fails instead, naming the files."""
+    low = {k.lower() for k in keys}
+    for c in columns:
+        if c.lower() in low:
+            where = locations[0] if len(locations) == 1 else "one of %s" % ", ".join(locations[:5])
+            raise ValueError(_clash_message(resp, where, c))
+
+
+def _refuse_new_fields(spark, resp, known, keys=()):
     """Reading JSON with the recorded schema drops the fields it lacks: such a
     field fails the run instead (tidemark's schema_evolution default, fail),
-    naming it and a file that has it."""
+    naming it and a file that has it; so does a field named like a partition
+    folder (keys), whose values the folder's would replace."""
     from pyspark.sql import functions as F
 
     inferred = spark.read.json([f["location"] for f in resp["files"]])
@@ -244,6 +261,8 @@ def _refuse_new_fields(spark, resp, known):
     if not new:
         return
     first = inferred.where(F.col("`%s`" % new[0].replace("`", "``")).isNotNull()).select(F.input_file_name()).first()
+    if new[0].lower() in {k.lower() for k in keys}:
+        raise ValueError(_clash_message(resp, first[0] if first else "a file", new[0]))
     raise ValueError("awsglue: source %s: %s has the field(s) %s, which the source's recorded schema (%s) lacks; "
                      "the run fails rather than drop them (tidemark's awsglue does not evolve a source's schema)"
                      % (resp.get("ctx") or "(no ctx)", first[0] if first else "a file", ", ".join(new), ", ".join(known)))

@@ -130,6 +130,33 @@ class ReadTest(unittest.TestCase):
             return
         self.assertIn("discount", cols, "a new JSON field was dropped")
 
+    def test_column_named_like_partition_folder_is_refused(self):
+        # region=eu/ holds a file with its own region column: neither value
+        # may replace the other without a word, on a first run or a later one.
+        csv = self.put("in/region=eu/a.csv", "id,region\n1,us\n")
+        csv["partition"] = {"region": "eu"}
+        js = self.put("in/region=eu/a.json", '{"id":1,"region":"us"}\n')
+        js["partition"] = {"region": "eu"}
+        pq = os.path.join(self.dir, "pq")
+        self.spark.createDataFrame([(1, "us")], "id bigint, region string").coalesce(1).write.parquet(pq)
+        name = [n for n in os.listdir(pq) if n.endswith(".parquet")][0]
+        os.makedirs(os.path.join(self.dir, "p", "region=eu"))
+        loc = os.path.join(self.dir, "p", "region=eu", name)
+        os.rename(os.path.join(pq, name), loc)
+        par = {"location": loc, "key": "region=eu/" + name, "size": 1, "partition": {"region": "eu"}}
+        recorded = [{"name": "id", "type": "BIGINT"}, {"name": "region", "type": "VARCHAR"}]
+        for fmt, f, schema in (("csv", csv, None), ("json", js, None), ("json", js, recorded), ("parquet", par, None),
+                               ("parquet", par, recorded)):
+            with self.subTest(fmt=fmt, recorded=schema is not None):
+                resp = {"format": fmt, "options": {"header": True} if fmt == "csv" else {}, "files": [f],
+                        "schema": schema, "ctx": "src"}
+                try:
+                    rows = [r.asDict() for r in _read(self.spark, resp).collect()]
+                except Exception as e:
+                    self.assertIn("region", str(e))
+                    continue
+                self.fail("a column named like its partition folder was read: %s" % rows)
+
     def test_headerless_extra_field_is_not_dropped(self):
         schema = [{"name": "col0", "type": "BIGINT"}, {"name": "col1", "type": "VARCHAR"}]
         f = self.put("tue/b.csv", "3,p1,9\n")
