@@ -116,6 +116,12 @@ func asInputError(err error, readers []*reader) (*engine.InputError, bool) {
 		first, _, _ := strings.Cut(raw[strings.Index(raw, "\n")+1:], "\n")
 		msg = "a quote opened on this line is not closed; " + clip(strings.TrimSpace(first))
 	}
+	if strings.Contains(raw, "expected records, but got non-record JSON") {
+		// A JSON array file, or lines of bare values: DuckDB says only
+		// what it expected.
+		msg = "a line holds JSON that is not an object: format json reads JSON Lines, one object per line " +
+			"(a file holding one JSON array of objects is not JSON Lines)"
+	}
 	ie.Msg = strings.ReplaceAll(msg, p, ie.File)
 	return ie, true
 }

@@ -94,7 +94,7 @@ func (r *reader) readCall(paths []string, cols []bookmark.Column, chunk int, hiv
 				literal(r.rejectsTable(chunk)), literal(r.rejectsScan(chunk)))
 		}
 	case "json":
-		fmt.Fprintf(&b, "read_json(%s, format='newline_delimited', columns=%s, auto_detect=false", pathList(paths), columnsArg(r.readTypes(cols, hiveAuto)))
+		fmt.Fprintf(&b, "read_json(%s, format='newline_delimited', records=true, columns=%s, auto_detect=false", pathList(paths), columnsArg(r.readTypes(cols, hiveAuto)))
 		b.WriteString(namedArgs(r.opts, func(o option) bool { return o.spec.inferOnly }))
 	case "parquet":
 		fmt.Fprintf(&b, "read_parquet(%s", pathList(paths))

@@ -77,7 +77,7 @@ func (r *reader) inferSchema(ctx context.Context, c *sql.Conn) error {
 				namedArgs(r.dialect, func(o option) bool { return o.name == "escape" && o.value == quote }),
 				namedArgs(r.opts, func(o option) bool { return r.dialect.has(o.name) }))
 		case "json":
-			q = fmt.Sprintf("SELECT * FROM read_json(%s, format='newline_delimited', maximum_sample_files=%d, ignore_errors=true%s%s, hive_partitioning=false)",
+			q = fmt.Sprintf("SELECT * FROM read_json(%s, format='newline_delimited', records=true, maximum_sample_files=%d, ignore_errors=true%s%s, hive_partitioning=false)",
 				pathList(sample), sampleFiles, union, namedArgs(r.opts, nil))
 		case "parquet":
 			q = fmt.Sprintf("SELECT * FROM read_parquet(%s%s, hive_partitioning=false)",
@@ -88,6 +88,11 @@ func (r *reader) inferSchema(ctx context.Context, c *sql.Conn) error {
 	q := query(sample)
 	data, err := describe(ctx, c, q)
 	if err != nil {
+		if r.src.Format == "json" && ctx.Err() == nil && strings.Contains(err.Error(), "non-record JSON") {
+			if ie := r.notAnObject(ctx, c, sample); ie != nil {
+				return ie
+			}
+		}
 		if r.src.Format == "csv" && ctx.Err() == nil {
 			// DuckDB's sniffer only says it found no dialect.
 			if ie := r.unclosedQuote(sample); ie != nil {
@@ -114,6 +119,25 @@ func (r *reader) inferSchema(ctx context.Context, c *sql.Conn) error {
 	}
 	r.hive = full[len(data):]
 	return nil
+}
+
+// notAnObject names the first line of the JSON files at paths that is not
+// an object (DuckDB's inference says only that it met one); nil when it
+// finds none.
+func (r *reader) notAnObject(ctx context.Context, c *sql.Conn, paths []string) *engine.InputError {
+	comp := ""
+	if o, ok := r.opts["compression"]; ok {
+		comp = ", compression=" + sqlValue(o.value)
+	}
+	var file, text string
+	err := c.QueryRowContext(ctx, fmt.Sprintf(`SELECT filename, json::VARCHAR FROM read_ndjson_objects(%s, filename=true, ignore_errors=true%s, hive_partitioning=false)
+		WHERE json_type(json) <> 'OBJECT' LIMIT 1`, pathList(paths), comp)).Scan(&file, &text)
+	if err != nil {
+		return nil
+	}
+	return &engine.InputError{Source: r.src.Ctx, File: r.in.keyOf(file),
+		Msg: "a line holds JSON that is not an object: format json reads JSON Lines, one object per line " +
+			"(a file holding one JSON array of objects is not JSON Lines): " + clip(text)}
 }
 
 // checkHiveClash fails the source when a file column has the name of a

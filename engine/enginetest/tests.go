@@ -172,6 +172,14 @@ func (s *suite) testNothingDropped(t *testing.T) {
 		files[4] = input(t, root, "s/04.json", []byte(`{"id":1,"amount":2.5,"coupon":"X"}`+"\n"))
 		fail(t, engine.Source{Ctx: "j", Format: "json", Files: files}, "s/04.json", "coupon")
 	})
+	t.Run("json_line_not_an_object", func(t *testing.T) {
+		// One column: DuckDB read a bare value as that column's value.
+		one := []bookmark.Column{{Name: "id", Type: "BIGINT"}}
+		for _, schema := range [][]bookmark.Column{nil, one} {
+			f := input(t, root, "bare.json", []byte(`{"id":1}`+"\n7\n"))
+			fail(t, engine.Source{Ctx: "j", Format: "json", Schema: schema, Files: []engine.Input{f}}, "bare.json", "")
+		}
+	})
 	t.Run("column_named_like_partition", func(t *testing.T) {
 		pq := s.parquetIn(t, e, "x.parquet", "id,region\n1,us\n")
 		src, err := engine.LocalPath(pq.Location)
