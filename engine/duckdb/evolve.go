@@ -280,7 +280,7 @@ func (r *reader) sniffTypes(ctx context.Context, c *sql.Conn, paths []string) (m
 			namedArgs(r.dialect, func(o option) bool { return o.name == "escape" && o.value == quote }),
 			namedArgs(r.opts, func(o option) bool { return r.dialect.has(o.name) }))
 	} else {
-		q = fmt.Sprintf("SELECT * FROM read_json(%s, format='newline_delimited', union_by_name=true, maximum_sample_files=%d, ignore_errors=true%s, hive_partitioning=false)",
+		q = fmt.Sprintf("SELECT * FROM read_json(%s, format='newline_delimited', records=true, union_by_name=true, maximum_sample_files=%d, ignore_errors=true%s, hive_partitioning=false)",
 			pathList(sample), sampleFiles, namedArgs(r.opts, nil))
 	}
 	cols, err := describe(ctx, c, q)
