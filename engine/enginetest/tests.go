@@ -176,8 +176,10 @@ func (s *suite) testNothingDropped(t *testing.T) {
 		// One column: DuckDB read a bare value as that column's value.
 		one := []bookmark.Column{{Name: "id", Type: "BIGINT"}}
 		for _, schema := range [][]bookmark.Column{nil, one} {
-			f := input(t, root, "bare.json", []byte(`{"id":1}`+"\n7\n"))
-			fail(t, engine.Source{Ctx: "j", Format: "json", Schema: schema, Files: []engine.Input{f}}, "bare.json", "")
+			for _, line := range []string{"7", `[{"id":2},{"id":3}]`} {
+				f := input(t, root, "bare.json", []byte(`{"id":1}`+"\n"+line+"\n"))
+				fail(t, engine.Source{Ctx: "j", Format: "json", Schema: schema, Files: []engine.Input{f}}, "bare.json", "")
+			}
 		}
 	})
 	t.Run("column_named_like_partition", func(t *testing.T) {

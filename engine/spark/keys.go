@@ -36,8 +36,20 @@ func (x *execution) unknownJSONKey(ctx context.Context, r *reader) (*engine.Inpu
 	if err := x.createRead(ctx, name, "text", "", map[string]string{}, r.paths, true); err != nil {
 		return nil, x.e.wrapErr(ctx, err, "source %s: checking the objects' keys", r.src.Ctx)
 	}
-	rows, err := x.queryRows(ctx, fmt.Sprintf("SELECT f, k FROM (SELECT %s AS f, explode(json_object_keys(value)) AS k FROM %s) WHERE lower(k) NOT IN (%s) LIMIT 1",
-		fileCol, quoteIdent(name), strings.Join(known, ", ")))
+	// A line that is not an object gives the key NUL, which no schema has:
+	// Spark's reader would take an array of objects as that many rows,
+	// where JSON Lines (and the DuckDB engine) has one object per line.
+	// With on_bad_record skip or quarantine a bare value is a bad record
+	// of the read; an array still is not one.
+	other := "array(" + hexString(notAnObject) + ")"
+	if r.rejects {
+		other = "CASE WHEN startswith(ltrim(value), '[') THEN " + other + " ELSE array() END"
+	}
+	rows, err := x.queryRows(ctx, fmt.Sprintf(`SELECT f, k, value FROM (
+			SELECT %s AS f, value, CASE WHEN trim(value) = '' THEN array()
+				WHEN startswith(ltrim(value), '{') THEN json_object_keys(value) ELSE %s END AS ks FROM %s)
+		LATERAL VIEW explode(ks) t AS k WHERE lower(k) NOT IN (%s) LIMIT 1`,
+		fileCol, other, quoteIdent(name), strings.Join(known, ", ")))
 	if err != nil {
 		err = x.e.wrapErr(ctx, err, "source %s: checking the objects' keys", r.src.Ctx)
 		var se *Error
@@ -56,6 +68,12 @@ func (x *execution) unknownJSONKey(ctx context.Context, r *reader) (*engine.Inpu
 	}
 	file, _ := rows[0][0].(string)
 	key, _ := rows[0][1].(string)
+	if key == notAnObject {
+		line, _ := rows[0][2].(string)
+		return &engine.InputError{Source: r.src.Ctx, File: r.key(file), Line: x.lineOf(ctx, file, line),
+			Msg: "a line holds JSON that is not an object: format json reads JSON Lines, one object per line " +
+				"(a file holding one JSON array of objects is not JSON Lines): " + clip(line)}, nil
+	}
 	ie := &engine.InputError{Source: r.src.Ctx, File: r.key(file), Column: key}
 	if hive[strings.ToLower(key)] {
 		ie.Msg = "an object has a key named like its partition folder (" + key + "=...); one of the two values would be lost: " +
@@ -73,6 +91,10 @@ func (x *execution) unknownJSONKey(ctx context.Context, r *reader) (*engine.Inpu
 		key, strings.Join(names, ", "))
 	return ie, nil
 }
+
+// notAnObject is the key unknownJSONKey's query gives a line that is not
+// an object.
+const notAnObject = "\x00"
 
 // hiveNames is the lowercase names of the key=value folders of src's
 // files (none unless src.Hive).
