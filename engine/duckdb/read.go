@@ -123,7 +123,7 @@ func (r *reader) readTypes(cols []bookmark.Column, hiveAuto bool) []bookmark.Col
 		_, inSchema := known[strings.ToLower(c.Name)]
 		if r.allText || r.checked[c.Name] != nil || (r.rescuing() && (!inSchema || r.rescuable(c))) {
 			out[i].Type = "VARCHAR"
-			if r.src.Format == "json" {
+			if r.src.Format == "json" && r.jsonTyped() {
 				out[i].Type = "JSON"
 			}
 		}
