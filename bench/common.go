@@ -40,6 +40,9 @@ type jobFile struct {
 	BoundedFiles int
 	Listing      string // full | ordered (S3); empty: the default
 	BatchFiles   int    // batch_files; 0: the default
+	// Format is the source's: csv (with a header) when empty, or json.
+	Format          string
+	SchemaEvolution string // the source's schema_evolution; empty: the default
 }
 
 func (j jobFile) yaml() string {
@@ -54,8 +57,15 @@ func (j jobFile) yaml() string {
 	b.WriteString("sources:\n")
 	b.WriteString("  - ctx: orders\n")
 	fmt.Fprintf(&b, "    path: %s\n", strconv.Quote(j.Source))
-	b.WriteString("    format: csv\n")
-	b.WriteString("    options: {header: true}\n")
+	if j.Format == "json" {
+		b.WriteString("    format: json\n")
+	} else {
+		b.WriteString("    format: csv\n")
+		b.WriteString("    options: {header: true}\n")
+	}
+	if j.SchemaEvolution != "" {
+		fmt.Fprintf(&b, "    schema_evolution: %s\n", j.SchemaEvolution)
+	}
 	if j.Listing != "" {
 		fmt.Fprintf(&b, "    listing: %s\n", j.Listing)
 	}
@@ -134,6 +144,9 @@ func duckdbCopy(ctx context.Context, c *config, v baselineVariant, listFile, out
 	}
 	if v.schema {
 		args = append(args, "-columns", ordersColumns)
+	}
+	if v.format != "" {
+		args = append(args, "-format", v.format)
 	}
 	dir := filepath.Dir(out)
 	m := timeProcess(ctx, runSpec{Name: c.bin.duckdb, Args: args, Dir: dir, Timeout: c.Timeout, Settle: c.Settle,

@@ -25,6 +25,8 @@ type baselineVariant struct {
 	// tidemark does on a first run, where it must infer the schema: such a
 	// variant is a reference, not a baseline for the target.
 	schema bool
+	// format is the input's: csv (the default) or json.
+	format string
 }
 
 // baselines are the ways DuckDB alone runs the conversion: the plain COPY,

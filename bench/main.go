@@ -37,6 +37,8 @@
 //	         S3 objects: time per file, peak RSS; DuckDB alone over one list
 //	glue     the article's Glue script through tidemark glue run vs the same body as
 //	         plain PySpark; its no-op run vs Spark's start (needs -glue-python)
+//	convert-json the convert files as JSON Lines → Parquet: tidemark under
+//	         schema_evolution fail (keys checked) and none vs DuckDB alone
 //
 // The S3 scenarios start versitygw (from PATH, GOBIN or GOPATH/bin), the SQL
 // ones a throwaway PostgreSQL and MariaDB from the installed packages, as
@@ -357,6 +359,7 @@ var (
 	scenarios = map[string]func(context.Context, *config) section{
 		"convert":         benchConvert,
 		"convert-gz":      benchConvertGz,
+		"convert-json":    benchConvertJSON,
 		"noop":            benchNoop,
 		"memory":          benchMemory,
 		"s3-convert":      benchS3Convert,
@@ -370,7 +373,7 @@ var (
 		"glue":            benchGlue,
 		"s3-state":        withLoad(benchS3State),
 	}
-	scenarioNames = []string{"convert", "noop", "memory", "s3-convert", "s3-noop", "sql-extract", "sql-incremental", "convert-gz", "serve", "pg-state", "s3-state", "crawl", "backlog", "glue"}
+	scenarioNames = []string{"convert", "noop", "memory", "s3-convert", "s3-noop", "sql-extract", "sql-incremental", "convert-gz", "serve", "pg-state", "s3-state", "crawl", "backlog", "glue", "convert-json"}
 )
 
 // build compiles tidemark (unless -tidemark names a binary) and the DuckDB

@@ -3,7 +3,7 @@
 // COPY statement. The bench harness builds it and runs it as its own process,
 // so it pays the same process start and driver load that `tidemark run` pays.
 //
-//	duckdbcopy -files LIST -out FILE [-memory-limit 512MB] [-threads N] [-set NAME=VALUE]... [-columns SCHEMA]
+//	duckdbcopy -files LIST -out FILE [-memory-limit 512MB] [-threads N] [-set NAME=VALUE]... [-columns SCHEMA] [-format csv|json]
 //	duckdbcopy -count LIST     # prints the total rows of the Parquet files in LIST
 //	duckdbcopy -version        # prints DuckDB's version
 //
@@ -36,6 +36,7 @@ func main() {
 		count       = flag.String("count", "", "print the total rows of the Parquet files listed in this file and exit")
 		version     = flag.Bool("version", false, "print DuckDB's version and exit")
 		columns     = flag.String("columns", "", "read with this schema instead of sniffing, e.g. 'id BIGINT, name VARCHAR' (columns=..., auto_detect=false)")
+		format      = flag.String("format", "csv", "input format: csv (with a header) or json (JSON Lines)")
 		sets        []string
 	)
 	flag.Func("set", "a DuckDB setting NAME=VALUE, e.g. preserve_insertion_order=false (repeatable)", func(s string) error {
@@ -46,13 +47,13 @@ func main() {
 		return nil
 	})
 	flag.Parse()
-	if err := run(context.Background(), *files, *out, *perThread, *memoryLimit, *threads, *tempDir, sets, *columns, *count, *version); err != nil {
+	if err := run(context.Background(), *files, *out, *perThread, *memoryLimit, *threads, *tempDir, sets, *columns, *format, *count, *version); err != nil {
 		fmt.Fprintf(os.Stderr, "duckdbcopy: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, files, out string, perThread bool, memoryLimit string, threads int, tempDir string, sets []string, columns, count string, version bool) error {
+func run(ctx context.Context, files, out string, perThread bool, memoryLimit string, threads int, tempDir string, sets []string, columns, format, count string, version bool) error {
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
 		return fmt.Errorf("opening duckdb: %w", err)
@@ -120,7 +121,14 @@ func run(ctx context.Context, files, out string, perThread bool, memoryLimit str
 	if perThread {
 		opts += ", PER_THREAD_OUTPUT true"
 	}
-	readOpts := "header=true"
+	reader, readOpts := "read_csv", "header=true"
+	switch format {
+	case "csv":
+	case "json":
+		reader, readOpts = "read_json", "format='newline_delimited'"
+	default:
+		return fmt.Errorf("-format: want csv or json, got %q", format)
+	}
 	if columns != "" {
 		s, err := columnsArg(columns)
 		if err != nil {
@@ -128,8 +136,8 @@ func run(ctx context.Context, files, out string, perThread bool, memoryLimit str
 		}
 		readOpts += ", columns=" + s + ", auto_detect=false"
 	}
-	copySQL := fmt.Sprintf("COPY (SELECT * FROM read_csv([%s], %s)) TO %s (%s)",
-		strings.Join(quoted, ", "), readOpts, quote(out), opts)
+	copySQL := fmt.Sprintf("COPY (SELECT * FROM %s([%s], %s)) TO %s (%s)",
+		reader, strings.Join(quoted, ", "), readOpts, quote(out), opts)
 	res, err := db.ExecContext(ctx, copySQL)
 	if err != nil {
 		return fmt.Errorf("copying: %w", err)
@@ -140,8 +148,8 @@ func run(ctx context.Context, files, out string, perThread bool, memoryLimit str
 	}
 	// The statement as a reader would write it: settings, then the COPY with
 	// the file list abbreviated.
-	shown := fmt.Sprintf("COPY (SELECT * FROM read_csv([%s], %s)) TO %s (%s)",
-		abbreviate(quoted), readOpts, quote(out), opts)
+	shown := fmt.Sprintf("COPY (SELECT * FROM %s([%s], %s)) TO %s (%s)",
+		reader, abbreviate(quoted), readOpts, quote(out), opts)
 	if len(settings) > 0 {
 		shown = strings.Join(settings, "; ") + "; " + shown
 	}
