@@ -81,9 +81,13 @@ func (r *reader) evolveText(ctx context.Context, c *sql.Conn) error {
 	if r.src.Format == "csv" {
 		for _, ch := range r.chunkList {
 			for _, col := range ch.cols {
-				if _, ok := known[strings.ToLower(col.Name)]; !ok {
-					note(col.Name, ch.paths...)
+				if _, ok := known[strings.ToLower(col.Name)]; ok {
+					continue
 				}
+				if r.isHiveName(col.Name) && r.evolution() != bookmark.EvolveNone {
+					return r.hiveClash(jsonKey{name: col.Name, paths: ch.paths})
+				}
+				note(col.Name, ch.paths...)
 			}
 		}
 	} else {
@@ -193,11 +197,16 @@ func (r *reader) checkJSONKeys(ctx context.Context, c *sql.Conn) error {
 	return nil
 }
 
-// hiveClash is the error for a JSON key named like a partition folder.
+// hiveClash is the error for a file column (a JSON key) named like a
+// partition folder.
 func (r *reader) hiveClash(k jsonKey) error {
+	what := "the file has a column"
+	if r.src.Format == "json" {
+		what = "an object has a key"
+	}
 	return &engine.InputError{Source: r.src.Ctx, File: r.in.keyOf(k.paths[0]), Column: k.name,
-		Msg: "an object has a key named like its partition folder (" + k.name + "=...); one of the two values would be lost: " +
-			"rename the key or the folder, or set hive_partitioning: false"}
+		Msg: what + " named like its partition folder (" + k.name + "=...); one of the two values would be lost: " +
+			"rename it or the folder, or set hive_partitioning: false"}
 }
 
 // refreshChunks gives each chunk's columns the schema's types (a CSV

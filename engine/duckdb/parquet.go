@@ -64,6 +64,11 @@ func (r *reader) checkParquet(ctx context.Context, c *sql.Conn) (int64, error) {
 		if err != nil {
 			return 0, wrap(ctx, err, []*reader{r}, "source %s: reading schema", r.src.Ctx)
 		}
+		for _, col := range cols {
+			if r.isHiveName(col.Name) { // in every mode: the read would hold both, or lose one
+				return 0, r.hiveClash(jsonKey{name: col.Name, paths: []string{file}})
+			}
+		}
 		if r.evolving() {
 			if err := r.evolveParquet(file, cols); err != nil {
 				return 0, err

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/engine"
 )
 
@@ -235,15 +236,23 @@ func TestFileColumnNamedLikePartitionFolder(t *testing.T) {
 			if !strings.EqualFold(ie.Column, "region") {
 				t.Errorf("column = %q, want region", ie.Column)
 			}
-			// A later run with the recorded schema meets the column too.
+			// A later run with the recorded schema meets the column too,
+			// under every mode that reads new columns.
 			res := execute(t, e, plan(c.ok))
-			p := plan(c.in)
-			p.Sources[0].Schema = res.Sources["src"].Schema
-			_, err = e.Execute(t.Context(), p)
-			if err == nil {
-				t.Fatalf("a file with a column named like its partition folder was read with the recorded schema")
+			modes := []string{"", bookmark.EvolveAddNewColumns, bookmark.EvolveRescue}
+			if c.format == "parquet" {
+				modes = append(modes, bookmark.EvolveNone) // CSV and JSON ignore it under none, as any new column
 			}
-			t.Logf("recorded schema: %v", err)
+			for _, mode := range modes {
+				p := plan(c.in)
+				p.Sources[0].Schema = res.Sources["src"].Schema
+				p.Sources[0].SchemaEvolution = mode
+				_, err = e.Execute(t.Context(), p)
+				if err == nil {
+					t.Fatalf("schema_evolution %q: a file with a column named like its partition folder was read with the recorded schema", mode)
+				}
+				t.Logf("recorded schema, schema_evolution %q: %v", mode, err)
+			}
 		})
 	}
 }
