@@ -33,10 +33,47 @@ func (x *execution) malformed(ctx context.Context, err error) error {
 	// No bad record: a file Spark could not read at all.
 	for _, r := range x.readers {
 		if ie := r.unreadable(se); ie != nil {
+			if clash := x.headerClash(ctx, r, se); clash != nil {
+				return clash
+			}
 			return ie
 		}
 	}
 	return err
+}
+
+// headerClash explains Spark's refusal of a CSV file of r whose header has
+// one field more than the schema when that field is named like one of the
+// file's key=value folders (Spark's message says only the lengths): an
+// *engine.InputError naming the file and the column, nil otherwise. It
+// reads the file's first line, on this error path only.
+func (x *execution) headerClash(ctx context.Context, r *reader, se *Error) *engine.InputError {
+	hive := hiveNames(r.src)
+	m := readFileRE.FindStringSubmatch(se.Msg)
+	if r.src.Format != "csv" || r.opts["header"] != "true" || len(hive) == 0 || m == nil {
+		return nil
+	}
+	line, err := x.firstLine(ctx, escapeGlob(m[1]))
+	if err != nil {
+		return nil
+	}
+	sep := r.opts["sep"]
+	if sep == "" {
+		sep = ","
+	}
+	q := quoteOf(r.opts)
+	for _, f := range strings.Split(string(line), sep) {
+		name := strings.TrimSpace(f)
+		if q != "" {
+			name = strings.TrimSuffix(strings.TrimPrefix(name, q), q)
+		}
+		if hive[strings.ToLower(name)] {
+			return &engine.InputError{Source: r.src.Ctx, File: r.key(m[1]), Line: 1, Column: name,
+				Msg: "the file has a column named like its partition folder (" + name + "=...); one of the two values would be lost: " +
+					"rename it or the folder, or set hive_partitioning: false"}
+		}
+	}
+	return nil
 }
 
 // unreadable is Spark's error of a file of r that it could not read at
