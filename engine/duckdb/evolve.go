@@ -105,6 +105,10 @@ func (r *reader) evolveText(ctx context.Context, c *sql.Conn) error {
 			if r.isHiveName(k.name) {
 				return r.hiveClash(k)
 			}
+			if k.name == "" {
+				return &engine.InputError{Source: r.src.Ctx, File: r.in.keyOf(k.paths[0]),
+					Msg: `an object has the empty key "", which cannot be a column: rename it in the files, or set schema_evolution: none to ignore it`}
+			}
 			note(k.name, k.paths...)
 		}
 	}
