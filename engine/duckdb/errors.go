@@ -100,12 +100,21 @@ func asInputError(err error, readers []*reader) (*engine.InputError, bool) {
 		ie.Line, _ = strconv.ParseInt(m[1], 10, 64)
 	}
 	msg := message(err)
-	if strings.Contains(raw, "Malformed JSON") && ie.Line > 1 {
-		// DuckDB 1.5 counts the line of a malformed JSON record one too
-		// high (a bad first line is reported as line 2); its transform
-		// (type) errors count right.
-		ie.Line--
-		msg = strings.Replace(msg, fmt.Sprintf("in line %d", ie.Line+1), fmt.Sprintf("in line %d", ie.Line), 1)
+	if r.src.Format == "json" && ie.Line > 0 && (strings.Contains(raw, "Malformed JSON") || strings.Contains(raw, "JSON transform error")) {
+		// DuckDB 1.5 counts records, not lines (blank lines are not
+		// counted), and the record of a malformed line one too high (a
+		// bad first line is reported as line 2).
+		said, n := ie.Line, ie.Line
+		if strings.Contains(raw, "Malformed JSON") && n > 1 {
+			n--
+		}
+		if !r.src.Stream {
+			if line, err := recordLine(p, r.opts, n); err == nil && line > 0 {
+				n = line
+			}
+		}
+		ie.Line = n
+		msg = strings.Replace(msg, fmt.Sprintf("in line %d", said), fmt.Sprintf("in line %d", n), 1)
 	}
 	if m := reColumn.FindStringSubmatch(raw); m != nil {
 		ie.Column = strings.ReplaceAll(m[1], `""`, `"`)

@@ -96,11 +96,18 @@ func (r *reader) evolveText(ctx context.Context, c *sql.Conn) error {
 			return err
 		}
 		for _, k := range keys {
-			if _, ok := known[strings.ToLower(k.name)]; ok {
+			if i, ok := known[strings.ToLower(k.name)]; ok {
+				if r.data[i].Name != k.name {
+					return r.caseClash(k, r.data[i].Name)
+				}
 				continue
 			}
 			if r.isHiveName(k.name) {
 				return r.hiveClash(k)
+			}
+			if k.name == "" {
+				return &engine.InputError{Source: r.src.Ctx, File: r.in.keyOf(k.paths[0]),
+					Msg: `an object has the empty key "", which cannot be a column: rename it in the files, or set schema_evolution: none to ignore it`}
 			}
 			note(k.name, k.paths...)
 		}
@@ -168,16 +175,17 @@ func (r *reader) checkJSONKeys(ctx context.Context, c *sql.Conn) error {
 		comp += ", maximum_object_size=" + sqlValue(o.value)
 	}
 	order := make([]string, len(r.data))
-	lower := make([]string, len(r.data))
 	names := make([]string, len(r.data))
 	for i, col := range r.data {
-		order[i], lower[i], names[i] = literal(col.Name), literal(strings.ToLower(col.Name)), col.Name
+		order[i], names[i] = literal(col.Name), col.Name
 	}
 	for _, chunk := range r.in.chunks() {
+		// Keys are compared exactly: the reader matches them so (a key
+		// Amount is not read into a column amount).
 		q := fmt.Sprintf(`SELECT filename, k FROM (
 				SELECT filename, unnest(json_keys(json)) AS k FROM read_ndjson_objects(%s, filename=true, ignore_errors=true%s, hive_partitioning=false)
 				WHERE json_keys(json) <> [%s])
-			WHERE lower(k) NOT IN (%s) LIMIT 1`, pathList(chunk), comp, strings.Join(order, ", "), strings.Join(lower, ", "))
+			WHERE k NOT IN (%s) LIMIT 1`, pathList(chunk), comp, strings.Join(order, ", "), strings.Join(order, ", "))
 		var file, key string
 		err := c.QueryRowContext(ctx, q).Scan(&file, &key)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -188,6 +196,9 @@ func (r *reader) checkJSONKeys(ctx context.Context, c *sql.Conn) error {
 		}
 		if r.isHiveName(key) {
 			return r.hiveClash(jsonKey{name: key, paths: []string{file}})
+		}
+		if i, ok := r.dataIndex()[strings.ToLower(key)]; ok {
+			return r.caseClash(jsonKey{name: key, paths: []string{file}}, r.data[i].Name)
 		}
 		return &engine.InputError{Source: r.src.Ctx, File: r.in.keyOf(file), Column: key,
 			Msg: fmt.Sprintf("an object has key %s, which is not in the source's schema (%s) "+
@@ -207,6 +218,18 @@ func (r *reader) hiveClash(k jsonKey) error {
 	return &engine.InputError{Source: r.src.Ctx, File: r.in.keyOf(k.paths[0]), Column: k.name,
 		Msg: what + " named like its partition folder (" + k.name + "=...); one of the two values would be lost: " +
 			"rename it or the folder, or set hive_partitioning: false"}
+}
+
+// caseClash is the error for a JSON key that differs from the schema's
+// column col only in case (Amount, amount): DuckDB's JSON reader matches
+// keys exactly, so its values would not be read into col, and a column of
+// its own cannot be told from col (names are case-insensitive in SQL). A
+// first run meets it as a column DuckDB renamed (amount, Amount_1), when
+// the files hold both spellings.
+func (r *reader) caseClash(k jsonKey, col string) error {
+	return &engine.InputError{Source: r.src.Ctx, File: r.in.keyOf(k.paths[0]), Column: k.name,
+		Msg: fmt.Sprintf("an object has key %s, which differs from the source's column %s only in case; "+
+			"JSON keys are matched exactly, so its values would be lost: write the key as %s in every file", k.name, col, col)}
 }
 
 // refreshChunks gives each chunk's columns the schema's types (a CSV

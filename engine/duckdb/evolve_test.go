@@ -2,6 +2,7 @@ package duckdb
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
@@ -98,4 +99,27 @@ func TestEvolveEveryRowMalformed(t *testing.T) {
 	res := execute(t, e, engine.Plan{OnBadRecord: engine.BadSkip, Sources: []engine.Source{src},
 		Sinks: []engine.Sink{{Ctx: "out", From: src.Ctx, Format: "parquet", Location: dir}}})
 	equal(t, "rejected", res.Sources["c"].Rejected, int64(1))
+}
+
+// TestEvolveEmptyJSONKey: a new key "" cannot be a column; under
+// add_new_columns and rescue the source fails naming the file (DuckDB
+// failed on the SQL it was given: "Need named argument for struct pack",
+// "zero-length delimited identifier").
+func TestEvolveEmptyJSONKey(t *testing.T) {
+	e := newEngine(t)
+	root := t.TempDir()
+	for _, mode := range []string{bookmark.EvolveAddNewColumns, bookmark.EvolveRescue} {
+		t.Run(mode, func(t *testing.T) {
+			src := engine.Source{Ctx: "j", Format: "json", SchemaEvolution: mode,
+				Schema: []bookmark.Column{{Name: "id", Type: "BIGINT"}},
+				Files:  []engine.Input{input(t, root, "empty.json", []byte(`{"id":2,"":5}`+"\n"))}}
+			_, err := e.Execute(t.Context(), engine.Plan{Sources: []engine.Source{src},
+				Sinks: []engine.Sink{{Ctx: "snk", Format: "parquet", Location: filepath.Join(t.TempDir(), "out")}}})
+			ie := inputError(t, err)
+			equal(t, "file", ie.File, "empty.json")
+			if !strings.Contains(ie.Msg, "empty key") {
+				t.Errorf("got message %q, want it to name the empty key", ie.Msg)
+			}
+		})
+	}
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/tidemark-etl/tidemark/engine"
 )
 
 // JSON sources under skip or quarantine. DuckDB's JSON reader keeps no
@@ -93,6 +95,9 @@ func (x *execution) materializeJSONLines(ctx context.Context, r *reader, table s
 	q := fmt.Sprintf("CREATE TEMP TABLE %s AS SELECT *, CASE WHEN trim(line) <> '' THEN %s END AS ok FROM (%s)",
 		lines, r.lineOK(), r.linesSQL())
 	if _, err := x.c.ExecContext(ctx, q); err != nil {
+		if ie := r.mixedEndingsError(err); ie != nil && ctx.Err() == nil {
+			return ie
+		}
 		return wrap(ctx, err, x.readers, "reading source %s", r.src.Ctx)
 	}
 	var structure []string
@@ -222,4 +227,68 @@ func findLines(path string, want map[string]int) ([]foundLine, error) {
 		}
 	}
 	return out, sc.Err()
+}
+
+// mixedEndingsError explains the error DuckDB's line reader gives for a
+// file whose lines do not all end alike (CRLF and LF, or a carriage return
+// inside a line; read_json reads such a file): "The CSV Parser state
+// machine reached an invalid state", naming neither the line nor what is
+// wrong. It names the file and the first line that ends otherwise; nil
+// when err is not that error.
+func (r *reader) mixedEndingsError(err error) *engine.InputError {
+	raw := err.Error()
+	if !strings.Contains(raw, "state machine reached an invalid state") {
+		return nil
+	}
+	_, path := locate(raw, []*reader{r})
+	if path == "" {
+		return nil
+	}
+	line, serr := mixedEndings(path, r.opts)
+	if serr != nil || line == 0 {
+		return nil
+	}
+	return &engine.InputError{Source: r.src.Ctx, File: r.in.keyOf(path), Line: line,
+		Msg: "this line ends otherwise than the file's first line (CRLF against LF, or a carriage return inside it): " +
+			"under on_bad_record skip and quarantine JSON Lines are read line by line, and a file's lines must all end alike " +
+			"(convert the file, e.g. with dos2unix, or set on_bad_record: fail)"}
+}
+
+// mixedEndings returns the number of the first line of the (possibly
+// compressed) file at path that does not end as its first line does, or
+// that holds a carriage return before its end; 0 when there is none.
+func mixedEndings(path string, opts options) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	rd, closer, err := decompress(f, path, opts)
+	if err != nil {
+		return 0, err
+	}
+	defer closer()
+	br := bufio.NewReaderSize(rd, 64<<10)
+	crlf := false
+	for n := int64(1); ; n++ {
+		line, err := br.ReadString('\n')
+		if err != nil && err != io.EOF {
+			return 0, err
+		}
+		if strings.HasSuffix(line, "\n") {
+			body := strings.TrimSuffix(line, "\n")
+			cr := strings.HasSuffix(body, "\r")
+			if n == 1 {
+				crlf = cr
+			}
+			if cr != crlf || strings.Contains(strings.TrimSuffix(body, "\r"), "\r") {
+				return n, nil
+			}
+		} else if strings.Contains(line, "\r") && (!crlf || strings.Index(line, "\r") < len(line)-1) {
+			return n, nil // the last line, without an end of its own
+		}
+		if err == io.EOF {
+			return 0, nil
+		}
+	}
 }

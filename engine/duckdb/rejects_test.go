@@ -2,6 +2,7 @@ package duckdb
 
 import (
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -189,4 +190,39 @@ func TestBadRecordJSON(t *testing.T) {
 		`d/bad.json.zst 6 [1,2]`,
 		`d/bad.json.zst 8 {"id": x}`,
 	})
+}
+
+// TestBadRecordJSONMixedLineEndings: under skip, JSON Lines are read line
+// by line, and DuckDB's line reader fails on a file whose lines end
+// otherwise than its first one, saying only that its CSV state machine
+// reached an invalid state. The error names the file and the line.
+func TestBadRecordJSONMixedLineEndings(t *testing.T) {
+	e := newEngine(t)
+	root := t.TempDir()
+	schema := []bookmark.Column{{Name: "id", Type: "BIGINT"}}
+	for _, c := range []struct {
+		name, content string
+		line          int64
+	}{
+		{"crlf_then_lf", "{\"id\":1}\r\n{\"id\":2}\r\n{\"id\":3}\n", 3},
+		{"lf_then_crlf", "{\"id\":1}\n{\"id\":2}\r\n", 2},
+		{"carriage_return_inside", "{\"id\":1}\n{\"id\":2,\r\"id\":1}\n", 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := engine.Source{Ctx: "j", Format: "json", Schema: schema, Files: []engine.Input{
+				input(t, root, c.name+".json.gz", gz(t, c.content)),
+			}}
+			_, err := e.Execute(t.Context(), engine.Plan{OnBadRecord: engine.BadSkip, Sources: []engine.Source{src},
+				Sinks: []engine.Sink{{Ctx: "snk", Format: "json", Location: filepath.Join(t.TempDir(), "out")}}})
+			var ie *engine.InputError
+			if !errors.As(err, &ie) {
+				t.Fatalf("got error %v, want an *engine.InputError", err)
+			}
+			equal(t, "file", ie.File, c.name+".json.gz")
+			equal(t, "line", ie.Line, c.line)
+			if !strings.Contains(ie.Msg, "ends otherwise") {
+				t.Errorf("got message %q, want one saying the line ends otherwise", ie.Msg)
+			}
+		})
+	}
 }

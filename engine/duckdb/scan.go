@@ -191,6 +191,22 @@ func scanLines(path string, opts options, fn func(line int64, raw string) bool) 
 	}
 }
 
+// recordLine returns the number of the line of the JSON Lines file at
+// path that holds its nth record, blank lines (spaces, tabs) not counted
+// as DuckDB's reader counts; 0 when the file has fewer.
+func recordLine(path string, opts options, n int64) (int64, error) {
+	var found, seen int64
+	err := scanLines(path, opts, func(line int64, raw string) bool {
+		if strings.Trim(raw, " \t\r") != "" {
+			if seen++; seen == n {
+				found = line
+			}
+		}
+		return found == 0
+	})
+	return found, err
+}
+
 // rawRecord returns the raw bytes of a rejected row that DuckDB reports at
 // offset (its line_byte_position, one past the line's start in DuckDB 1.5)
 // as text, where an invalid byte became '?'; the text itself when the

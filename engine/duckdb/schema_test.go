@@ -211,3 +211,31 @@ func TestParquetNestedRecordedSchema(t *testing.T) {
 		equal(t, "applied", schemaString(res.Sources["p"].Schema), schemaString(recorded))
 	}
 }
+
+// TestJSONErrorLineAfterBlankLines: DuckDB's JSON reader numbers records,
+// not lines, so after blank lines it named a line above the bad one; the
+// error names the file's own line, in the message too.
+func TestJSONErrorLineAfterBlankLines(t *testing.T) {
+	e := newEngine(t)
+	root := t.TempDir()
+	schema := []bookmark.Column{{Name: "id", Type: "BIGINT"}, {Name: "s", Type: "STRUCT(x INTEGER)"}}
+	for _, c := range []struct{ name, content string }{
+		{"malformed", "{\"id\":1}\n\n \n\t\n{\"id\":2}\n{\"id\":\n"},
+		{"not_an_object", "{\"id\":1}\n\n \n\t\n{\"id\":2}\n[1]\n"},
+		{"nested_type", "{\"id\":1}\r\n\r\n \r\n\t\r\n{\"id\":2}\r\n{\"s\":5}\r\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := engine.Source{Ctx: "j", Format: "json", Schema: schema, Files: []engine.Input{
+				input(t, root, c.name+".json", []byte(c.content)),
+			}}
+			_, err := e.Execute(t.Context(), engine.Plan{Sources: []engine.Source{src},
+				Sinks: []engine.Sink{{Ctx: "snk", Format: "parquet", Location: filepath.Join(t.TempDir(), "out")}}})
+			ie := inputError(t, err)
+			equal(t, "file", ie.File, c.name+".json")
+			equal(t, "line", ie.Line, 6)
+			if strings.Contains(ie.Msg, "line ") && !strings.Contains(ie.Msg, "line 6") {
+				t.Errorf("got message %q, want it to name line 6", ie.Msg)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -179,6 +180,51 @@ func (s *suite) testNothingDropped(t *testing.T) {
 			for _, line := range []string{"7", `[{"id":2},{"id":3}]`} {
 				f := input(t, root, "bare.json", []byte(`{"id":1}`+"\n"+line+"\n"))
 				fail(t, engine.Source{Ctx: "j", Format: "json", Schema: schema, Files: []engine.Input{f}}, "bare.json", "")
+			}
+		}
+	})
+	t.Run("json_key_in_another_case", func(t *testing.T) {
+		// A key spelled Amount where the schema has amount (a producer
+		// that changed its casing; both spellings on a first run): the
+		// value is read into amount, or the source fails naming the file
+		// and the key. DuckDB's JSON reader matches keys exactly, so it
+		// read NULL for every such row, under every mode but none.
+		recorded := engine.Source{Ctx: "j", Format: "json", Schema: schema, Files: []engine.Input{
+			input(t, root, "k/mon.json", []byte(`{"id":1,"amount":2.5}`+"\n")),
+			input(t, root, "k/thu.json", []byte(`{"id":2,"Amount":20}`+"\n")),
+		}}
+		first := engine.Source{Ctx: "j", Format: "json", Files: []engine.Input{
+			input(t, root, "k1/mon.json", []byte(`{"id":1,"amount":2.5}`+"\n"+`{"id":2,"Amount":20}`+"\n")),
+		}}
+		modes := []string{bookmark.EvolveFail}
+		if e.Capabilities().SchemaEvolution {
+			modes = append(modes, bookmark.EvolveAddNewColumns, bookmark.EvolveRescue)
+		}
+		for _, c := range []struct {
+			name string
+			src  engine.Source
+			file string
+		}{{"recorded", recorded, "k/thu.json"}, {"first_run", first, "k1/mon.json"}} {
+			for _, mode := range modes {
+				t.Run(c.name+"/"+mode, func(t *testing.T) {
+					src := c.src
+					src.SchemaEvolution = mode
+					snk := sink(t, "out", src.Ctx, "csv")
+					res, err := e.Execute(t.Context(), engine.Plan{Sources: []engine.Source{src}, Sinks: []engine.Sink{snk}})
+					if err != nil {
+						var ie *engine.InputError
+						if !errors.As(err, &ie) {
+							t.Fatalf("got error %v, want the value read or an *engine.InputError naming %s", err, c.file)
+						}
+						equal(t, "file", ie.File, c.file)
+						equal(t, "column", ie.Column, "Amount")
+						return
+					}
+					rows := csvRows(t, snk, res.Sinks["out"])
+					if !slices.ContainsFunc(rows, func(r string) bool { return strings.HasPrefix(r, "2,20") }) {
+						t.Errorf("got rows %q: the value 20 of key Amount was lost", rows)
+					}
+				})
 			}
 		}
 	})
