@@ -22,11 +22,16 @@ func (x *execution) unknownJSONKey(ctx context.Context, r *reader) (*engine.Inpu
 	if r.src.Format != "json" || len(r.paths) == 0 {
 		return nil, nil
 	}
+	// Keys are compared exactly: Spark's JSON reader matches a key to a
+	// column by its exact name, so Amount is not amount (its values would
+	// be NULL).
 	hive := hiveNames(r.src)
 	var known []string
+	column := map[string]string{} // lowercase name -> the schema's spelling
 	for _, c := range r.schema {
 		if l := strings.ToLower(c.Name); !hive[l] {
-			known = append(known, hexString(l))
+			known = append(known, hexString(c.Name))
+			column[l] = c.Name
 		}
 	}
 	if len(known) == 0 {
@@ -48,7 +53,7 @@ func (x *execution) unknownJSONKey(ctx context.Context, r *reader) (*engine.Inpu
 	rows, err := x.queryRows(ctx, fmt.Sprintf(`SELECT f, k, value FROM (
 			SELECT %s AS f, value, CASE WHEN trim(value) = '' THEN array()
 				WHEN startswith(ltrim(value), '{') THEN json_object_keys(value) ELSE %s END AS ks FROM %s)
-		LATERAL VIEW explode(ks) t AS k WHERE lower(k) NOT IN (%s) LIMIT 1`,
+		LATERAL VIEW explode(ks) t AS k WHERE k NOT IN (%s) LIMIT 1`,
 		fileCol, other, quoteIdent(name), strings.Join(known, ", ")))
 	if err != nil {
 		err = x.e.wrapErr(ctx, err, "source %s: checking the objects' keys", r.src.Ctx)
@@ -75,6 +80,11 @@ func (x *execution) unknownJSONKey(ctx context.Context, r *reader) (*engine.Inpu
 				"(a file holding one JSON array of objects is not JSON Lines): " + clip(line)}, nil
 	}
 	ie := &engine.InputError{Source: r.src.Ctx, File: r.key(file), Column: key}
+	if name, ok := column[strings.ToLower(key)]; ok {
+		ie.Msg = fmt.Sprintf("an object has key %s, which differs from the source's column %s only in case; "+
+			"the reader matches keys exactly, so its values would be lost: write the key as %s", key, name, name)
+		return ie, nil
+	}
 	if hive[strings.ToLower(key)] {
 		ie.Msg = "an object has a key named like its partition folder (" + key + "=...); one of the two values would be lost: " +
 			"rename the key or the folder, or set hive_partitioning: false"
