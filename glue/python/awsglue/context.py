@@ -256,13 +256,19 @@ def _refuse_new_fields(spark, resp, known, keys=()):
     from pyspark.sql import functions as F
 
     inferred = spark.read.json([f["location"] for f in resp["files"]])
-    low = {k.lower() for k in known}
-    new = [f.name for f in inferred.schema.fields if f.name.lower() not in low and f.name != "_corrupt_record"]
+    # Exactly: Spark's JSON reader matches a field to a column by its exact
+    # name, so a field spelled Amount is not the column amount.
+    new = [f.name for f in inferred.schema.fields if f.name not in set(known) and f.name != "_corrupt_record"]
     if not new:
         return
     first = inferred.where(F.col("`%s`" % new[0].replace("`", "``")).isNotNull()).select(F.input_file_name()).first()
     if new[0].lower() in {k.lower() for k in keys}:
         raise ValueError(_clash_message(resp, first[0] if first else "a file", new[0]))
+    same = [k for k in known if k.lower() == new[0].lower()]
+    if same:
+        raise ValueError("awsglue: source %s: %s has the field %s, which differs from the column %s only in case; "
+                         "Spark's reader matches fields exactly, so its values would be lost"
+                         % (resp.get("ctx") or "(no ctx)", first[0] if first else "a file", new[0], same[0]))
     raise ValueError("awsglue: source %s: %s has the field(s) %s, which the source's recorded schema (%s) lacks; "
                      "the run fails rather than drop them (tidemark's awsglue does not evolve a source's schema)"
                      % (resp.get("ctx") or "(no ctx)", first[0] if first else "a file", ", ".join(new), ", ".join(known)))

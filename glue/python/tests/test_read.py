@@ -157,6 +157,18 @@ class ReadTest(unittest.TestCase):
                     continue
                 self.fail("a column named like its partition folder was read: %s" % rows)
 
+    def test_json_field_in_another_case_is_not_dropped(self):
+        schema = [{"name": "order_id", "type": "BIGINT"}, {"name": "amount", "type": "BIGINT"}]
+        f = self.put("tue/c.json", '{"order_id":3,"Amount":20}\n')
+        resp = {"format": "json", "options": {}, "files": [f], "schema": schema}
+        try:
+            rows = [r.asDict() for r in _read(self.spark, resp).collect()]
+        except Exception as e:
+            self.assertIn("Amount", str(e))
+            self.assertIn("c.json", str(e))
+            return
+        self.assertEqual(rows, [{"order_id": 3, "amount": 20}], "the value of a field spelled Amount was lost")
+
     def test_headerless_extra_field_is_not_dropped(self):
         schema = [{"name": "col0", "type": "BIGINT"}, {"name": "col1", "type": "VARCHAR"}]
         f = self.put("tue/b.csv", "3,p1,9\n")
