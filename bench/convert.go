@@ -70,6 +70,44 @@ func (s *convertSide) times() (ts []time.Duration, rss []int64) {
 	return ts, rss
 }
 
+// eachRep is how each of the side's repetitions went: its time (marked
+// when others' load disturbed it), or its failure.
+func (s *convertSide) eachRep() []string {
+	var each []string
+	for _, x := range s.samples {
+		if x.err != nil {
+			each = append(each, x.m.status())
+			continue
+		}
+		each = append(each, secs(x.m.Wall)+busyNote(x.m))
+	}
+	return each
+}
+
+// duckdbSide is DuckDB alone (bench/duckdbcopy, variant v) converting the
+// files listed in list into one Parquet file under a scratch folder named
+// from prefix, its output read back.
+func duckdbSide(ctx context.Context, c *config, v baselineVariant, list, prefix string) *convertSide {
+	side := &convertSide{label: v.label}
+	side.run = func(rep int) convertSample {
+		dir := filepath.Join(c.work, fmt.Sprintf("%s-%s-%d", prefix, v.dir, rep))
+		defer os.RemoveAll(dir)
+		out := filepath.Join(dir, "out")
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			return convertSample{err: err}
+		}
+		m, rows, sql, err := duckdbCopy(ctx, c, v, list, filepath.Join(out, "data.parquet"), "")
+		side.sql = sql
+		m.Err = err
+		x := convertSample{m: m, err: err, reported: rows}
+		if err == nil {
+			x.outFiles, x.outRows, x.outBytes, x.checkErr = outputRows(ctx, c, out)
+		}
+		return x
+	}
+	return side
+}
+
 // benchConvert measures CSV -> Parquet throughput: `tidemark run` with a
 // fresh state against DuckDB alone running one COPY over the same files.
 func benchConvert(ctx context.Context, c *config) section {
@@ -106,29 +144,9 @@ func benchConvert(ctx context.Context, c *config) section {
 		}
 		return x
 	}
-	baseline := func(v baselineVariant) *convertSide {
-		side := &convertSide{label: v.label}
-		side.run = func(rep int) convertSample {
-			dir := filepath.Join(c.work, fmt.Sprintf("convert-%s-%d", v.dir, rep))
-			defer os.RemoveAll(dir)
-			out := filepath.Join(dir, "out")
-			if err := os.MkdirAll(out, 0o755); err != nil {
-				return convertSample{err: err}
-			}
-			m, rows, sql, err := duckdbCopy(ctx, c, v, list, filepath.Join(out, "data.parquet"), "")
-			side.sql = sql
-			m.Err = err
-			x := convertSample{m: m, err: err, reported: rows}
-			if err == nil {
-				x.outFiles, x.outRows, x.outBytes, x.checkErr = outputRows(ctx, c, out)
-			}
-			return x
-		}
-		return side
-	}
 	var bases, targets []*convertSide
 	for _, v := range baselines {
-		side := baseline(v)
+		side := duckdbSide(ctx, c, v, list, "convert")
 		bases = append(bases, side)
 		if !v.schema {
 			targets = append(targets, side)
@@ -191,15 +209,12 @@ func benchConvert(ctx context.Context, c *config) section {
 	var rows [][]string
 	for _, side := range append([]*convertSide{tidemark}, bases...) {
 		ts, rss := side.times()
-		var each []string
+		each := side.eachRep()
 		var out string
 		for _, x := range side.samples {
-			if x.err != nil {
-				each = append(each, x.m.status())
-				continue
+			if x.err == nil {
+				out = fmt.Sprintf("%d file(s), %s", x.outFiles, mb(x.outBytes))
 			}
-			each = append(each, secs(x.m.Wall)+busyNote(x.m))
-			out = fmt.Sprintf("%d file(s), %s", x.outFiles, mb(x.outBytes))
 		}
 		if len(ts) == 0 {
 			rows = append(rows, []string{side.label, "—", "—", "—", "—", "—", orDash(strings.Join(each, ", ")), fmt.Sprint(side.retaken)})

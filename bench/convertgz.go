@@ -71,23 +71,7 @@ func benchConvertGz(ctx context.Context, c *config) section {
 		before = tmSide("tidemark without the check", p)
 		sides = append(sides, before)
 	}
-	duck := &convertSide{label: "DuckDB alone, tidemark's settings"}
-	duck.run = func(rep int) convertSample {
-		dir := filepath.Join(c.work, fmt.Sprintf("convertgz-duckdb-%d", rep))
-		defer os.RemoveAll(dir)
-		out := filepath.Join(dir, "out")
-		if err := os.MkdirAll(out, 0o755); err != nil {
-			return convertSample{err: err}
-		}
-		m, rows, sql, err := duckdbCopy(ctx, c, baselines[1], list, filepath.Join(out, "data.parquet"), "")
-		duck.sql = sql
-		m.Err = err
-		x := convertSample{m: m, err: err, reported: rows}
-		if err == nil {
-			x.outFiles, x.outRows, x.outBytes, x.checkErr = outputRows(ctx, c, out)
-		}
-		return x
-	}
+	duck := duckdbSide(ctx, c, baselines[1], list, "convertgz")
 	sides = append(sides, duck)
 	runRotated(ctx, c, "convert-gz", sides)
 	checkConvertSamples(&s, "CSV.gz → Parquet", sides, ds.Rows)
@@ -148,14 +132,7 @@ func benchConvertGz(ctx context.Context, c *config) section {
 	var rows [][]string
 	for _, side := range sides {
 		ts, _ := side.times()
-		var each []string
-		for _, x := range side.samples {
-			if x.err != nil {
-				each = append(each, x.m.status())
-				continue
-			}
-			each = append(each, secs(x.m.Wall)+busyNote(x.m))
-		}
+		each := side.eachRep()
 		if len(ts) == 0 {
 			rows = append(rows, []string{side.label, "—", "—", "—", "—", orDash(strings.Join(each, ", ")), fmt.Sprint(side.retaken)})
 			continue

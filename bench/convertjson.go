@@ -58,29 +58,9 @@ func benchConvertJSON(ctx context.Context, c *config) section {
 	}
 	fail := tmSide("tidemark (schema_evolution: fail, the default)", "fail")
 	none := tmSide("tidemark (schema_evolution: none)", "none")
-	duckSide := func(v baselineVariant) *convertSide {
-		side := &convertSide{label: v.label}
-		side.run = func(rep int) convertSample {
-			dir := filepath.Join(c.work, fmt.Sprintf("convertjson-%s-%d", v.dir, rep))
-			defer os.RemoveAll(dir)
-			out := filepath.Join(dir, "out")
-			if err := os.MkdirAll(out, 0o755); err != nil {
-				return convertSample{err: err}
-			}
-			m, rows, sql, err := duckdbCopy(ctx, c, v, list, filepath.Join(out, "data.parquet"), "")
-			side.sql = sql
-			m.Err = err
-			x := convertSample{m: m, err: err, reported: rows}
-			if err == nil {
-				x.outFiles, x.outRows, x.outBytes, x.checkErr = outputRows(ctx, c, out)
-			}
-			return x
-		}
-		return side
-	}
-	sniffed := duckSide(baselineVariant{label: "DuckDB alone, tidemark's settings", dir: "duckdb-settings", sets: engineSettings, format: "json"})
-	given := duckSide(baselineVariant{label: "DuckDB alone, tidemark's settings, schema given (reference)", dir: "duckdb-schema",
-		sets: engineSettings, schema: true, format: "json"})
+	sniffed := duckdbSide(ctx, c, baselineVariant{label: "DuckDB alone, tidemark's settings", dir: "duckdb-settings", sets: engineSettings, format: "json"}, list, "convertjson")
+	given := duckdbSide(ctx, c, baselineVariant{label: "DuckDB alone, tidemark's settings, schema given (reference)", dir: "duckdb-schema",
+		sets: engineSettings, schema: true, format: "json"}, list, "convertjson")
 	var sides []*convertSide
 	if c.bin.tidemark != "" {
 		sides = append(sides, fail, none)
@@ -125,14 +105,7 @@ func benchConvertJSON(ctx context.Context, c *config) section {
 	var rows [][]string
 	for _, side := range []*convertSide{fail, none, sniffed, given} {
 		ts, rss := side.times()
-		var each []string
-		for _, x := range side.samples {
-			if x.err != nil {
-				each = append(each, x.m.status())
-				continue
-			}
-			each = append(each, secs(x.m.Wall)+busyNote(x.m))
-		}
+		each := side.eachRep()
 		if len(ts) == 0 {
 			rows = append(rows, []string{side.label, "—", "—", "—", "—", orDash(strings.Join(each, ", ")), fmt.Sprint(side.retaken)})
 			continue
