@@ -29,3 +29,17 @@ func (e *InputError) Error() string {
 	}
 	return s + ": " + e.Msg
 }
+
+// PartitionClash is the error for a file of source whose column (a JSON
+// object's key when key is set) has the name of one of the file's
+// key=value folders: the file's value and the folder's would be one
+// column, and one of them lost.
+func PartitionClash(source, file, column string, key bool) *InputError {
+	what := "the file has a column"
+	if key {
+		what = "an object has a key"
+	}
+	return &InputError{Source: source, File: file, Column: column,
+		Msg: what + " named like its partition folder (" + column + "=...); one of the two values would be lost: " +
+			"rename it or the folder, or set hive_partitioning: false"}
+}

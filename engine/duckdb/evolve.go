@@ -211,13 +211,7 @@ func (r *reader) checkJSONKeys(ctx context.Context, c *sql.Conn) error {
 // hiveClash is the error for a file column (a JSON key) named like a
 // partition folder.
 func (r *reader) hiveClash(k jsonKey) error {
-	what := "the file has a column"
-	if r.src.Format == "json" {
-		what = "an object has a key"
-	}
-	return &engine.InputError{Source: r.src.Ctx, File: r.in.keyOf(k.paths[0]), Column: k.name,
-		Msg: what + " named like its partition folder (" + k.name + "=...); one of the two values would be lost: " +
-			"rename it or the folder, or set hive_partitioning: false"}
+	return engine.PartitionClash(r.src.Ctx, r.in.keyOf(k.paths[0]), k.name, r.src.Format == "json")
 }
 
 // caseClash is the error for a JSON key that differs from the schema's

@@ -157,8 +157,7 @@ func (r *reader) checkHiveClash(ctx context.Context, c *sql.Conn, sample []strin
 				break
 			}
 		}
-		return &engine.InputError{Source: r.src.Ctx, File: file, Column: col.Name,
-			Msg: "the file has a column named like its partition folder (" + col.Name + "=...); one of the two values would be lost: rename the column or the folder, or set hive_partitioning: false"}
+		return engine.PartitionClash(r.src.Ctx, file, col.Name, r.src.Format == "json")
 	}
 	return nil
 }

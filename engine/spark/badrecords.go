@@ -68,9 +68,9 @@ func (x *execution) headerClash(ctx context.Context, r *reader, se *Error) *engi
 			name = strings.TrimSuffix(strings.TrimPrefix(name, q), q)
 		}
 		if hive[strings.ToLower(name)] {
-			return &engine.InputError{Source: r.src.Ctx, File: r.key(m[1]), Line: 1, Column: name,
-				Msg: "the file has a column named like its partition folder (" + name + "=...); one of the two values would be lost: " +
-					"rename it or the folder, or set hive_partitioning: false"}
+			ie := engine.PartitionClash(r.src.Ctx, r.key(m[1]), name, false)
+			ie.Line = 1
+			return ie
 		}
 	}
 	return nil

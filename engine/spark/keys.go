@@ -86,9 +86,7 @@ func (x *execution) unknownJSONKey(ctx context.Context, r *reader) (*engine.Inpu
 		return ie, nil
 	}
 	if hive[strings.ToLower(key)] {
-		ie.Msg = "an object has a key named like its partition folder (" + key + "=...); one of the two values would be lost: " +
-			"rename the key or the folder, or set hive_partitioning: false"
-		return ie, nil
+		return engine.PartitionClash(r.src.Ctx, ie.File, key, true), nil
 	}
 	names := make([]string, 0, len(r.schema))
 	for _, c := range r.schema {
@@ -185,7 +183,5 @@ func (x *execution) parquetHiveClash(ctx context.Context, r *reader) (*engine.In
 			break
 		}
 	}
-	return &engine.InputError{Source: r.src.Ctx, File: file, Column: col,
-		Msg: "the file has a column named like its partition folder (" + col + "=...); one of the two values would be lost: " +
-			"rename the column or the folder, or set hive_partitioning: false"}, nil
+	return engine.PartitionClash(r.src.Ctx, file, col, false), nil
 }
