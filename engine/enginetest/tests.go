@@ -392,6 +392,61 @@ func (s *suite) testBadRecords(t *testing.T) {
 	}
 }
 
+// testBadValueInAnyColumn: a value that does not fit its column is a
+// bad record of its row whichever columns the job reads: the row is named
+// by file and line (fail), and left out and counted (skip, quarantine) by
+// a sink of every column and by one of another column alike. A reader
+// that converts only the columns a query needs would keep the row in one
+// and drop it uncounted in the other.
+func (s *suite) testBadValueInAnyColumn(t *testing.T) {
+	e := s.engine(t)
+	root := t.TempDir()
+	schema := []bookmark.Column{{Name: "id", Type: "BIGINT"}, {Name: "v", Type: "BIGINT"}}
+	files := map[string][]byte{
+		"csv":  []byte("id,v\n1,5\n2,1.5\n3,7\n"),
+		"json": []byte(`{"id":1,"v":5}` + "\n" + `{"id":2,"v":1.5}` + "\n" + `{"id":3,"v":7}` + "\n"),
+	}
+	for _, f := range []string{"csv", "json"} {
+		t.Run(f, func(t *testing.T) {
+			src := engine.Source{Ctx: "orders", Format: f, Schema: schema, Files: []engine.Input{input(t, root, "late."+f, files[f])}}
+			line := map[string]int64{"csv": 3, "json": 2}[f]
+			_, err := e.Execute(t.Context(), engine.Plan{Sources: []engine.Source{src}, Sinks: []engine.Sink{sink(t, "out", "orders", "csv")}})
+			var ie *engine.InputError
+			if !errors.As(err, &ie) {
+				t.Fatalf("fail: got error %v, want an *engine.InputError", err)
+			}
+			equal(t, "fail: file", ie.File, "late."+f)
+			equal(t, "fail: line", ie.Line, line)
+
+			for _, pol := range []string{engine.BadSkip, engine.BadQuarantine} {
+				rejects := filepath.Join(t.TempDir(), "rejects")
+				all := sink(t, "all", "orders", "csv")
+				ids := sink(t, "ids", "ids", "csv")
+				res := execute(t, e, engine.Plan{Sources: []engine.Source{src}, OnBadRecord: pol, Rejects: fileURL(rejects),
+					Transforms: []engine.Transform{{Name: "ids", SQL: "SELECT id FROM orders"}},
+					Sinks:      []engine.Sink{all, ids}})
+				equal(t, pol+": rejected", res.Sources["orders"].Rejected, 1)
+				equalRows(t, pol+": every column", csvRows(t, all, res.Sinks["all"]), []string{"id,v", "1,5", "3,7"})
+				equalRows(t, pol+": id alone", csvRows(t, ids, res.Sinks["ids"]), []string{"id", "1", "3"})
+				if pol != engine.BadQuarantine {
+					continue
+				}
+				entries, err := os.ReadDir(filepath.Join(rejects, "orders"))
+				if err != nil || len(entries) == 0 {
+					t.Fatalf("quarantine: got %v (%v) under rejects/orders, want the rejected row", entries, err)
+				}
+				data, err := os.ReadFile(filepath.Join(rejects, "orders", entries[0].Name()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(string(data), "1.5") {
+					t.Errorf("quarantine: rejects %q do not hold the row with 1.5", data)
+				}
+			}
+		})
+	}
+}
+
 // testLocations: plain local paths work like file:// URLs, and a
 // location the engine cannot read is an error, not a silent skip.
 func (s *suite) testLocations(t *testing.T) {
