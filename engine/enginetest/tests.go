@@ -95,6 +95,30 @@ func (s *suite) testHive(t *testing.T) {
 	})
 	equalRows(t, "rows", csvRows(t, snk, res.Sinks["out"]), []string{"id,year", "1,2023", "2,2024", "3,2024"})
 	equal(t, "schema", fmt.Sprint(res.Sources["h"].Schema), "[{id BIGINT} {year BIGINT}]")
+
+	// Files under different key=value folders (one under none, or under
+	// other keys) fail the source naming a file: a reader that took one
+	// kind's folders would read the other kind's rows without them, or
+	// not at all.
+	for name, keys := range map[string][]string{
+		"beside_a_partition": {"year=2023/a.csv", "b.csv"},
+		"other_keys":         {"year=2023/a.csv", "year=2023/month=1/b.csv"},
+		"sibling_keys":       {"a=1/b=2/a.csv", "a=1/c=3/b.csv"},
+	} {
+		t.Run("folders_differ_"+name, func(t *testing.T) {
+			dir := t.TempDir()
+			src := engine.Source{Ctx: "h", Format: "csv", Hive: true, Files: []engine.Input{
+				input(t, dir, keys[0], []byte("id\n1\n")),
+				input(t, dir, keys[1], []byte("id\n2\n")),
+			}}
+			_, err := e.Execute(t.Context(), engine.Plan{Sources: []engine.Source{src}, Sinks: []engine.Sink{sink(t, "out", "h", "csv")}})
+			var ie *engine.InputError
+			if !errors.As(err, &ie) {
+				t.Fatalf("got error %v, want an *engine.InputError naming %s", err, keys[1])
+			}
+			equal(t, "file", ie.File, keys[1])
+		})
+	}
 }
 
 // testSchema applies a recorded schema instead of inferring one, in the

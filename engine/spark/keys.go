@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/tidemark-etl/tidemark/engine"
@@ -114,13 +115,36 @@ func hiveNames(src *engine.Source) map[string]bool {
 		return out
 	}
 	for _, in := range src.Files {
-		for _, seg := range strings.Split(path.Dir(in.Key), "/") {
-			if k, _, ok := strings.Cut(seg, "="); ok && k != "" {
-				out[strings.ToLower(k)] = true
-			}
+		for _, k := range partitionNames(in.Key) {
+			out[strings.ToLower(k)] = true
 		}
 	}
 	return out
+}
+
+// partitionNames is the keys of the key=value folders of an input key, in
+// order.
+func partitionNames(key string) []string {
+	var out []string
+	for _, seg := range strings.Split(path.Dir(key), "/") {
+		if k, _, ok := strings.Cut(seg, "="); ok && k != "" {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// samePartitions checks that in lies under the same key=value folders as
+// first (the source's first file), as the DuckDB engine requires: Spark
+// given files of both kinds reads one kind's rows and drops the others'
+// without a word (a file beside p=1/ under no folder at all).
+func samePartitions(src *engine.Source, first, in engine.Input) *engine.InputError {
+	want, got := partitionNames(first.Key), partitionNames(in.Key)
+	if slices.EqualFunc(want, got, strings.EqualFold) {
+		return nil
+	}
+	return &engine.InputError{Source: src.Ctx, File: in.Key,
+		Msg: fmt.Sprintf("partition folders %v differ from %v in %s", got, want, first.Key)}
 }
 
 // hexString is s as a Spark SQL string literal that needs no escaping.
