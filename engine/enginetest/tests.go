@@ -3,6 +3,7 @@ package enginetest
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -95,6 +96,39 @@ func (s *suite) testHive(t *testing.T) {
 	})
 	equalRows(t, "rows", csvRows(t, snk, res.Sinks["out"]), []string{"id,year", "1,2023", "2,2024", "3,2024"})
 	equal(t, "schema", fmt.Sprint(res.Sources["h"].Schema), "[{id BIGINT} {year BIGINT}]")
+
+	// A first run types partition columns without changing a value: 007
+	// stays 007 (not 7), 1.50 stays 1.50, 1e3 stays 1e3, a date beside a
+	// timestamp stays as written; plain integers and dates are typed.
+	for name, c := range map[string]struct {
+		values []string
+		typ    string
+		want   []string
+	}{
+		"leading_zero":      {[]string{"007", "7"}, "VARCHAR", []string{"007", "7"}},
+		"fraction":          {[]string{"1.50", "7"}, "VARCHAR", []string{"1.50", "7"}},
+		"exponent":          {[]string{"1e3"}, "VARCHAR", []string{"1e3"}},
+		"integers":          {[]string{"7", "-5"}, "BIGINT", []string{"-5", "7"}},
+		"dates":             {[]string{"2024-01-01", "2024-01-02"}, "DATE", []string{"2024-01-01", "2024-01-02"}},
+		"date_and_datetime": {[]string{"2024-01-01", "2024-01-02 10:00:00"}, "VARCHAR", []string{"2024-01-01", "2024-01-02 10:00:00"}},
+		"beyond_bigint":     {[]string{"99999999999999999999"}, "VARCHAR", []string{"99999999999999999999"}},
+	} {
+		t.Run("partition_type_"+name, func(t *testing.T) {
+			dir := t.TempDir()
+			src := engine.Source{Ctx: "h", Format: "csv", Hive: true}
+			for i, v := range c.values {
+				src.Files = append(src.Files, input(t, dir, fmt.Sprintf("p=%s/%d.csv", url.PathEscape(v), i), []byte("id\n1\n")))
+			}
+			snk := sink(t, "out", "h", "csv")
+			res := execute(t, e, engine.Plan{Sources: []engine.Source{src}, Sinks: []engine.Sink{snk}})
+			equal(t, "schema", fmt.Sprint(res.Sources["h"].Schema), "[{id BIGINT} {p "+c.typ+"}]")
+			want := []string{"id,p"}
+			for _, v := range c.want {
+				want = append(want, "1,"+v)
+			}
+			equalRows(t, "rows", csvRows(t, snk, res.Sinks["out"]), want)
+		})
+	}
 
 	// Files under different key=value folders (one under none, or under
 	// other keys) fail the source naming a file: a reader that took one
