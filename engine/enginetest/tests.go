@@ -241,6 +241,17 @@ func (s *suite) testNothingDropped(t *testing.T) {
 			}
 		}
 	})
+	t.Run("json_object_after_whitespace", func(t *testing.T) {
+		// JSON allows tabs and spaces before an object, and a line of
+		// them alone is blank: both are read, not taken for a line that
+		// is not an object.
+		f := input(t, root, "indented.json", []byte(`{"id":1}`+"\n\t"+`{"id":2}`+"\n \t \n"+`{"id":3}`+"\n"))
+		for _, schema := range [][]bookmark.Column{nil, {{Name: "id", Type: "BIGINT"}}} {
+			snk := sink(t, "out", "j", "csv")
+			res := execute(t, e, engine.Plan{Sources: []engine.Source{{Ctx: "j", Format: "json", Schema: schema, Files: []engine.Input{f}}}, Sinks: []engine.Sink{snk}})
+			equalRows(t, "rows", csvRows(t, snk, res.Sinks["out"]), []string{"id", "1", "2", "3"})
+		}
+	})
 	t.Run("json_key_in_another_case", func(t *testing.T) {
 		// A key spelled Amount where the schema has amount (a producer
 		// that changed its casing; both spellings on a first run): the

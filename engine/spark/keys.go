@@ -47,15 +47,18 @@ func (x *execution) unknownJSONKey(ctx context.Context, r *reader) (*engine.Inpu
 	// where JSON Lines (and the DuckDB engine) has one object per line.
 	// With on_bad_record skip or quarantine a bare value is a bad record
 	// of the read; an array still is not one.
+	// JSON's whitespace before an object is spaces and tabs too (Spark's
+	// trim takes spaces alone).
+	lead := "trim(LEADING " + hexString(" \t\r") + " FROM value)"
 	other := "array(" + hexString(notAnObject) + ")"
 	if r.rejects {
-		other = "CASE WHEN startswith(ltrim(value), '[') THEN " + other + " ELSE array() END"
+		other = "CASE WHEN startswith(" + lead + ", '[') THEN " + other + " ELSE array() END"
 	}
 	rows, err := x.queryRows(ctx, fmt.Sprintf(`SELECT f, k, value FROM (
-			SELECT %s AS f, value, CASE WHEN trim(value) = '' THEN array()
-				WHEN startswith(ltrim(value), '{') THEN json_object_keys(value) ELSE %s END AS ks FROM %s)
+			SELECT %s AS f, value, CASE WHEN %s = '' THEN array()
+				WHEN startswith(%s, '{') THEN json_object_keys(value) ELSE %s END AS ks FROM %s)
 		LATERAL VIEW explode(ks) t AS k WHERE k NOT IN (%s) LIMIT 1`,
-		fileCol, other, quoteIdent(name), strings.Join(known, ", ")))
+		fileCol, lead, lead, other, quoteIdent(name), strings.Join(known, ", ")))
 	if err != nil {
 		err = x.e.wrapErr(ctx, err, "source %s: checking the objects' keys", r.src.Ctx)
 		var se *Error
