@@ -42,6 +42,7 @@ func Run(t *testing.T, c Config) {
 	t.Run("Partitioned", s.testPartitioned)
 	t.Run("Split", s.testSplit)
 	t.Run("BadRecords", s.testBadRecords)
+	t.Run("BadValueInAnyColumn", s.testBadValueInAnyColumn)
 	t.Run("Locations", s.testLocations)
 	t.Run("EvolveCSV", s.evolving(s.testEvolveCSV))
 	t.Run("EvolveJSON", s.evolving(s.testEvolveJSON))

@@ -3,6 +3,7 @@ package enginetest
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -95,6 +96,63 @@ func (s *suite) testHive(t *testing.T) {
 	})
 	equalRows(t, "rows", csvRows(t, snk, res.Sinks["out"]), []string{"id,year", "1,2023", "2,2024", "3,2024"})
 	equal(t, "schema", fmt.Sprint(res.Sources["h"].Schema), "[{id BIGINT} {year BIGINT}]")
+
+	// A first run types partition columns without changing a value: 007
+	// stays 007 (not 7), 1.50 stays 1.50, 1e3 stays 1e3, a date beside a
+	// timestamp stays as written; plain integers and dates are typed.
+	for name, c := range map[string]struct {
+		values []string
+		typ    string
+		want   []string
+	}{
+		"leading_zero":      {[]string{"007", "7"}, "VARCHAR", []string{"007", "7"}},
+		"fraction":          {[]string{"1.50", "7"}, "VARCHAR", []string{"1.50", "7"}},
+		"exponent":          {[]string{"1e3"}, "VARCHAR", []string{"1e3"}},
+		"integers":          {[]string{"7", "-5"}, "BIGINT", []string{"-5", "7"}},
+		"dates":             {[]string{"2024-01-01", "2024-01-02"}, "DATE", []string{"2024-01-01", "2024-01-02"}},
+		"date_and_datetime": {[]string{"2024-01-01", "2024-01-02 10:00:00"}, "VARCHAR", []string{"2024-01-01", "2024-01-02 10:00:00"}},
+		"beyond_bigint":     {[]string{"99999999999999999999"}, "VARCHAR", []string{"99999999999999999999"}},
+	} {
+		t.Run("partition_type_"+name, func(t *testing.T) {
+			dir := t.TempDir()
+			src := engine.Source{Ctx: "h", Format: "csv", Hive: true}
+			for i, v := range c.values {
+				src.Files = append(src.Files, input(t, dir, fmt.Sprintf("p=%s/%d.csv", url.PathEscape(v), i), []byte("id\n1\n")))
+			}
+			snk := sink(t, "out", "h", "csv")
+			res := execute(t, e, engine.Plan{Sources: []engine.Source{src}, Sinks: []engine.Sink{snk}})
+			equal(t, "schema", fmt.Sprint(res.Sources["h"].Schema), "[{id BIGINT} {p "+c.typ+"}]")
+			want := []string{"id,p"}
+			for _, v := range c.want {
+				want = append(want, "1,"+v)
+			}
+			equalRows(t, "rows", csvRows(t, snk, res.Sinks["out"]), want)
+		})
+	}
+
+	// Files under different key=value folders (one under none, or under
+	// other keys) fail the source naming a file: a reader that took one
+	// kind's folders would read the other kind's rows without them, or
+	// not at all.
+	for name, keys := range map[string][]string{
+		"beside_a_partition": {"year=2023/a.csv", "b.csv"},
+		"other_keys":         {"year=2023/a.csv", "year=2023/month=1/b.csv"},
+		"sibling_keys":       {"a=1/b=2/a.csv", "a=1/c=3/b.csv"},
+	} {
+		t.Run("folders_differ_"+name, func(t *testing.T) {
+			dir := t.TempDir()
+			src := engine.Source{Ctx: "h", Format: "csv", Hive: true, Files: []engine.Input{
+				input(t, dir, keys[0], []byte("id\n1\n")),
+				input(t, dir, keys[1], []byte("id\n2\n")),
+			}}
+			_, err := e.Execute(t.Context(), engine.Plan{Sources: []engine.Source{src}, Sinks: []engine.Sink{sink(t, "out", "h", "csv")}})
+			var ie *engine.InputError
+			if !errors.As(err, &ie) {
+				t.Fatalf("got error %v, want an *engine.InputError naming %s", err, keys[1])
+			}
+			equal(t, "file", ie.File, keys[1])
+		})
+	}
 }
 
 // testSchema applies a recorded schema instead of inferring one, in the
@@ -181,6 +239,17 @@ func (s *suite) testNothingDropped(t *testing.T) {
 				f := input(t, root, "bare.json", []byte(`{"id":1}`+"\n"+line+"\n"))
 				fail(t, engine.Source{Ctx: "j", Format: "json", Schema: schema, Files: []engine.Input{f}}, "bare.json", "")
 			}
+		}
+	})
+	t.Run("json_object_after_whitespace", func(t *testing.T) {
+		// JSON allows tabs and spaces before an object, and a line of
+		// them alone is blank: both are read, not taken for a line that
+		// is not an object.
+		f := input(t, root, "indented.json", []byte(`{"id":1}`+"\n\t"+`{"id":2}`+"\n \t \n"+`{"id":3}`+"\n"))
+		for _, schema := range [][]bookmark.Column{nil, {{Name: "id", Type: "BIGINT"}}} {
+			snk := sink(t, "out", "j", "csv")
+			res := execute(t, e, engine.Plan{Sources: []engine.Source{{Ctx: "j", Format: "json", Schema: schema, Files: []engine.Input{f}}}, Sinks: []engine.Sink{snk}})
+			equalRows(t, "rows", csvRows(t, snk, res.Sinks["out"]), []string{"id", "1", "2", "3"})
 		}
 	})
 	t.Run("json_key_in_another_case", func(t *testing.T) {
@@ -387,6 +456,61 @@ func (s *suite) testBadRecords(t *testing.T) {
 			}
 			if !strings.Contains(string(data), "sub/bad."+src.Format) {
 				t.Errorf("quarantine: rejects %q do not name the file sub/bad.%s", data, src.Format)
+			}
+		})
+	}
+}
+
+// testBadValueInAnyColumn: a value that does not fit its column is a
+// bad record of its row whichever columns the job reads: the row is named
+// by file and line (fail), and left out and counted (skip, quarantine) by
+// a sink of every column and by one of another column alike. A reader
+// that converts only the columns a query needs would keep the row in one
+// and drop it uncounted in the other.
+func (s *suite) testBadValueInAnyColumn(t *testing.T) {
+	e := s.engine(t)
+	root := t.TempDir()
+	schema := []bookmark.Column{{Name: "id", Type: "BIGINT"}, {Name: "v", Type: "BIGINT"}}
+	files := map[string][]byte{
+		"csv":  []byte("id,v\n1,5\n2,1.5\n3,7\n"),
+		"json": []byte(`{"id":1,"v":5}` + "\n" + `{"id":2,"v":1.5}` + "\n" + `{"id":3,"v":7}` + "\n"),
+	}
+	for _, f := range []string{"csv", "json"} {
+		t.Run(f, func(t *testing.T) {
+			src := engine.Source{Ctx: "orders", Format: f, Schema: schema, Files: []engine.Input{input(t, root, "late."+f, files[f])}}
+			line := map[string]int64{"csv": 3, "json": 2}[f]
+			_, err := e.Execute(t.Context(), engine.Plan{Sources: []engine.Source{src}, Sinks: []engine.Sink{sink(t, "out", "orders", "csv")}})
+			var ie *engine.InputError
+			if !errors.As(err, &ie) {
+				t.Fatalf("fail: got error %v, want an *engine.InputError", err)
+			}
+			equal(t, "fail: file", ie.File, "late."+f)
+			equal(t, "fail: line", ie.Line, line)
+
+			for _, pol := range []string{engine.BadSkip, engine.BadQuarantine} {
+				rejects := filepath.Join(t.TempDir(), "rejects")
+				all := sink(t, "all", "orders", "csv")
+				ids := sink(t, "ids", "ids", "csv")
+				res := execute(t, e, engine.Plan{Sources: []engine.Source{src}, OnBadRecord: pol, Rejects: fileURL(rejects),
+					Transforms: []engine.Transform{{Name: "ids", SQL: "SELECT id FROM orders"}},
+					Sinks:      []engine.Sink{all, ids}})
+				equal(t, pol+": rejected", res.Sources["orders"].Rejected, 1)
+				equalRows(t, pol+": every column", csvRows(t, all, res.Sinks["all"]), []string{"id,v", "1,5", "3,7"})
+				equalRows(t, pol+": id alone", csvRows(t, ids, res.Sinks["ids"]), []string{"id", "1", "3"})
+				if pol != engine.BadQuarantine {
+					continue
+				}
+				entries, err := os.ReadDir(filepath.Join(rejects, "orders"))
+				if err != nil || len(entries) == 0 {
+					t.Fatalf("quarantine: got %v (%v) under rejects/orders, want the rejected row", entries, err)
+				}
+				data, err := os.ReadFile(filepath.Join(rejects, "orders", entries[0].Name()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(string(data), "1.5") {
+					t.Errorf("quarantine: rejects %q do not hold the row with 1.5", data)
+				}
 			}
 		})
 	}

@@ -121,14 +121,24 @@ func (x *execution) firstBad(ctx context.Context, r *reader) (*engine.InputError
 	return ie, nil
 }
 
-// usesColumn is a condition that is always true but needs a data column:
-// Spark refuses a query of a raw read that needs the corrupt-record column
-// alone (and would optimize a plainer one away).
+// usesColumn is a condition that is always true but needs every data
+// column. Spark's CSV and JSON readers convert only the columns a query
+// needs, and a record is corrupt only when one of those does not convert:
+// a query of fewer columns (a count of the bad records, a transform that
+// selects some) would see a row with a bad value elsewhere as good, so
+// that the count missed rows the sinks left out, and a transform kept rows
+// the DuckDB engine sets aside. Needing every column also keeps Spark from
+// reading the corrupt-record column alone, which it refuses. A sum of
+// isnull flags is never folded away (file sources' columns are nullable).
 func usesColumn(r *reader) string {
 	if len(r.schema) == 0 {
 		return "true"
 	}
-	return fmt.Sprintf("length(coalesce(CAST(%s AS STRING), '')) >= 0", quoteIdent(r.schema[0].Name))
+	flags := make([]string, len(r.schema))
+	for i, c := range r.schema {
+		flags[i] = fmt.Sprintf("CAST(isnull(%s) AS INT)", quoteIdent(c.Name))
+	}
+	return "(" + strings.Join(flags, " + ") + ") >= 0"
 }
 
 // key is the input key of a file Spark named.

@@ -21,7 +21,8 @@ import (
 // As the DuckDB engine, Spark looks at a sample: sampleFiles files spread
 // over the list, and of CSV and JSON about sampleBytes of their records
 // (samplingRatio). A value outside the sample that does not fit its type
-// is a bad record of the run, named by file and line.
+// is a bad record of the run, named by file and line. Partition columns
+// are typed from every file's folders (partitionType), not by Spark.
 func (x *execution) infer(ctx context.Context, r *reader) error {
 	opts := copyOpts(r.opts)
 	if r.src.Format == "csv" {
@@ -42,6 +43,7 @@ func (x *execution) infer(ctx context.Context, r *reader) error {
 	if err != nil {
 		return x.e.wrapErr(ctx, err, "source %s: inferring the schema", r.src.Ctx)
 	}
+	hive := hiveNames(r.src)
 	var cols []bookmark.Column
 	for _, row := range rows {
 		if len(row) < 2 {
@@ -58,6 +60,9 @@ func (x *execution) infer(ctx context.Context, r *reader) error {
 		t, err := modelType(typ, r.src.Format != "parquet")
 		if err != nil {
 			return fmt.Errorf("source %s: column %s: Spark type %s: %w", r.src.Ctx, colName, typ, err)
+		}
+		if hive[strings.ToLower(colName)] {
+			t = partitionType(r.src, colName)
 		}
 		cols = append(cols, bookmark.Column{Name: colName, Type: t.String()})
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/tidemark-etl/tidemark/engine"
@@ -46,15 +47,18 @@ func (x *execution) unknownJSONKey(ctx context.Context, r *reader) (*engine.Inpu
 	// where JSON Lines (and the DuckDB engine) has one object per line.
 	// With on_bad_record skip or quarantine a bare value is a bad record
 	// of the read; an array still is not one.
+	// JSON's whitespace before an object is spaces and tabs too (Spark's
+	// trim takes spaces alone).
+	lead := "trim(LEADING " + hexString(" \t\r") + " FROM value)"
 	other := "array(" + hexString(notAnObject) + ")"
 	if r.rejects {
-		other = "CASE WHEN startswith(ltrim(value), '[') THEN " + other + " ELSE array() END"
+		other = "CASE WHEN startswith(" + lead + ", '[') THEN " + other + " ELSE array() END"
 	}
 	rows, err := x.queryRows(ctx, fmt.Sprintf(`SELECT f, k, value FROM (
-			SELECT %s AS f, value, CASE WHEN trim(value) = '' THEN array()
-				WHEN startswith(ltrim(value), '{') THEN json_object_keys(value) ELSE %s END AS ks FROM %s)
+			SELECT %s AS f, value, CASE WHEN %s = '' THEN array()
+				WHEN startswith(%s, '{') THEN json_object_keys(value) ELSE %s END AS ks FROM %s)
 		LATERAL VIEW explode(ks) t AS k WHERE k NOT IN (%s) LIMIT 1`,
-		fileCol, other, quoteIdent(name), strings.Join(known, ", ")))
+		fileCol, lead, lead, other, quoteIdent(name), strings.Join(known, ", ")))
 	if err != nil {
 		err = x.e.wrapErr(ctx, err, "source %s: checking the objects' keys", r.src.Ctx)
 		var se *Error
@@ -112,13 +116,36 @@ func hiveNames(src *engine.Source) map[string]bool {
 		return out
 	}
 	for _, in := range src.Files {
-		for _, seg := range strings.Split(path.Dir(in.Key), "/") {
-			if k, _, ok := strings.Cut(seg, "="); ok && k != "" {
-				out[strings.ToLower(k)] = true
-			}
+		for _, k := range partitionNames(in.Key) {
+			out[strings.ToLower(k)] = true
 		}
 	}
 	return out
+}
+
+// partitionNames is the keys of the key=value folders of an input key, in
+// order.
+func partitionNames(key string) []string {
+	var out []string
+	for _, seg := range strings.Split(path.Dir(key), "/") {
+		if k, _, ok := strings.Cut(seg, "="); ok && k != "" {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// samePartitions checks that in lies under the same key=value folders as
+// first (the source's first file), as the DuckDB engine requires: Spark
+// given files of both kinds reads one kind's rows and drops the others'
+// without a word (a file beside p=1/ under no folder at all).
+func samePartitions(src *engine.Source, first, in engine.Input) *engine.InputError {
+	want, got := partitionNames(first.Key), partitionNames(in.Key)
+	if slices.EqualFunc(want, got, strings.EqualFold) {
+		return nil
+	}
+	return &engine.InputError{Source: src.Ctx, File: in.Key,
+		Msg: fmt.Sprintf("partition folders %v differ from %v in %s", got, want, first.Key)}
 }
 
 // hexString is s as a Spark SQL string literal that needs no escaping.

@@ -63,9 +63,17 @@ func (x *execution) openSource(ctx context.Context, src *engine.Source, n int) (
 	if err != nil {
 		return nil, err
 	}
+	var first *engine.Input // the first file read, for its partition folders
 	for i, in := range src.Files {
 		if in.Size == 0 {
 			continue // as the DuckDB engine: an empty file has no rows, and no header
+		}
+		if src.Hive {
+			if first == nil {
+				first = &src.Files[i]
+			} else if ie := samePartitions(src, *first, in); ie != nil {
+				return nil, ie
+			}
 		}
 		p, err := sparkPath(locs[i], false)
 		if err != nil {
