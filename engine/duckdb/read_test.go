@@ -2,6 +2,7 @@ package duckdb
 
 import (
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -255,4 +256,48 @@ func TestFileColumnNamedLikePartitionFolder(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHiveValuesConvertWithoutLoss: a later run's partition folder whose
+// value does not fit the recorded type without loss fails naming the file
+// and the column (p=1.5 was read as 2 into a BIGINT column, a time of day
+// dropped from a DATE one).
+func TestHiveValuesConvertWithoutLoss(t *testing.T) {
+	e := newEngine(t)
+	root := t.TempDir()
+	for _, c := range []struct{ typ, ok, bad string }{
+		{"BIGINT", "7", "1.5"},
+		{"DATE", "2024-01-02", "2024-01-02T10:00:00"},
+		{"TIMESTAMP", "2024-01-02 10:00:00", "2024-01-02 10:00:00+02:00"},
+	} {
+		t.Run(c.typ, func(t *testing.T) {
+			schema := []bookmark.Column{{Name: "id", Type: "BIGINT"}, {Name: "p", Type: c.typ}}
+			run := func(value string) error {
+				key := "p=" + url.PathEscape(value) + "/a.csv"
+				_, err := e.Execute(t.Context(), engine.Plan{
+					Sources: []engine.Source{{Ctx: "src", Format: "csv", Hive: true, Schema: schema,
+						Files: []engine.Input{input(t, filepath.Join(root, c.typ, value), key, []byte("id\n1\n"))}}},
+					Sinks: []engine.Sink{{Ctx: "snk", Format: "parquet", Location: filepath.Join(t.TempDir(), "out")}},
+				})
+				return err
+			}
+			if err := run(c.ok); err != nil {
+				t.Fatalf("p=%s: %v", c.ok, err)
+			}
+			ie := inputError(t, run(c.bad))
+			equal(t, "column", ie.Column, "p")
+			t.Log(ie)
+		})
+	}
+	// A first run types the column so that its values fit: DuckDB's
+	// detection took this one for a TIMESTAMP, dropping the offset.
+	out := filepath.Join(t.TempDir(), "out")
+	res := execute(t, e, engine.Plan{
+		Sources: []engine.Source{{Ctx: "src", Format: "csv", Hive: true, Files: []engine.Input{
+			input(t, filepath.Join(root, "first"), "p="+url.PathEscape("2024-01-01T10:00:00+02:00")+"/a.csv", []byte("id\n1\n"))}}},
+		Sinks: []engine.Sink{{Ctx: "snk", Format: "parquet", Location: out}},
+	})
+	equal(t, "schema", schemaString(res.Sources["src"].Schema), "id BIGINT, p VARCHAR")
+	got := query(t, fmt.Sprintf("SELECT id, p FROM read_parquet('%s')", filepath.Join(out, "data_0.parquet")))
+	equal(t, "output", got, []string{"1|2024-01-01T10:00:00+02:00"})
 }

@@ -201,50 +201,77 @@ func (r *reader) applySchema(schema []bookmark.Column) error {
 var scalarType = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_ ]*(\([0-9, ]+\))?$`)
 
 // checkHiveValues fails with the first file whose partition value does not
-// fit its column's type, before DuckDB would fail without naming the file.
+// convert to its column's type without loss. On a first run (no recorded
+// schema) a column typed by DuckDB's inference that some value does not
+// fit that way is read as VARCHAR instead: its type is the run's to choose,
+// and DuckDB's detection takes p=2024-01-01T10:00:00+02:00 for a TIMESTAMP
+// (dropping the offset).
 func (r *reader) checkHiveValues(ctx context.Context, c *sql.Conn) error {
-	for _, col := range r.hive {
+	for k := range r.hive {
+		col := r.hive[k]
 		if strings.EqualFold(col.Type, "VARCHAR") {
 			continue
 		}
-		i := slices.IndexFunc(r.in.hiveKeys, func(k string) bool { return strings.EqualFold(k, col.Name) })
 		if !scalarType.MatchString(col.Type) {
 			return fmt.Errorf("source %s: partition column %s has type %q, want a scalar type", r.src.Ctx, col.Name, col.Type)
 		}
-		first := map[string]string{} // value -> first key with it
-		var values []string
-		for _, key := range r.in.keys {
-			dirs, _ := hiveDirs(key)
-			_, v, _ := strings.Cut(dirs[i], "=")
-			if dec, err := url.PathUnescape(v); err == nil {
-				v = dec
-			}
-			if _, seen := first[v]; !seen {
-				first[v] = key
-				values = append(values, v)
-			}
-		}
-		for start := 0; start < len(values); start += 1000 {
-			batch := values[start:min(start+1000, len(values))]
-			rows := make([]string, len(batch))
-			for j, v := range batch {
-				rows[j] = "(" + literal(v) + ")"
-			}
-			q := fmt.Sprintf("SELECT v FROM (VALUES %s) t(v) WHERE v <> '__HIVE_DEFAULT_PARTITION__' AND TRY_CAST(v AS %s) IS NULL LIMIT 1",
-				strings.Join(rows, ", "), col.Type)
-			var bad string
-			err := c.QueryRowContext(ctx, q).Scan(&bad)
-			if err == sql.ErrNoRows {
-				continue
-			}
-			if err != nil {
-				return fmt.Errorf("source %s: checking partition values: %w", r.src.Ctx, err)
-			}
-			return &engine.InputError{Source: r.src.Ctx, File: first[bad], Column: col.Name,
-				Msg: fmt.Sprintf("partition value %q is not a %s", bad, col.Type)}
+		bad, key, err := r.hiveMisfit(ctx, c, col)
+		switch {
+		case err != nil:
+			return err
+		case key == "":
+		case r.src.Schema == nil:
+			r.hive[k].Type = "VARCHAR"
+		default:
+			return &engine.InputError{Source: r.src.Ctx, File: key, Column: col.Name,
+				Msg: fmt.Sprintf("partition value %q is not a %s, or would lose something converted to one", bad, col.Type)}
 		}
 	}
 	return nil
+}
+
+// hiveMisfit returns the first value of partition column col that does not
+// convert to its type without loss, and the first key with it ("" when
+// every value fits). The check is the one of file values (strict.go):
+// p=1.5 is not a BIGINT, p=2024-01-02T10:00:00 not a DATE.
+func (r *reader) hiveMisfit(ctx context.Context, c *sql.Conn, col bookmark.Column) (value, key string, err error) {
+	i := slices.IndexFunc(r.in.hiveKeys, func(k string) bool { return strings.EqualFold(k, col.Name) })
+	first := map[string]string{} // value -> first key with it
+	var values []string
+	for _, key := range r.in.keys {
+		dirs, _ := hiveDirs(key)
+		_, v, _ := strings.Cut(dirs[i], "=")
+		if dec, err := url.PathUnescape(v); err == nil {
+			v = dec
+		}
+		if _, seen := first[v]; !seen {
+			first[v] = key
+			values = append(values, v)
+		}
+	}
+	fits := fmt.Sprintf("TRY_CAST(v AS %s) IS NOT NULL", col.Type)
+	if vc := checkFor(col.Type, "csv", nil, nil); vc != nil {
+		fits = vc.okSQL("v")
+	}
+	for start := 0; start < len(values); start += 1000 {
+		batch := values[start:min(start+1000, len(values))]
+		rows := make([]string, len(batch))
+		for j, v := range batch {
+			rows[j] = "(" + literal(v) + ")"
+		}
+		q := fmt.Sprintf("SELECT v FROM (VALUES %s) t(v) WHERE v <> '__HIVE_DEFAULT_PARTITION__' AND NOT coalesce(%s, false) LIMIT 1",
+			strings.Join(rows, ", "), fits)
+		var bad string
+		err := c.QueryRowContext(ctx, q).Scan(&bad)
+		if err == sql.ErrNoRows {
+			continue
+		}
+		if err != nil {
+			return "", "", fmt.Errorf("source %s: checking partition values: %w", r.src.Ctx, err)
+		}
+		return bad, first[bad], nil
+	}
+	return "", "", nil
 }
 
 // describe returns the columns of query.
