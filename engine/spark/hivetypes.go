@@ -1,6 +1,7 @@
 package spark
 
 import (
+	"fmt"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -85,4 +86,62 @@ func valueKind(v string) bookmark.Kind {
 		}
 	}
 	return bookmark.Varchar
+}
+
+// checkPartitionValues fails a source read with a recorded schema when a
+// file's key=value folder holds a value its partition column's type does
+// not hold exactly, naming the file and the column: Spark casts folder
+// values to the schema's type, and p=2024-01-02T10:00:00 became the date
+// 2024-01-02, p=1.5 an error naming no file. Integers, dates and
+// timestamps must be written plainly (as partitionType types them); other
+// types are left to Spark's cast.
+func checkPartitionValues(src *engine.Source) *engine.InputError {
+	if !src.Hive || src.Schema == nil {
+		return nil
+	}
+	hive := hiveNames(src)
+	for _, col := range src.Schema {
+		if !hive[strings.ToLower(col.Name)] {
+			continue
+		}
+		t, err := bookmark.ParseType(col.Type)
+		if err != nil {
+			continue
+		}
+		for _, in := range src.Files {
+			v, ok := partitionValue(in.Key, col.Name)
+			if !ok || v == hiveDefault || in.Size == 0 || fitsExactly(v, t) {
+				continue
+			}
+			return &engine.InputError{Source: src.Ctx, File: in.Key, Column: col.Name,
+				Msg: fmt.Sprintf("partition value %q is not a %s, or would lose something converted to one", v, col.Type)}
+		}
+	}
+	return nil
+}
+
+// fitsExactly reports whether folder value v reads as type t without loss.
+func fitsExactly(v string, t bookmark.Type) bool {
+	switch {
+	case t.Integral():
+		if !plainInt.MatchString(v) {
+			return false
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return t.Kind == bookmark.HugeInt || t.Kind == bookmark.UBigInt || t.Kind == bookmark.UHugeInt
+		}
+		limits := map[bookmark.Kind][2]int64{bookmark.TinyInt: {-1 << 7, 1<<7 - 1}, bookmark.SmallInt: {-1 << 15, 1<<15 - 1},
+			bookmark.Integer: {-1 << 31, 1<<31 - 1}, bookmark.UTinyInt: {0, 1<<8 - 1}, bookmark.USmallInt: {0, 1<<16 - 1},
+			bookmark.UInteger: {0, 1<<32 - 1}, bookmark.UBigInt: {0, 1<<63 - 1}, bookmark.UHugeInt: {0, 1<<63 - 1}}
+		if l, ok := limits[t.Kind]; ok {
+			return n >= l[0] && n <= l[1]
+		}
+		return true
+	case t.Kind == bookmark.Date:
+		return valueKind(v) == bookmark.Date
+	case t.Kind == bookmark.Timestamp:
+		return valueKind(v) == bookmark.Timestamp
+	}
+	return true
 }

@@ -63,6 +63,9 @@ func (x *execution) openSource(ctx context.Context, src *engine.Source, n int) (
 	if err != nil {
 		return nil, err
 	}
+	if ie := checkPartitionValues(src); ie != nil {
+		return nil, ie
+	}
 	var first *engine.Input // the first file read, for its partition folders
 	for i, in := range src.Files {
 		if in.Size == 0 {
