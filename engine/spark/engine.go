@@ -93,8 +93,9 @@ func (e *Engine) session(ctx context.Context) (*session, error) {
 // sessionConf is the conf every run sets, then the job's: UTC for times
 // without an offset (as the DuckDB engine), Parquet written as DuckDB
 // writes it (microsecond timestamps, standard decimals), no _SUCCESS
-// markers, every CSV column parsed (so a bad value fails the run whatever
-// columns the transforms use).
+// markers, CSV column pruning off (Spark then parses every field of a
+// line; it still converts only the columns a query reads, so the
+// bad-record queries name every column: usesColumn).
 func sessionConf(job map[string]string) [][2]string {
 	conf := [][2]string{
 		{"spark.sql.session.timeZone", "UTC"},
