@@ -133,3 +133,15 @@ func TestUnreadableFileNamesCause(t *testing.T) {
 		t.Errorf("got %q, want the cause (not gzip, or its stream cut short) named", err)
 	}
 }
+
+func TestEmptyPartitionValueRefused(t *testing.T) {
+	src := &engine.Source{Ctx: "s", Hive: true}
+	in := engine.Input{Key: "p=/a.csv", Size: 1}
+	ie := samePartitions(src, in, in)
+	if ie == nil || ie.File != "p=/a.csv" || ie.Column != "p" {
+		t.Fatalf("got %v, want an error naming p=/a.csv and column p", ie)
+	}
+	if ie := samePartitions(src, engine.Input{Key: "p=1/a.csv"}, engine.Input{Key: "p=2/b.csv"}); ie != nil {
+		t.Fatalf("p=1 and p=2: %v", ie)
+	}
+}

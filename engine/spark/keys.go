@@ -140,6 +140,15 @@ func partitionNames(key string) []string {
 // given files of both kinds reads one kind's rows and drops the others'
 // without a word (a file beside p=1/ under no folder at all).
 func samePartitions(src *engine.Source, first, in engine.Input) *engine.InputError {
+	for _, seg := range strings.Split(path.Dir(in.Key), "/") {
+		if k, v, ok := strings.Cut(seg, "="); ok && k != "" && v == "" {
+			// Spark's partition discovery fails inside (INTERNAL_ERROR),
+			// naming no file.
+			return &engine.InputError{Source: src.Ctx, File: in.Key, Column: k,
+				Msg: fmt.Sprintf("partition folder %s= has an empty value, which the spark engine cannot read: "+
+					"name it %s=%s for NULL, or read it with the duckdb engine (which reads '')", k, k, hiveDefault)}
+		}
+	}
 	want, got := partitionNames(first.Key), partitionNames(in.Key)
 	if slices.EqualFunc(want, got, strings.EqualFold) {
 		return nil

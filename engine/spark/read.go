@@ -74,7 +74,8 @@ func (x *execution) openSource(ctx context.Context, src *engine.Source, n int) (
 		if src.Hive {
 			if first == nil {
 				first = &src.Files[i]
-			} else if ie := samePartitions(src, *first, in); ie != nil {
+			}
+			if ie := samePartitions(src, *first, in); ie != nil {
 				return nil, ie
 			}
 		}
