@@ -108,6 +108,30 @@ func duckdbSide(ctx context.Context, c *config, v baselineVariant, list, prefix 
 	return side
 }
 
+// tidemarkSide is `tidemark run` (binary bin) of job j with a fresh state
+// and its sink in a scratch folder named from prefix, its output read back.
+func tidemarkSide(ctx context.Context, c *config, label, bin, prefix string, j jobFile) *convertSide {
+	side := &convertSide{label: label}
+	side.run = func(rep int) convertSample {
+		dir := filepath.Join(c.work, fmt.Sprintf("%s-%d", prefix, rep))
+		defer os.RemoveAll(dir)
+		j := j
+		j.Sink = filepath.Join(dir, "out")
+		jobPath, err := writeJob(dir, j)
+		if err != nil {
+			return convertSample{err: err}
+		}
+		m, res, err := tidemarkRunAs(ctx, c, bin, jobPath, "run", nil, nil)
+		m.Err = err
+		x := convertSample{m: m, err: err, reported: res.Sinks["out"].Rows}
+		if err == nil {
+			x.outFiles, x.outRows, x.outBytes, x.checkErr = outputRows(ctx, c, j.Sink)
+		}
+		return x
+	}
+	return side
+}
+
 // benchConvert measures CSV -> Parquet throughput: `tidemark run` with a
 // fresh state against DuckDB alone running one COPY over the same files.
 func benchConvert(ctx context.Context, c *config) section {
@@ -127,23 +151,7 @@ func benchConvert(ctx context.Context, c *config) section {
 		return s
 	}
 
-	tidemark := &convertSide{label: "tidemark"}
-	tidemark.run = func(rep int) convertSample {
-		dir := filepath.Join(c.work, fmt.Sprintf("convert-tidemark-%d", rep))
-		defer os.RemoveAll(dir)
-		j := jobFile{Name: "bench-convert", Source: ds.Dir, Sink: filepath.Join(dir, "out")}
-		jobPath, err := writeJob(dir, j)
-		if err != nil {
-			return convertSample{err: err}
-		}
-		m, res, err := tidemarkRun(ctx, c, jobPath, "run")
-		m.Err = err
-		x := convertSample{m: m, err: err, reported: res.Sinks["out"].Rows}
-		if err == nil {
-			x.outFiles, x.outRows, x.outBytes, x.checkErr = outputRows(ctx, c, j.Sink)
-		}
-		return x
-	}
+	tidemark := tidemarkSide(ctx, c, "tidemark", c.bin.tidemark, "convert-tidemark", jobFile{Name: "bench-convert", Source: ds.Dir})
 	var bases, targets []*convertSide
 	for _, v := range baselines {
 		side := duckdbSide(ctx, c, v, list, "convert")

@@ -41,24 +41,8 @@ func benchConvertGz(ctx context.Context, c *config) section {
 	}
 
 	tmSide := func(label, bin string) *convertSide {
-		side := &convertSide{label: label}
-		side.run = func(rep int) convertSample {
-			dir := filepath.Join(c.work, fmt.Sprintf("convertgz-%s-%d", strings.ReplaceAll(label, " ", "-"), rep))
-			defer os.RemoveAll(dir)
-			j := jobFile{Name: "bench-convert-gz", Source: ds.Dir, Sink: filepath.Join(dir, "out")}
-			jobPath, err := writeJob(dir, j)
-			if err != nil {
-				return convertSample{err: err}
-			}
-			m, res, err := tidemarkRunAs(ctx, c, bin, jobPath, "run", nil, nil)
-			m.Err = err
-			x := convertSample{m: m, err: err, reported: res.Sinks["out"].Rows}
-			if err == nil {
-				x.outFiles, x.outRows, x.outBytes, x.checkErr = outputRows(ctx, c, j.Sink)
-			}
-			return x
-		}
-		return side
+		return tidemarkSide(ctx, c, label, bin, "convertgz-"+strings.ReplaceAll(label, " ", "-"),
+			jobFile{Name: "bench-convert-gz", Source: ds.Dir})
 	}
 	after := tmSide("tidemark", c.bin.tidemark)
 	var before *convertSide
@@ -164,11 +148,23 @@ func benchConvertGz(ctx context.Context, c *config) section {
 // cachedGzip returns the gzip-compressed copy of plain under dir, making it
 // once.
 func cachedGzip(plain dataset, dir string) (dataset, error) {
+	return cachedCopy(plain, dir, "compressing", func(src string) (string, int64, error) {
+		dst := filepath.Join(dir, filepath.Base(src)+".gz")
+		n, err := gzipFile(src, dst)
+		return dst, n, err
+	})
+}
+
+// cachedCopy returns the copy of dataset plain under dir that convert
+// makes of each of its files (returning the copy's path and size), making
+// it once: the manifest, written last, says it is complete. The copy has
+// plain's rows.
+func cachedCopy(plain dataset, dir, doing string, convert func(src string) (string, int64, error)) (dataset, error) {
 	manifest := dir + ".json"
 	if ds, err := loadDataset(manifest); err == nil {
 		return ds, nil
 	}
-	logf("compressing %d files into %s", len(plain.Files), dir)
+	logf("%s %d files into %s", doing, len(plain.Files), dir)
 	if err := os.RemoveAll(dir); err != nil {
 		return dataset{}, err
 	}
@@ -177,8 +173,7 @@ func cachedGzip(plain dataset, dir string) (dataset, error) {
 	}
 	ds := dataset{Version: genVersion, Dir: dir, Rows: plain.Rows}
 	for _, f := range plain.Files {
-		dst := filepath.Join(dir, filepath.Base(f)+".gz")
-		n, err := gzipFile(f, dst)
+		dst, n, err := convert(f)
 		if err != nil {
 			return dataset{}, err
 		}

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -37,24 +36,8 @@ func benchConvertJSON(ctx context.Context, c *config) section {
 	}
 
 	tmSide := func(label, evolution string) *convertSide {
-		side := &convertSide{label: label}
-		side.run = func(rep int) convertSample {
-			dir := filepath.Join(c.work, fmt.Sprintf("convertjson-%s-%d", evolution, rep))
-			defer os.RemoveAll(dir)
-			j := jobFile{Name: "bench-convert-json", Source: ds.Dir, Sink: filepath.Join(dir, "out"), Format: "json", SchemaEvolution: evolution}
-			jobPath, err := writeJob(dir, j)
-			if err != nil {
-				return convertSample{err: err}
-			}
-			m, res, err := tidemarkRun(ctx, c, jobPath, "run")
-			m.Err = err
-			x := convertSample{m: m, err: err, reported: res.Sinks["out"].Rows}
-			if err == nil {
-				x.outFiles, x.outRows, x.outBytes, x.checkErr = outputRows(ctx, c, j.Sink)
-			}
-			return x
-		}
-		return side
+		return tidemarkSide(ctx, c, label, c.bin.tidemark, "convertjson-"+evolution,
+			jobFile{Name: "bench-convert-json", Source: ds.Dir, Format: "json", SchemaEvolution: evolution})
 	}
 	fail := tmSide("tidemark (schema_evolution: fail, the default)", "fail")
 	none := tmSide("tidemark (schema_evolution: none)", "none")
@@ -128,47 +111,25 @@ func benchConvertJSON(ctx context.Context, c *config) section {
 // cachedJSON returns the JSON Lines copy of the CSV dataset plain under
 // dir, making it once.
 func cachedJSON(plain dataset, dir string) (dataset, error) {
-	manifest := dir + ".json"
-	if ds, err := loadDataset(manifest); err == nil {
-		return ds, nil
-	}
-	logf("writing %d files as JSON Lines into %s", len(plain.Files), dir)
-	if err := os.RemoveAll(dir); err != nil {
-		return dataset{}, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return dataset{}, err
-	}
-	ds := dataset{Version: genVersion, Dir: dir}
-	for _, src := range plain.Files {
+	return cachedCopy(plain, dir, "writing as JSON Lines", func(src string) (string, int64, error) {
 		dst := filepath.Join(dir, strings.TrimSuffix(filepath.Base(src), ".csv")+".json")
-		rows, size, err := csvToJSONLines(src, dst)
-		if err != nil {
-			return dataset{}, err
-		}
-		ds.Files = append(ds.Files, dst)
-		ds.Rows += rows
-		ds.Bytes += size
-	}
-	data, err := json.MarshalIndent(ds, "", "  ")
-	if err != nil {
-		return dataset{}, err
-	}
-	return ds, os.WriteFile(manifest, data, 0o644) // last: a half-written set has none
+		size, err := csvToJSONLines(src, dst)
+		return dst, size, err
+	})
 }
 
 // csvToJSONLines writes the generated orders file src (its header
 // ordersHeader, no quoting) as JSON Lines: numbers as numbers, text and
 // the timestamp as strings.
-func csvToJSONLines(src, dst string) (rows, size int64, err error) {
+func csvToJSONLines(src, dst string) (size int64, err error) {
 	in, err := os.Open(src)
 	if err != nil {
-		return 0, 0, err
+		return 0, err
 	}
 	defer in.Close()
 	out, err := os.Create(dst)
 	if err != nil {
-		return 0, 0, err
+		return 0, err
 	}
 	defer out.Close()
 	sc := bufio.NewScanner(bufio.NewReaderSize(in, 1<<20))
@@ -184,7 +145,7 @@ func csvToJSONLines(src, dst string) (rows, size int64, err error) {
 		}
 		fields := strings.Split(sc.Text(), ",")
 		if len(fields) != len(names) {
-			return 0, 0, fmt.Errorf("%s: a row of %d fields, want %d", src, len(fields), len(names))
+			return 0, fmt.Errorf("%s: a row of %d fields, want %d", src, len(fields), len(names))
 		}
 		buf = append(buf[:0], '{')
 		for i, n := range names {
@@ -205,13 +166,12 @@ func csvToJSONLines(src, dst string) (rows, size int64, err error) {
 		buf = append(buf, '}', '\n')
 		w.Write(buf)
 		size += int64(len(buf))
-		rows++
 	}
 	if err := sc.Err(); err != nil {
-		return 0, 0, err
+		return 0, err
 	}
 	if err := w.Flush(); err != nil {
-		return 0, 0, err
+		return 0, err
 	}
-	return rows, size, out.Close()
+	return size, out.Close()
 }
