@@ -49,56 +49,99 @@ type Server struct {
 	Remote string
 	Port   int
 	cmd    *exec.Cmd
+	done   chan struct{} // closed when the process has exited
 	log    *bytes.Buffer
 	tb     testing.TB
 }
 
 // Start starts a private server on a free loopback port (the same command
 // scripts/test.sh runs, one core, less memory, no s3a) and waits until it
-// listens; the test's cleanup
-// stops it. port 0 picks one.
-func Start(tb testing.TB, port int) *Server {
+// answers a statement; the test's cleanup stops it.
+//
+// A port that is free when picked can be taken before the JVM binds it
+// (the suite's other servers pick free ports too): then the server exits,
+// or a listener that is not Spark answers, so a server counts as started
+// only when it answers SELECT 1 itself, and is started again on another
+// free port (up to three times) when it exited first.
+func Start(tb testing.TB) *Server {
 	tb.Helper()
 	Remote(tb)
 	home := os.Getenv("TIDEMARK_TEST_SPARK_HOME")
 	if home == "" {
 		tb.Fatal("TIDEMARK_TEST_SPARK_HOME is not set: run the tests through scripts/test.sh")
 	}
-	if port == 0 {
+	var last *Server
+	for range 3 {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			tb.Fatal(err)
 		}
-		port = l.Addr().(*net.TCPAddr).Port
+		port := l.Addr().(*net.TCPAddr).Port
 		l.Close()
-	}
-	s := &Server{Remote: fmt.Sprintf("sc://127.0.0.1:%d", port), Port: port, log: &bytes.Buffer{}, tb: tb}
-	args := []string{"--class", "org.apache.spark.sql.connect.service.SparkConnectServer", "--master", "local[1]",
-		"--driver-memory", "512m",
-		"--conf", "spark.connect.grpc.binding.address=127.0.0.1", "--conf", fmt.Sprintf("spark.connect.grpc.binding.port=%d", port),
-		"--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=2",
-		"--conf", "spark.driver.extraJavaOptions=-XX:+UseSerialGC"}
-	// No s3a jars: the tests that start private servers read local files.
-	s.cmd = exec.Command(filepath.Join(home, "bin", "spark-submit"), args...)
-	s.cmd.Env = append(os.Environ(), "SPARK_HOME="+home)
-	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := s.cmd.Start(); err != nil {
-		tb.Fatalf("starting a spark connect server: %v", err)
-	}
-	tb.Cleanup(s.Stop)
-	deadline := time.Now().Add(4 * time.Minute)
-	for time.Now().Before(deadline) {
-		if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
-			c.Close()
-			s.warm(deadline)
+		s := &Server{Remote: fmt.Sprintf("sc://127.0.0.1:%d", port), Port: port, log: &bytes.Buffer{}, tb: tb,
+			done: make(chan struct{})}
+		args := []string{"--class", "org.apache.spark.sql.connect.service.SparkConnectServer", "--master", "local[1]",
+			"--driver-memory", "512m",
+			"--conf", "spark.connect.grpc.binding.address=127.0.0.1", "--conf", fmt.Sprintf("spark.connect.grpc.binding.port=%d", port),
+			"--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=2",
+			"--conf", "spark.driver.extraJavaOptions=-XX:+UseSerialGC"}
+		// No s3a jars: the tests that start private servers read local files.
+		s.cmd = exec.Command(filepath.Join(home, "bin", "spark-submit"), args...)
+		s.cmd.Env = append(os.Environ(), "SPARK_HOME="+home)
+		s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
+		s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := s.cmd.Start(); err != nil {
+			tb.Fatalf("starting a spark connect server: %v", err)
+		}
+		go func() { _ = s.cmd.Wait(); close(s.done) }()
+		tb.Cleanup(s.Stop)
+		if s.ready(time.Now().Add(4 * time.Minute)) {
 			return s
+		}
+		s.Stop()
+		last = s
+	}
+	tb.Fatalf("spark connect server did not answer on port %d within 4 minutes:\n%s", last.Port, last.tail())
+	return nil
+}
+
+// ready waits until the server answers SELECT 1, or its process exits, or
+// the deadline passes; it reports whether it answered. The first statement
+// also warms the server, so that a test's first run does not pay for its
+// cold start.
+func (s *Server) ready(deadline time.Time) bool {
+	for time.Now().Before(deadline) {
+		select {
+		case <-s.done:
+			return false
+		default:
+		}
+		if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", s.Port), time.Second); err == nil {
+			c.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			ok := s.answers(ctx)
+			cancel()
+			if ok {
+				return true
+			}
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	s.Stop()
-	tb.Fatalf("spark connect server on port %d did not listen within 4 minutes:\n%s", port, s.tail())
-	return nil
+	return false
+}
+
+// answers reports whether the server runs SELECT 1.
+func (s *Server) answers(ctx context.Context) bool {
+	sess, err := sparksql.NewSessionBuilder().Remote(s.Remote).Build(ctx)
+	if err != nil {
+		return false
+	}
+	df, err := sess.Sql(ctx, "SELECT 1")
+	if err != nil {
+		return false
+	}
+	_, err = df.Collect(ctx)
+	return err == nil
 }
 
 // Kill kills the server at once (SIGKILL to its process group).
@@ -107,7 +150,7 @@ func (s *Server) Kill() {
 		return
 	}
 	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-	_ = s.cmd.Wait()
+	<-s.done
 	s.cmd = nil
 }
 
@@ -117,13 +160,11 @@ func (s *Server) Stop() {
 		return
 	}
 	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = s.cmd.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-s.done:
 	case <-time.After(10 * time.Second):
 		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-		<-done
+		<-s.done
 	}
 	s.cmd = nil
 }
@@ -134,18 +175,4 @@ func (s *Server) tail() string {
 		lines = lines[len(lines)-40:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-// warm runs a first statement, so that a test's first run does not pay
-// for the server's cold start (its first session takes long).
-func (s *Server) warm(deadline time.Time) {
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
-	defer cancel()
-	sess, err := sparksql.NewSessionBuilder().Remote(s.Remote).Build(ctx)
-	if err != nil {
-		return
-	}
-	if df, err := sess.Sql(ctx, "SELECT 1"); err == nil {
-		_, _ = df.Collect(ctx)
-	}
 }
