@@ -3,7 +3,6 @@ package spark
 import (
 	"context"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"path"
 	"slices"
@@ -38,10 +37,6 @@ func (x *execution) unknownJSONKey(ctx context.Context, r *reader) (*engine.Inpu
 	if len(known) == 0 {
 		return nil, nil
 	}
-	name := fmt.Sprintf("_tidemark_objects_%d", r.n)
-	if err := x.createRead(ctx, name, "text", "", map[string]string{}, r.paths, true); err != nil {
-		return nil, x.e.wrapErr(ctx, err, "source %s: checking the objects' keys", r.src.Ctx)
-	}
 	// A line that is not an object gives the key NUL, which no schema has:
 	// Spark's reader would take an array of objects as that many rows,
 	// where JSON Lines (and the DuckDB engine) has one object per line.
@@ -54,23 +49,15 @@ func (x *execution) unknownJSONKey(ctx context.Context, r *reader) (*engine.Inpu
 	if r.rejects {
 		other = "CASE WHEN startswith(" + lead + ", '[') THEN " + other + " ELSE array() END"
 	}
-	rows, err := x.queryRows(ctx, fmt.Sprintf(`SELECT f, k, value FROM (
+	rows, ie, err := x.scanLines(ctx, r, "checking the objects' keys", func(lines string) string {
+		return fmt.Sprintf(`SELECT f, k, value FROM (
 			SELECT %s AS f, value, CASE WHEN %s = '' THEN array()
 				WHEN startswith(%s, '{') THEN json_object_keys(value) ELSE %s END AS ks FROM %s)
 		LATERAL VIEW explode(ks) t AS k WHERE k NOT IN (%s) LIMIT 1`,
-		fileCol, lead, lead, other, quoteIdent(name), strings.Join(known, ", ")))
-	if err != nil {
-		err = x.e.wrapErr(ctx, err, "source %s: checking the objects' keys", r.src.Ctx)
-		var se *Error
-		if errors.As(err, &se) && ctx.Err() == nil {
-			if ie := r.unreadable(se); ie != nil {
-				return ie, nil
-			}
-		}
-		return nil, err
-	}
-	if err := x.sql(ctx, "DROP VIEW IF EXISTS "+quoteIdent(name), "source %s: checking the objects' keys", r.src.Ctx); err != nil {
-		return nil, err
+			fileCol, lead, lead, other, lines, strings.Join(known, ", "))
+	})
+	if ie != nil || err != nil {
+		return ie, err
 	}
 	if len(rows) == 0 {
 		return nil, nil
@@ -83,7 +70,7 @@ func (x *execution) unknownJSONKey(ctx context.Context, r *reader) (*engine.Inpu
 			Msg: "a line holds JSON that is not an object: format json reads JSON Lines, one object per line " +
 				"(a file holding one JSON array of objects is not JSON Lines): " + clip(line)}, nil
 	}
-	ie := &engine.InputError{Source: r.src.Ctx, File: r.key(file), Column: key}
+	ie = &engine.InputError{Source: r.src.Ctx, File: r.key(file), Column: key}
 	if name, ok := column[strings.ToLower(key)]; ok {
 		ie.Msg = fmt.Sprintf("an object has key %s, which differs from the source's column %s only in case; "+
 			"the reader matches keys exactly, so its values would be lost: write the key as %s", key, name, name)

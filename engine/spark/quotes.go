@@ -23,30 +23,18 @@ func (x *execution) unclosedQuote(ctx context.Context, r *reader) (*engine.Input
 	if re == "" || len(r.paths) == 0 {
 		return nil, nil
 	}
-	name := fmt.Sprintf("_tidemark_lines_%d", r.n)
-	if err := x.createRead(ctx, name, "text", "", map[string]string{}, r.paths, true); err != nil {
-		return nil, x.e.wrapErr(ctx, err, "source %s: checking quotes", r.src.Ctx)
-	}
 	cond := ""
 	if c := r.opts["comment"]; c != "" {
 		cond = fmt.Sprintf(" AND NOT startswith(value, CAST(X'%s' AS STRING))", hex.EncodeToString([]byte(c)))
 	}
 	// Only a line with a quote can open one: the cheap test first, so
 	// that the expression runs on those lines alone.
-	rows, err := x.queryRows(ctx, fmt.Sprintf("SELECT %s, value FROM %s WHERE instr(value, CAST(X'%s' AS STRING)) > 0 AND value RLIKE CAST(X'%s' AS STRING)%s LIMIT 1",
-		fileCol, quoteIdent(name), hex.EncodeToString([]byte(quoteOf(r.opts))), hex.EncodeToString([]byte(re)), cond))
-	if err != nil {
-		err = x.e.wrapErr(ctx, err, "source %s: checking quotes", r.src.Ctx)
-		var se *Error
-		if errors.As(err, &se) && ctx.Err() == nil {
-			if ie := r.unreadable(se); ie != nil {
-				return ie, nil
-			}
-		}
-		return nil, err
-	}
-	if err := x.sql(ctx, "DROP VIEW IF EXISTS "+quoteIdent(name), "source %s: checking quotes", r.src.Ctx); err != nil {
-		return nil, err
+	rows, ie, err := x.scanLines(ctx, r, "checking quotes", func(lines string) string {
+		return fmt.Sprintf("SELECT %s, value FROM %s WHERE instr(value, CAST(X'%s' AS STRING)) > 0 AND value RLIKE CAST(X'%s' AS STRING)%s LIMIT 1",
+			fileCol, lines, hex.EncodeToString([]byte(quoteOf(r.opts))), hex.EncodeToString([]byte(re)), cond)
+	})
+	if ie != nil || err != nil {
+		return ie, err
 	}
 	if len(rows) == 0 {
 		return nil, nil
@@ -56,6 +44,32 @@ func (x *execution) unclosedQuote(ctx context.Context, r *reader) (*engine.Input
 	return &engine.InputError{Source: r.src.Ctx, File: r.key(file), Line: x.lineOf(ctx, file, line),
 		Msg: "a quote opened on this line is not closed on it (the spark engine reads no quoted field that spans lines); " +
 			"fix the quote (or set quote: '' if the file does not quote): " + clip(line)}, nil
+}
+
+// scanLines runs the query that query makes of the view of r's files read
+// as text lines (with fileCol), then drops the view. A file Spark cannot
+// read at all comes back as an *engine.InputError naming it; doing says,
+// in other errors, what was being done.
+func (x *execution) scanLines(ctx context.Context, r *reader, doing string, query func(lines string) string) ([][]any, *engine.InputError, error) {
+	name := quoteIdent(fmt.Sprintf("_tidemark_lines_%d", r.n))
+	if err := x.createRead(ctx, name, "text", "", map[string]string{}, r.paths, true); err != nil {
+		return nil, nil, x.e.wrapErr(ctx, err, "source %s: %s", r.src.Ctx, doing)
+	}
+	rows, err := x.queryRows(ctx, query(name))
+	if err != nil {
+		err = x.e.wrapErr(ctx, err, "source %s: %s", r.src.Ctx, doing)
+		var se *Error
+		if errors.As(err, &se) && ctx.Err() == nil {
+			if ie := r.unreadable(se); ie != nil {
+				return nil, ie, nil
+			}
+		}
+		return nil, nil, err
+	}
+	if err := x.sql(ctx, "DROP VIEW IF EXISTS "+name, "source %s: %s", r.src.Ctx, doing); err != nil {
+		return nil, nil, err
+	}
+	return rows, nil, nil
 }
 
 // quoteOf is the quote character of Spark's CSV options opts.
