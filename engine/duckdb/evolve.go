@@ -167,13 +167,7 @@ func (r *reader) checkJSONKeys(ctx context.Context, c *sql.Conn) error {
 	if len(r.in.paths) == 0 || len(r.data) == 0 {
 		return nil
 	}
-	comp := ""
-	if o, ok := r.opts["compression"]; ok {
-		comp = ", compression=" + sqlValue(o.value)
-	}
-	if o, ok := r.opts["maximum_object_size"]; ok {
-		comp += ", maximum_object_size=" + sqlValue(o.value)
-	}
+	comp := r.objectReadArgs()
 	order := make([]string, len(r.data))
 	names := make([]string, len(r.data))
 	for i, col := range r.data {
@@ -248,6 +242,21 @@ func (r *reader) refreshChunks() {
 	}
 }
 
+// objectReadArgs are the named arguments a read of the source's JSON
+// objects as such (read_ndjson_objects: the key pass, the search for a
+// line that is not an object) takes from its options: its compression,
+// and its maximum_object_size, without which larger objects would go
+// unseen.
+func (r *reader) objectReadArgs() string {
+	args := ""
+	for _, name := range []string{"compression", "maximum_object_size"} {
+		if o, ok := r.opts[name]; ok {
+			args += ", " + name + "=" + sqlValue(o.value)
+		}
+	}
+	return args
+}
+
 // jsonKey is a top-level key of a JSON source and the files that have it.
 type jsonKey struct {
 	name  string
@@ -261,13 +270,7 @@ func (r *reader) jsonKeys(ctx context.Context, c *sql.Conn) ([]jsonKey, error) {
 	for i, p := range r.in.paths {
 		order[p] = i
 	}
-	comp := ""
-	if o, ok := r.opts["compression"]; ok {
-		comp = ", compression=" + sqlValue(o.value)
-	}
-	if o, ok := r.opts["maximum_object_size"]; ok {
-		comp += ", maximum_object_size=" + sqlValue(o.value) // else larger objects' keys go unseen
-	}
+	comp := r.objectReadArgs()
 	byName := map[string]*jsonKey{}
 	var out []*jsonKey
 	for _, chunk := range r.in.chunks() {

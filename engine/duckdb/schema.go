@@ -125,10 +125,7 @@ func (r *reader) inferSchema(ctx context.Context, c *sql.Conn) error {
 // an object (DuckDB's inference says only that it met one); nil when it
 // finds none.
 func (r *reader) notAnObject(ctx context.Context, c *sql.Conn, paths []string) *engine.InputError {
-	comp := ""
-	if o, ok := r.opts["compression"]; ok {
-		comp = ", compression=" + sqlValue(o.value)
-	}
+	comp := r.objectReadArgs()
 	var file, text string
 	err := c.QueryRowContext(ctx, fmt.Sprintf(`SELECT filename, json::VARCHAR FROM read_ndjson_objects(%s, filename=true, ignore_errors=true%s, hive_partitioning=false)
 		WHERE json_type(json) <> 'OBJECT' LIMIT 1`, pathList(paths), comp)).Scan(&file, &text)
