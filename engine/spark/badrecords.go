@@ -99,7 +99,7 @@ func isMalformed(e *Error) bool {
 // firstBad reads r PERMISSIVE and returns its first bad record (by file,
 // then line) as an *engine.InputError, or nil when it has none.
 func (x *execution) firstBad(ctx context.Context, r *reader) (*engine.InputError, error) {
-	ddl, err := schemaDDL(r.schema)
+	ddl, _, err := r.readDDL()
 	if err != nil {
 		return nil, err
 	}

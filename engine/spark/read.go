@@ -130,7 +130,7 @@ func (x *execution) openSource(ctx context.Context, src *engine.Source, n int) (
 // read, or with rejects a PERMISSIVE read (raw, with a corrupt-record and
 // a file column) and a view of its good rows.
 func (x *execution) createViews(ctx context.Context, r *reader) error {
-	ddl, err := schemaDDL(r.schema)
+	ddl, exprs, err := r.readDDL()
 	if err != nil {
 		return fmt.Errorf("source %s: %w", r.src.Ctx, err)
 	}
@@ -138,8 +138,20 @@ func (x *execution) createViews(ctx context.Context, r *reader) error {
 	if r.src.Format != "parquet" {
 		opts["mode"] = "FAILFAST"
 	}
-	if !r.rejects {
+	if !r.rejects && exprs == nil {
 		return x.e.wrapErr(ctx, x.createRead(ctx, r.view(), r.src.Format, ddl, opts, r.paths, false), "source %s: creating view", r.src.Ctx)
+	}
+	if !r.rejects {
+		text := quoteIdent(fmt.Sprintf("_tidemark_text_%d", r.n))
+		if err := x.createRead(ctx, text, r.src.Format, ddl, opts, r.paths, false); err != nil {
+			return x.e.wrapErr(ctx, err, "source %s: creating view", r.src.Ctx)
+		}
+		return x.sql(ctx, fmt.Sprintf("CREATE OR REPLACE TEMPORARY VIEW %s AS SELECT %s FROM %s", r.view(), strings.Join(exprs, ", "), text),
+			"source %s: creating view", r.src.Ctx)
+	}
+	list := columnList(r.schema)
+	if exprs != nil {
+		list = strings.Join(exprs, ", ")
 	}
 	opts["mode"] = "PERMISSIVE"
 	opts["columnNameOfCorruptRecord"] = corruptCol
@@ -149,7 +161,28 @@ func (x *execution) createViews(ctx context.Context, r *reader) error {
 	// The condition on a data column keeps Spark from reading the corrupt
 	// column alone (a count of the view), which it refuses.
 	return x.sql(ctx, fmt.Sprintf("CREATE OR REPLACE TEMPORARY VIEW %s AS SELECT %s FROM %s WHERE %s IS NULL AND %s",
-		r.view(), columnList(r.schema), r.rawName(), corruptCol, usesColumn(r)), "source %s: creating view", r.src.Ctx)
+		r.view(), list, r.rawName(), corruptCol, usesColumn(r)), "source %s: creating view", r.src.Ctx)
+}
+
+// readDDL is the schema Spark reads r's files with, as DDL, and for a SQL
+// table's extract that needs them (extractRead) the expressions of the
+// view's columns over that read; nil exprs: the read is the view.
+func (r *reader) readDDL() (string, []string, error) {
+	cols, exprs := r.schema, []string(nil)
+	if r.src.Exact && r.src.Format == "csv" {
+		read, ex, err := extractRead(r.schema)
+		if err != nil {
+			return "", nil, err
+		}
+		for i := range read {
+			if read[i] != r.schema[i] {
+				cols, exprs = read, ex
+				break
+			}
+		}
+	}
+	ddl, err := schemaDDL(cols)
+	return ddl, exprs, err
 }
 
 // emptyView defines a source without files: no rows, the recorded schema.
