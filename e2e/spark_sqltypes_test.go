@@ -121,3 +121,46 @@ func sameParquet(t *testing.T, duck, spark []string) {
 		t.Errorf("rows:\nduckdb %s\nspark  %s", want, got)
 	}
 }
+
+// TestSQLValueNoTypeHolds: a value the column's type in the engine cannot
+// hold (NaN in a PostgreSQL numeric(10,2), a text in a SQLite NUMERIC
+// column) fails the run on both engines with an error naming the table
+// and the column, never the extract file tidemark wrote for the engine
+// (rows.csv, src-rows.csv), and publishes nothing.
+func TestSQLValueNoTypeHolds(t *testing.T) {
+	t.Parallel()
+	spark := sparkEngine(t)
+	eachSQL(t, []sqldb.Kind{sqldb.Postgres, sqldb.SQLite}, func(t *testing.T, f *sqlFixture) {
+		if f.kind == sqldb.Postgres {
+			f.exec(`CREATE TABLE typed (id integer PRIMARY KEY, n numeric(10,2))`)
+			f.exec(`INSERT INTO typed VALUES (1, 1.5), (2, 'NaN'), (3, 2.5)`)
+		} else {
+			f.exec(`CREATE TABLE typed (id INTEGER PRIMARY KEY, n NUMERIC(10,2))`)
+			f.exec(`INSERT INTO typed VALUES (1, 1.5), (2, 'abc'), (3, 2.5)`)
+		}
+		for i, engine := range []string{"", spark} {
+			f.out = filepath.Join(f.dir, fmt.Sprintf("out%d", i))
+			var top []string
+			if engine != "" {
+				top = []string{engine}
+			}
+			f.writeJob(sqlJob{name: fmt.Sprintf("bad%d", i), top: top, src: sqlSrc{table: "typed"}})
+			_, r := f.runExpect(1, nil)
+			msg := r.stderr
+			if testing.Verbose() {
+				t.Logf("engine %q: %s", engine, msg)
+			}
+			for _, want := range []string{"typed", "column n"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("engine %q: error does not name %q:\n%s", engine, want, msg)
+				}
+			}
+			if strings.Contains(msg, "rows.csv") {
+				t.Errorf("engine %q: error names the internal extract file:\n%s", engine, msg)
+			}
+			if files := sinkFiles(t, f.out); len(files) != 0 {
+				t.Errorf("engine %q: a failed run published %v", engine, files)
+			}
+		}
+	})
+}

@@ -282,10 +282,16 @@ func (d pgDialect) mapType(ctx context.Context, db *sqldb.DB, name string, oid u
 func pgColumn(name string, t pgType) column {
 	typ := pgModel(t)
 	c := column{Name: name, DBType: t.format, Type: typ, key: keyKindOf(typ), cast: t.format}
-	q := sqldb.Postgres.Quote(name)
+	q, lit := sqldb.Postgres.Quote(name), sqldb.Postgres.Literal
 	switch {
 	case typ.Kind == bookmark.Varchar && t.elem == "" && t.typtype != "e" && strings.HasPrefix(t.base, "numeric"):
 		c.key = keyDecimal // compared in the database; lookback works on the text
+	case typ.Kind == bookmark.Decimal:
+		// numeric's NaN and infinities have no DECIMAL value.
+		c.out = `CASE WHEN ` + q + `::text IN ('NaN', 'Infinity', '-Infinity') THEN ` +
+			refusal(lit("column "+name+" holds ")+" || "+q+"::text || "+lit(", which "+typ.String()+" cannot hold; "+
+				"read it as text with a query source (CAST("+name+" AS text)) or leave the row out")) +
+			` ELSE ` + q + `::text END`
 	case typ.Kind == bookmark.Blob:
 		c.out = `regexp_replace(encode(` + q + `, 'hex'), '(..)', '\\x\1', 'g')`
 	case typ.Kind == bookmark.List:
@@ -293,9 +299,9 @@ func pgColumn(name string, t pgType) column {
 		// quoted with backslash escapes, NULL stays bare. A
 		// multidimensional array fails the read with a message naming the
 		// column (the cast cannot succeed).
-		c.out = `CASE WHEN ` + q + ` IS NULL THEN NULL WHEN array_ndims(` + q + `) > 1 THEN CAST(` +
-			sqldb.Postgres.Literal("tidemark: column "+name+" holds a multidimensional array, which is not supported; dimensions: ") +
-			` || array_ndims(` + q + `) AS integer)::text ELSE '[' || array_to_string(ARRAY(SELECT CASE WHEN e IS NULL THEN 'NULL' ELSE '"' || ` +
+		c.out = `CASE WHEN ` + q + ` IS NULL THEN NULL WHEN array_ndims(` + q + `) > 1 THEN ` +
+			refusal(lit("column "+name+" holds a multidimensional array, which is not supported; dimensions: ")+" || array_ndims("+q+")") +
+			` ELSE '[' || array_to_string(ARRAY(SELECT CASE WHEN e IS NULL THEN 'NULL' ELSE '"' || ` +
 			`replace(replace(e::text, '\', '\\'), '"', '\"') || '"' END FROM unnest(` + q + `) AS u(e)), ',') || ']' END`
 	}
 	return c

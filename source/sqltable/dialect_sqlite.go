@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -217,8 +218,59 @@ func sqliteMap(name, decl string) column {
 		c.format = fmtUUID
 	case bookmark.Blob:
 		c.format = fmtBlob
+	default:
+		if typ.Integral() || typ.Kind == bookmark.Decimal || typ.Kind == bookmark.Float || typ.Kind == bookmark.Double {
+			c.format = fmtNumber(typ)
+		}
 	}
 	return c
+}
+
+// sqliteNumber is a number's text the engines read as an integer or a
+// decimal.
+var sqliteNumber = regexp.MustCompile(`^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$`)
+
+// fmtNumber writes a value of a numeric column of type t. SQLite keeps
+// any value in any column: a text that is no number of the type (abc in
+// a NUMERIC(10,2) column; NaN or an infinity where the type has none) is
+// refused here, naming the column and the row, rather than by the engine
+// reading the extract, which names neither.
+func fmtNumber(t bookmark.Type) formatter {
+	float := t.Kind == bookmark.Float || t.Kind == bookmark.Double
+	return func(dst []byte, v any) ([]byte, error) {
+		var text string
+		switch x := v.(type) {
+		case string:
+			text = x
+		case []byte:
+			text = string(x)
+		case float64:
+			if !float && (math.IsNaN(x) || math.IsInf(x, 0)) {
+				return dst, fmt.Errorf("%v is no value of %s", x, t)
+			}
+			return fmtText(dst, v)
+		default:
+			return fmtText(dst, v)
+		}
+		if float {
+			// Written as a float value is (appendFloat): SQLite's own
+			// spellings of NaN and infinities differ from the engines'.
+			if f, err := strconv.ParseFloat(strings.TrimSpace(text), 64); err == nil {
+				return appendFloat(dst, f), nil
+			}
+		} else if sqliteNumber.MatchString(strings.TrimSpace(text)) {
+			return append(dst, strings.TrimSpace(text)...), nil
+		}
+		return dst, fmt.Errorf("the text %q is no value of %s", clipText(text), t)
+	}
+}
+
+// clipText shortens a value for a message.
+func clipText(s string) string {
+	if len(s) > 60 {
+		return s[:60] + "..."
+	}
+	return s
 }
 
 // fmtUUID writes a UUID stored as 16 bytes or as text.

@@ -7,6 +7,9 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/tidemark-etl/tidemark/engine"
+	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
 )
 
 // Error is a failure while reading a source. It names what was being
@@ -57,6 +60,13 @@ func (s *Source) fail(op, key string, err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.ColumnName != "" {
 		e.Column = pe.ColumnName
+	}
+	if errors.As(err, &pe) && pe.Code == "22P02" {
+		// A refusal of a value (refusal): the cast of its message
+		// failed, which PostgreSQL quotes.
+		if i := strings.Index(pe.Message, `"`+refusalPrefix); i >= 0 {
+			e.Err = errors.New(strings.TrimSuffix(pe.Message[i+1+len(refusalPrefix):], `"`))
+		}
 	}
 	var col *columnError
 	if errors.As(err, &col) {
@@ -120,4 +130,33 @@ func hint(err error) error {
 		return fmt.Errorf("%w (the connection was lost; the run keeps its bookmark and can be retried)", err)
 	}
 	return err
+}
+
+// refusalPrefix starts the text a PostgreSQL expression casts to an
+// integer to fail a read with (refusal).
+const refusalPrefix = "tidemark: "
+
+// refusal is a PostgreSQL expression, typed as text, that fails the query
+// with the text of msg, itself a text expression: it casts the text to an
+// integer, which fails quoting it; fail shows the text alone.
+func refusal(msg string) string {
+	return "CAST(" + sqldb.Postgres.Literal(refusalPrefix) + " || " + msg + " AS integer)::text"
+}
+
+// engineFailed is the error of an engine that could not read the rows
+// extracted for it (the files or the pipe this source wrote): a value the
+// engine's type of its column cannot hold. The error names the table (or
+// query) and the column where the engine said, not the extract file
+// tidemark wrote (its name and line mean nothing to a user); nil for
+// other errors, which stand as they are.
+func (s *Source) engineFailed(engineErr error) error {
+	var ie *engine.InputError
+	if !errors.As(engineErr, &ie) || ie.Source != s.cfg.Ctx {
+		return nil
+	}
+	err := fmt.Errorf("a value the engine could not read: %s", ie.Msg)
+	if i := findColumn(s.cols, ie.Column); i >= 0 {
+		err = fmt.Errorf("a value its type in the engine, %s, cannot hold: %s", s.cols[i].Type, ie.Msg)
+	}
+	return s.db.Redact(&Error{Source: s.cfg.Ctx, What: s.what, Op: "reading its rows in the engine", Column: ie.Column, Err: err})
 }

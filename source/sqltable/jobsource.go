@@ -216,7 +216,7 @@ func (p *jobPlan) Open(ctx context.Context, env source.Env) (source.Reading, err
 	if err != nil {
 		return nil, err
 	}
-	return extracted{in: extractInput(p.ctx, ex)}, nil
+	return extracted{in: extractInput(p.ctx, ex), src: p.src}, nil
 }
 
 // extract reads the plan's rows into dir, once per run.
@@ -237,11 +237,14 @@ func (p *jobPlan) extract(ctx context.Context, dir string) (*Extract, error) {
 }
 
 // extracted is an extract readied for the engine: files tidemark wrote.
-type extracted struct{ in engine.Source }
+type extracted struct {
+	in  engine.Source
+	src *Source
+}
 
 func (e extracted) Input() engine.Source { return e.in }
-func (e extracted) Done(context.Context, error, engine.SourceResult, bool) (bool, error) {
-	return false, nil
+func (e extracted) Done(_ context.Context, engineErr error, _ engine.SourceResult, _ bool) (bool, error) {
+	return false, e.src.engineFailed(engineErr)
 }
 
 // extractInput is the engine's view of an extract.

@@ -85,7 +85,8 @@ func TestPgModel(t *testing.T) {
 
 // TestPgColumn: the key kind follows the type, except a numeric the
 // model reads as text, which still moves by key distances (compared in
-// the database); bytea and arrays are rendered by SQL expressions.
+// the database); bytea, arrays and the numerics read as DECIMAL (which
+// refuse NaN and infinities) are rendered by SQL expressions.
 func TestPgColumn(t *testing.T) {
 	for _, c := range []struct {
 		t        pgType
@@ -93,7 +94,7 @@ func TestPgColumn(t *testing.T) {
 		rendered bool
 	}{
 		{pgType{base: "integer", typtype: "b"}, keyInteger, false},
-		{pgType{base: "numeric(12,3)", typtype: "b"}, keyDecimal, false},
+		{pgType{base: "numeric(12,3)", typtype: "b"}, keyDecimal, true},
 		{pgType{base: "numeric(50,10)", typtype: "b"}, keyDecimal, false},
 		{pgType{base: "numeric", typtype: "b"}, keyDecimal, false},
 		{pgType{base: "text", typtype: "b"}, keyOther, false},

@@ -113,7 +113,7 @@ func (st *tableStream) Done(_ context.Context, engineErr error, res engine.Sourc
 		return false, st.err
 	}
 	if engineErr != nil {
-		return false, nil
+		return false, st.p.src.engineFailed(engineErr)
 	}
 	if res.Rows != st.ex.Rows {
 		return false, fmt.Errorf("source %s: the engine read %d rows of the %d extracted", st.p.ctx, res.Rows, st.ex.Rows)
