@@ -1,6 +1,7 @@
 package duckdb
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -33,10 +34,14 @@ import (
 //     "t") or the numbers 0 and 1; never 2 or 0.5, which DuckDB's JSON
 //     reader turns into true. (CSV's reader already refuses those.)
 //
+//   - DOUBLE and FLOAT: a finite number past the type's range (1e400),
+//     which the readers turn into infinity; their rounding of long
+//     decimals is what the type means, and an infinity spelled out stays
+//     one.
+//
 // Columns whose type comes with a format (dateformat, timestampformat) are
-// left to the reader, whose format parsing is strict. DOUBLE and FLOAT
-// columns are not checked (their rounding of long decimals is what the
-// type means); nor are TIME, CSV BOOLEAN, VARCHAR and nested types.
+// left to the reader, whose format parsing is strict. TIME, CSV BOOLEAN,
+// VARCHAR and nested types are not checked.
 
 // checkKind is how a column's values are checked.
 type checkKind int
@@ -48,6 +53,7 @@ const (
 	ckTimestamp
 	ckDate
 	ckBool
+	ckFloat
 )
 
 // valueCheck is the check of one column.
@@ -91,6 +97,8 @@ func checkFor(typ, format string, opts, d options) *valueCheck {
 	case reDecimal.MatchString(t):
 		c.kind = ckDecimal
 		c.scale, _ = strconv.Atoi(reDecimal.FindStringSubmatch(t)[2])
+	case t == "DOUBLE" || t == "FLOAT":
+		c.kind = ckFloat
 	case t == "BOOLEAN":
 		if format != "json" {
 			return nil
@@ -169,6 +177,11 @@ func (c *valueCheck) lossySQL(v string) string {
 		frac := fmt.Sprintf(`:\d\d[.,]\d{%d}\d*[1-9]`, c.scale)
 		return fmt.Sprintf(`(length(%[1]s) > 19 AND (regexp_matches(%[1]s, '%[2]s') OR `+
 			`(regexp_matches(%[1]s, '\d:\d\d(:\d\d([.,]\d*)?)?\s*[+-]\d\d(:?\d\d(:?\d\d)?)?\s*$') AND NOT regexp_matches(%[1]s, '[+-]00(:?00(:?00)?)?\s*$'))))`, v, frac)
+	case ckFloat:
+		// Past the range takes an exponent or more than 38 digits (a
+		// FLOAT's range); an infinity spelled out has neither.
+		return fmt.Sprintf(`((contains(%[1]s, 'e') OR contains(%[1]s, 'E') OR length(%[1]s) > 38) AND isinf(TRY_CAST(%[1]s AS %[2]s)))`,
+			c.number(v), c.typ)
 	case ckDate:
 		return fmt.Sprintf(`(length(trim(%[1]s)) > 10 AND TRY_CAST(%[1]s AS TIMESTAMP) IS DISTINCT FROM TRY_CAST(%[1]s AS DATE)::TIMESTAMP)`, v)
 	}
@@ -183,7 +196,7 @@ func (c *valueCheck) okSQL(v string) string {
 
 // tryCastSQL converts the text expression v, NULL when it does not convert.
 func (c *valueCheck) tryCastSQL(v string) string {
-	if c.kind == ckInt || c.kind == ckDecimal {
+	if c.kind == ckInt || c.kind == ckDecimal || c.kind == ckFloat {
 		v = c.number(v)
 	}
 	return fmt.Sprintf("TRY_CAST(%s AS %s)", v, c.typ)
@@ -191,7 +204,7 @@ func (c *valueCheck) tryCastSQL(v string) string {
 
 // castSQL converts the text expression v (checked) to the column's type.
 func (c *valueCheck) castSQL(v string) string {
-	if c.kind == ckInt || c.kind == ckDecimal {
+	if c.kind == ckInt || c.kind == ckDecimal || c.kind == ckFloat {
 		v = c.number(v)
 	}
 	return fmt.Sprintf("CAST(%s AS %s)", v, c.typ)
@@ -237,6 +250,11 @@ func (c *valueCheck) why(value string) string {
 		return "it has a time of day, which the date would drop"
 	case ckBool:
 		return "it is not true, false, 0 or 1"
+	case ckFloat:
+		if _, err := strconv.ParseFloat(c.plain(v), 64); err != nil && !errors.Is(err, strconv.ErrRange) {
+			return "it is not a number"
+		}
+		return "it is out of the type's range, and would be read as infinity"
 	}
 	return "it does not convert"
 }

@@ -43,6 +43,7 @@ func Run(t *testing.T, c Config) {
 	t.Run("Split", s.testSplit)
 	t.Run("BadRecords", s.testBadRecords)
 	t.Run("BadValueInAnyColumn", s.testBadValueInAnyColumn)
+	t.Run("DoubleOutOfRange", s.testDoubleOutOfRange)
 	t.Run("Locations", s.testLocations)
 	t.Run("EvolveCSV", s.evolving(s.testEvolveCSV))
 	t.Run("EvolveJSON", s.evolving(s.testEvolveJSON))

@@ -530,6 +530,41 @@ func (s *suite) testBadValueInAnyColumn(t *testing.T) {
 	}
 }
 
+// testDoubleOutOfRange: a number past a DOUBLE's range (1e400) is a bad
+// record naming file and line, not infinity with exit 0; an infinity
+// spelled out in CSV stays one.
+func (s *suite) testDoubleOutOfRange(t *testing.T) {
+	e := s.engine(t)
+	root := t.TempDir()
+	schema := []bookmark.Column{{Name: "id", Type: "BIGINT"}, {Name: "v", Type: "DOUBLE"}, {Name: "f", Type: "FLOAT"}}
+	files := map[string][]byte{
+		"csv":  []byte("id,v,f\n1,1.5,1\n2,1e400,1\n3,-Infinity,1\n4,1,-1e39\n"),
+		"json": []byte(`{"id":1,"v":1.5,"f":1}` + "\n" + `{"id":2,"v":-1e400,"f":1}` + "\n" + `{"id":4,"v":1,"f":1e39}` + "\n"),
+	}
+	for _, f := range []string{"csv", "json"} {
+		t.Run(f, func(t *testing.T) {
+			src := engine.Source{Ctx: "nums", Format: f, Schema: schema, Files: []engine.Input{input(t, root, "n."+f, files[f])}}
+			_, err := e.Execute(t.Context(), engine.Plan{Sources: []engine.Source{src}, Sinks: []engine.Sink{sink(t, "out", "nums", "csv")}})
+			var ie *engine.InputError
+			if !errors.As(err, &ie) {
+				t.Fatalf("fail: got error %v, want an *engine.InputError", err)
+			}
+			equal(t, "fail: file", ie.File, "n."+f)
+			equal(t, "fail: line", ie.Line, map[string]int64{"csv": 3, "json": 2}[f])
+
+			all := sink(t, "all", "nums", "csv")
+			res := execute(t, e, engine.Plan{Sources: []engine.Source{src}, OnBadRecord: engine.BadSkip, Sinks: []engine.Sink{all}})
+			want := map[string][]string{"csv": {"id,v,f", "1,1.5,1.0", "3,-inf,1.0"}, "json": {"id,v,f", "1,1.5,1.0"}}[f]
+			equal(t, "skip: rejected", res.Sources["nums"].Rejected, 2)
+			got := csvRows(t, all, res.Sinks["all"])
+			for i := range got {
+				got[i] = strings.ReplaceAll(got[i], "Infinity", "inf") // the CSV writers' spellings
+			}
+			equalRows(t, "skip: rows", got, want)
+		})
+	}
+}
+
 // testLocations: plain local paths work like file:// URLs, and a
 // location the engine cannot read is an error, not a silent skip.
 func (s *suite) testLocations(t *testing.T) {
