@@ -56,6 +56,31 @@ func (r *reader) evolveParquet(file string, cols []bookmark.Column) error {
 	return nil
 }
 
+// chunkBySchema regroups the source's chunks so that the files of one
+// chunk share a footer schema (fileSig: file → signature), in the plan
+// order of each schema's first file. A union_by_name read of files of
+// different types converts first (a BOOLEAN column read with a BIGINT one
+// gives 1 for true), and the projection would judge the converted value,
+// not the file's.
+func (r *reader) chunkBySchema(fileSig map[string]string) {
+	groups := map[string][]string{}
+	var order []string
+	for _, p := range r.in.paths {
+		sig := fileSig[p]
+		if _, ok := groups[sig]; !ok {
+			order = append(order, sig)
+		}
+		groups[sig] = append(groups[sig], p)
+	}
+	r.chunkList = nil
+	for _, sig := range order {
+		g := groups[sig]
+		for i := 0; i < len(g); i += chunkFiles {
+			r.chunkList = append(r.chunkList, readChunk{paths: g[i:min(i+chunkFiles, len(g))], cols: r.data})
+		}
+	}
+}
+
 // parquetChunks sets each chunk's columns to what its union_by_name read
 // gives.
 func (r *reader) parquetChunks(ctx context.Context, c *sql.Conn) error {

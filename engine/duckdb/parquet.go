@@ -23,6 +23,7 @@ func (r *reader) checkParquet(ctx context.Context, c *sql.Conn) (int64, error) {
 		order[p] = i
 	}
 	sigFile := map[string]string{} // schema signature -> first file (plan order) with it
+	fileSig := map[string]string{} // file -> its schema signature
 	var sigs []string
 	for _, chunk := range r.in.chunks() {
 		q := fmt.Sprintf(`SELECT m.file_name, m.num_rows, s.sig FROM parquet_file_metadata(%[1]s) m
@@ -41,6 +42,7 @@ func (r *reader) checkParquet(ctx context.Context, c *sql.Conn) (int64, error) {
 				return 0, err
 			}
 			rows += n
+			fileSig[file] = sig
 			if first, ok := sigFile[sig]; !ok {
 				sigFile[sig] = file
 				sigs = append(sigs, sig)
@@ -81,6 +83,7 @@ func (r *reader) checkParquet(ctx context.Context, c *sql.Conn) (int64, error) {
 		}
 	}
 	if r.evolving() {
+		r.chunkBySchema(fileSig)
 		if err := r.parquetChunks(ctx, c); err != nil {
 			return 0, err
 		}

@@ -128,9 +128,19 @@ func (r *reader) parquetColumn(col, got bookmark.Column) (expr, rescue string) {
 	}
 	v := ident(col.Name)
 	var fit string
-	if err1 == nil && ft.Kind == bookmark.Varchar {
+	isBool := func(t bookmark.Type, err error) bool { return err == nil && t.Kind == bookmark.Boolean }
+	switch {
+	case err1 == nil && ft.Kind == bookmark.Varchar && isBool(st, err2):
+		// Only the words themselves: DuckDB's cast also takes yes, no,
+		// t, f, 1 and 0.
+		fit = fmt.Sprintf("coalesce(lower(trim(%s)) IN ('true', 'false'), false)", v)
+	case err1 == nil && ft.Kind == bookmark.Varchar:
 		fit = fmt.Sprintf("coalesce(%s, false)", r.fitsTextAs(v, col.Type, "csv"))
-	} else {
+	case isBool(ft, err1) != isBool(st, err2):
+		// A boolean is no number nor a number a boolean, though the
+		// casts both ways give true back as 1 and 1 back as true.
+		fit = "false"
+	default:
 		fit = fmt.Sprintf("coalesce(CAST(TRY_CAST(%[1]s AS %[2]s) AS %[3]s) = %[1]s, false)", v, col.Type, got.Type)
 	}
 	expr = fmt.Sprintf("CASE WHEN %s THEN TRY_CAST(%s AS %s) END AS %s", fit, v, col.Type, ident(col.Name))

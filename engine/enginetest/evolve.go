@@ -201,4 +201,20 @@ func (s *suite) testEvolveParquet(t *testing.T) {
 	s.runEvolve(t, e, wide, []evolveCase{
 		{mode: bookmark.EvolveAddNewColumns, rows: []string{"id,amount", "1,2.0"}, schema: "[{id BIGINT} {amount DOUBLE}]"},
 	})
+	// A boolean is no number, and a text other than true or false no
+	// boolean: rescue keeps them as text, as fail and none refuse them
+	// (true was stored as 1 with nothing rescued, 'yes' as true).
+	flags := engine.Source{Ctx: "orders", Format: "parquet", Schema: schema, Files: []engine.Input{mon, flag}}
+	s.runEvolve(t, e, flags, []evolveCase{
+		{mode: bookmark.EvolveFail, failFile: "sat.parquet", failColumn: "amount"},
+		{mode: bookmark.EvolveNone, failFile: "sat.parquet", failColumn: "amount"},
+		{mode: bookmark.EvolveRescue, rows: []string{"id,amount," + engine.RescuedColumn, "1,2,",
+			`3,,{"amount":"true","_file":"sat.parquet"}`}, schema: recorded},
+	})
+	words := s.parquetIn(t, e, "sun.parquet", "id,ok\n4,yes\n5,true\n6,FALSE\n7,maybe\n")
+	boolSchema := []bookmark.Column{{Name: "id", Type: "BIGINT"}, {Name: "ok", Type: "BOOLEAN"}}
+	s.runEvolve(t, e, engine.Source{Ctx: "orders", Format: "parquet", Schema: boolSchema, Files: []engine.Input{words}}, []evolveCase{
+		{mode: bookmark.EvolveRescue, rows: []string{"id,ok," + engine.RescuedColumn, `4,,{"ok":"yes","_file":"sun.parquet"}`,
+			"5,true,", "6,false,", `7,,{"ok":"maybe","_file":"sun.parquet"}`}, schema: "[{id BIGINT} {ok BOOLEAN}]"},
+	})
 }
