@@ -182,12 +182,17 @@ func partitionColumns(s *engine.Sink, cols []bookmark.Column) ([]string, error) 
 }
 
 // jsonQuery serializes each row's non-partition columns with to_json,
-// which writes exactly what DuckDB's FORMAT json writes.
+// which writes exactly what DuckDB's FORMAT json writes, but for the NaN
+// and infinities of DOUBLE and FLOAT columns (jsonFloat).
 func jsonQuery(from string, cols []bookmark.Column, parts []string) string {
 	var fields []string
 	for _, c := range cols {
 		if !slices.Contains(parts, c.Name) {
-			fields = append(fields, ident(c.Name)+" := "+ident(c.Name))
+			v := ident(c.Name)
+			if t, err := modelType(c.Type); err == nil && (t.Kind == bookmark.Double || t.Kind == bookmark.Float) {
+				v = jsonFloat(v)
+			}
+			fields = append(fields, ident(c.Name)+" := "+v)
 		}
 	}
 	sel := fmt.Sprintf("to_json(struct_pack(%s)) AS %s", strings.Join(fields, ", "), ident(jsonColumn))
@@ -195,6 +200,15 @@ func jsonQuery(from string, cols []bookmark.Column, parts []string) string {
 		sel += ", " + ident(p)
 	}
 	return "SELECT " + sel + " FROM " + ident(from)
+}
+
+// jsonFloat is the JSON of a float column v: NaN and the infinities, which
+// JSON has no number for (to_json writes them bare, which strict readers
+// refuse), as the strings "NaN", "Infinity" and "-Infinity", which the
+// JSON sources read back into a DOUBLE or FLOAT column as the same values.
+func jsonFloat(v string) string {
+	return fmt.Sprintf(`CASE WHEN isnan(%[1]s) THEN '"NaN"'::JSON WHEN isinf(%[1]s) AND %[1]s > 0 THEN '"Infinity"'::JSON `+
+		`WHEN isinf(%[1]s) THEN '"-Infinity"'::JSON ELSE to_json(%[1]s) END`, v)
 }
 
 // extension is the file name suffix of a sink's files.

@@ -1,6 +1,7 @@
 package enginetest
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -563,6 +564,62 @@ func (s *suite) testDoubleOutOfRange(t *testing.T) {
 			equalRows(t, "skip: rows", got, want)
 		})
 	}
+}
+
+// testJSONNonFinite: NaN and the infinities of DOUBLE and FLOAT columns
+// are written to JSON as the strings "NaN", "Infinity" and "-Infinity"
+// (bare NaN and Infinity, as written before, are no JSON: strict readers
+// refused the files), and read back through a JSON source with the
+// recorded schema as the same values.
+func (s *suite) testJSONNonFinite(t *testing.T) {
+	e := s.engine(t)
+	schema := []bookmark.Column{{Name: "id", Type: "BIGINT"}, {Name: "v", Type: "DOUBLE"}, {Name: "f", Type: "FLOAT"}}
+	in := input(t, t.TempDir(), "n.csv", []byte("id,v,f\n1,NaN,NaN\n2,Infinity,Infinity\n3,-Infinity,-Infinity\n4,1.5,-2.5\n5,,\n"))
+	out := sink(t, "out", "nums", "json")
+	res := execute(t, e, engine.Plan{Sources: []engine.Source{{Ctx: "nums", Format: "csv", Schema: schema, Files: []engine.Input{in}}},
+		Sinks: []engine.Sink{out}})
+	got := map[string]string{}
+	for _, f := range res.Sinks["out"].Files {
+		data, err := os.ReadFile(filepath.Join(localDir(t, out), filepath.FromSlash(f.Path)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			var row struct {
+				ID   int64
+				V, F any
+			}
+			if err := json.Unmarshal([]byte(line), &row); err != nil {
+				t.Fatalf("%s: line %q is no JSON: %v", f.Path, line, err)
+			}
+			got[fmt.Sprint(row.ID)] = fmt.Sprintf("%#v %#v", row.V, row.F)
+		}
+	}
+	want := map[string]string{"1": `"NaN" "NaN"`, "2": `"Infinity" "Infinity"`, "3": `"-Infinity" "-Infinity"`,
+		"4": "1.5 -2.5", "5": "<nil> <nil>"}
+	for id, w := range want {
+		equal(t, "row "+id, got[id], w)
+	}
+
+	src := engine.Source{Ctx: "back", Format: "json", Schema: schema}
+	for _, f := range res.Sinks["out"].Files {
+		src.Files = append(src.Files, engine.Input{Location: fileURL(filepath.Join(localDir(t, out), filepath.FromSlash(f.Path))), Key: f.Path, Size: f.Bytes})
+	}
+	back := sink(t, "back", "back", "parquet")
+	r := execute(t, e, engine.Plan{Sources: []engine.Source{src}, Sinks: []engine.Sink{back}})
+	equal(t, "read back: rows", r.Sinks["back"].Rows, 5)
+	pq := engine.Source{Ctx: "pq", Format: "parquet"}
+	for _, f := range r.Sinks["back"].Files {
+		pq.Files = append(pq.Files, engine.Input{Location: fileURL(filepath.Join(localDir(t, back), filepath.FromSlash(f.Path))), Key: f.Path, Size: f.Bytes})
+	}
+	kind := func(c string) string {
+		return fmt.Sprintf("CASE WHEN isnan(%[1]s) THEN 'nan' WHEN %[1]s > 1e38 THEN 'inf' WHEN %[1]s < -1e38 THEN '-inf' ELSE CAST(%[1]s AS STRING) END AS %[1]s", c)
+	}
+	check := sink(t, "check", "kinds", "csv")
+	c := execute(t, e, engine.Plan{Sources: []engine.Source{pq}, Sinks: []engine.Sink{check},
+		Transforms: []engine.Transform{{Name: "kinds", SQL: "SELECT id, " + kind("v") + ", " + kind("f") + " FROM pq"}}})
+	equalRows(t, "read back: values", csvRows(t, check, c.Sinks["check"]), []string{"id,v,f",
+		"1,nan,nan", "2,inf,inf", "3,-inf,-inf", "4,1.5,-2.5", "5,,"})
 }
 
 // testLocations: plain local paths work like file:// URLs, and a
