@@ -79,13 +79,13 @@ func (x *execution) floatOutOfRange(ctx context.Context, r *reader) (*engine.Inp
 	file, _ := rows[0][0].(string)
 	col, _ := rows[0][1].(string)
 	v, _ := rows[0][2].(string)
-	return &engine.InputError{Source: r.src.Ctx, File: r.key(file), Line: x.lineWith(ctx, file, v), Column: col,
+	return &engine.InputError{Source: r.src.Ctx, File: r.key(file), Line: x.lineHolding(ctx, file, v), Column: col,
 		Msg: fmt.Sprintf("value %s is out of %s's range, and would be read as infinity", clip(v), isFloat[col])}, nil
 }
 
-// lineWith is the first line of file that holds s (1-based, 0 when not
+// lineHolding is the first line of file that holds s (1-based, 0 when not
 // found).
-func (x *execution) lineWith(ctx context.Context, file, s string) int64 {
+func (x *execution) lineHolding(ctx context.Context, file, s string) int64 {
 	q := fmt.Sprintf("SELECT min(n) FROM (SELECT value, row_number() OVER (ORDER BY monotonically_increasing_id()) AS n FROM text.%s) WHERE contains(value, CAST(X'%s' AS STRING))",
 		quoteIdent(escapeGlob(file)), hex.EncodeToString([]byte(s)))
 	n, err := x.count(ctx, q)
