@@ -70,8 +70,11 @@ func (x *execution) writeSink(ctx context.Context, s *engine.Sink) (engine.SinkR
 	res.Schema = modelColumns(cols)
 
 	query := "SELECT * FROM " + ident(s.From)
-	if s.Format == "json" {
+	switch s.Format {
+	case "json":
 		query = jsonQuery(s.From, cols, parts)
+	case "csv":
+		query = csvQuery(s.From, cols, parts)
 	}
 	multi := len(parts) > 0 || opts.has("file_size_bytes") || opts.boolean("per_thread_output", false)
 	target := dir
@@ -200,6 +203,24 @@ func jsonQuery(from string, cols []bookmark.Column, parts []string) string {
 		sel += ", " + ident(p)
 	}
 	return "SELECT " + sel + " FROM " + ident(from)
+}
+
+// csvQuery is the rows of a CSV sink: NaN and the infinities of DOUBLE
+// and FLOAT columns are written NaN, Infinity and -Infinity, as Spark
+// writes and reads them (DuckDB writes nan, inf and -inf, which Spark's
+// CSV reader refuses); DuckDB reads both.
+func csvQuery(from string, cols []bookmark.Column, parts []string) string {
+	var repl []string
+	for _, c := range cols {
+		if t, err := modelType(c.Type); err == nil && (t.Kind == bookmark.Double || t.Kind == bookmark.Float) && !slices.Contains(parts, c.Name) {
+			repl = append(repl, fmt.Sprintf(`CASE WHEN isnan(%[1]s) THEN 'NaN' WHEN isinf(%[1]s) AND %[1]s > 0 THEN 'Infinity' `+
+				`WHEN isinf(%[1]s) THEN '-Infinity' ELSE CAST(%[1]s AS VARCHAR) END AS %[1]s`, ident(c.Name)))
+		}
+	}
+	if len(repl) == 0 {
+		return "SELECT * FROM " + ident(from)
+	}
+	return "SELECT * REPLACE (" + strings.Join(repl, ", ") + ") FROM " + ident(from)
 }
 
 // jsonFloat is the JSON of a float column v: NaN and the infinities, which

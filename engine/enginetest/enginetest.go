@@ -45,6 +45,7 @@ func Run(t *testing.T, c Config) {
 	t.Run("BadValueInAnyColumn", s.testBadValueInAnyColumn)
 	t.Run("DoubleOutOfRange", s.testDoubleOutOfRange)
 	t.Run("JSONNonFinite", s.testJSONNonFinite)
+	t.Run("CSVNonFinite", s.testCSVNonFinite)
 	t.Run("Locations", s.testLocations)
 	t.Run("EvolveCSV", s.evolving(s.testEvolveCSV))
 	t.Run("EvolveJSON", s.evolving(s.testEvolveJSON))
