@@ -20,29 +20,37 @@ func sqlTypesTable(f *sqlFixture) map[string]string {
 		f.exec(`CREATE TYPE mood AS ENUM ('sad', 'happy')`)
 		f.exec(`CREATE TABLE typed (id integer PRIMARY KEY, b boolean, bb bytea, nn numeric(10,2), u uuid, j json, jb jsonb,
 			ai integer[], tx text[], iv interval, tz timestamptz, ts timestamp, tm time, e mood, s text, f float8, r real,
-			d date, bi bigint, bt bit(4), m money)`)
+			d date, bi bigint, bt bit(4), m money, nb numeric, n38 numeric(38,10), tmz timetz, vb varbit, ch char(3), x xml, ip inet,
+			sm smallint, ts0 timestamp(0), tzneg timestamptz)`)
 		f.exec(`INSERT INTO typed VALUES (1, true, '\x00ff41', 12.34, 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11',
 			'{"a": [1, 2], "b": "x"}', '{"b": 1, "a": "y"}', '{1,NULL,3}', ARRAY['a b', 'c,d', '', 'q"x', 'back\s', 'NULL', 'x,NULL,y', E'l1\nl2'],
 			'1 year 2 mons 3 days 04:05:06.789', '2024-05-01 10:11:12.5+02', '2024-05-01 10:11:12.123456', '10:11:12.5',
-			'happy', E'line1\nline2 "q" back\\ ,comma', 0.1, 1.5, '2024-02-29', 9223372036854775807, B'1010', 12.34)`)
+			'happy', E'line1\nline2 "q" back\\ ,comma', 0.1, 1.5, '2024-02-29', 9223372036854775807, B'1010', 12.34,
+			123456789012345678901234567890.123456789012345678901234567890, 1234567890123456789012345678.0123456789,
+			'10:11:12+05:30', B'101', 'ab', '<a>x</a>', '10.0.0.1/8', -32768, '2024-05-01 10:11:12', '1999-12-31 23:59:59.999999-08:30')`)
 		f.exec(`INSERT INTO typed (id) VALUES (2)`)
 		f.exec(`INSERT INTO typed (id, b, bb, s, f, r, tx, ai) VALUES (3, false, '', '', 'NaN', 'Infinity', '{}', '{}')`)
-		f.exec(`INSERT INTO typed (id, b, f, r) VALUES (4, false, '-Infinity', '-Infinity')`)
+		f.exec(`INSERT INTO typed (id, b, f, r, nb) VALUES (4, false, '-Infinity', '-Infinity', 'NaN')`)
 		return map[string]string{"hex(bb)": "00FF41", "CAST(b AS VARCHAR)": "true",
 			"CAST(ai AS VARCHAR)": "[1, NULL, 3]", "len(tx)": "8", "tx[4] || tx[5] || tx[6] || tx[7] || tx[8]": "q\"xback\\sNULLx,NULL,yl1\nl2"}
 	case sqldb.MySQL:
 		f.exec(`CREATE TABLE typed (id int PRIMARY KEY, b boolean, vb varbinary(16), bl blob, n decimal(30,10), j json,
-			e enum('x','y'), s text, f double, d date, dt datetime(6), ts timestamp(6) NULL, tm time(6), bt bit(4), y year)`)
+			e enum('x','y'), s text, f double, d date, dt datetime(6), ts timestamp(6) NULL, tm time(6), bt bit(4), y year,
+			st set('a','b'), t1 tinyint(1), mu mediumint unsigned, fl float, big decimal(65,30), bn binary(4), lt longtext, ntm time)`)
 		f.exec(`INSERT INTO typed VALUES (1, true, x'00ff41', x'00ff41', 12345678901234567890.0123456789, '{"a": [1, 2]}',
 			'y', 'line1\nline2 "q" back\\ ,comma', 0.1, '2024-02-29', '2024-05-01 10:11:12.123456', '2024-05-01 10:11:12.5',
-			'10:11:12.5', b'1010', 2024)`)
+			'10:11:12.5', b'1010', 2024, 'a,b', 1, 16777215, 1.5, 12345678901234567890123456789012345.123456789012345678901234567890,
+			x'0102', 'x\ty', '23:59:59')`)
 		f.exec(`INSERT INTO typed (id) VALUES (2)`)
 		f.exec(`INSERT INTO typed (id, b, vb, bl, s) VALUES (3, false, x'', x'', '')`)
 		return map[string]string{"hex(vb)": "00FF41", "hex(bl)": "00FF41", "CAST(b AS VARCHAR)": "1"}
 	default:
-		f.exec(`CREATE TABLE typed (id INTEGER PRIMARY KEY, b BOOLEAN, bl BLOB, s TEXT, f REAL, n NUMERIC(10,2), d DATE, ts DATETIME)`)
+		f.exec(`CREATE TABLE typed (id INTEGER PRIMARY KEY, b BOOLEAN, bl BLOB, s TEXT, f REAL, n NUMERIC(10,2), d DATE, ts DATETIME,
+			u UUID, j JSON, tz TIMESTAMPTZ, untyped, bi BIGINT)`)
 		f.exec(`INSERT INTO typed VALUES (1, 1, x'00ff41', 'line1
-line2 "q" back\ ,comma', 0.1, 12.34, '2024-02-29', '2024-05-01 10:11:12.5')`)
+line2 "q" back\ ,comma', 0.1, 12.34, '2024-02-29', '2024-05-01 10:11:12.5', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11',
+			'{"a": 1}', '2024-05-01 10:11:12+02:00', 'free', 9223372036854775807)`)
+		f.exec(`INSERT INTO typed (id, f) VALUES (4, 1e308 * 10)`)
 		f.exec(`INSERT INTO typed (id) VALUES (2)`)
 		f.exec(`INSERT INTO typed (id, b, bl, s) VALUES (3, 0, x'', '')`)
 		return map[string]string{"hex(bl)": "00FF41", "CAST(b AS VARCHAR)": "true"}
@@ -87,9 +95,10 @@ func TestSparkSQLTypesAsDuckDB(t *testing.T) {
 
 // sparkTypeDiffs are the Parquet column types Spark writes differently
 // from DuckDB for want of the type: JSON, UUID, TIME and INTERVAL as
-// texts, UBIGINT as DECIMAL(20,0).
+// texts, unsigned integers as the next wider signed type (UBIGINT as
+// DECIMAL(20,0)).
 var sparkTypeDiffs = map[string]string{"JSON": "VARCHAR", "UUID": "VARCHAR", "TIME": "VARCHAR", "INTERVAL": "VARCHAR",
-	"UBIGINT": "DECIMAL(20,0)"}
+	"UBIGINT": "DECIMAL(20,0)", "UINTEGER": "BIGINT", "USMALLINT": "INTEGER", "UTINYINT": "SMALLINT"}
 
 // sameParquet fails t unless the Parquet files spark (Spark's output) hold
 // the rows of duck (DuckDB's), and the same schema but for
@@ -123,18 +132,23 @@ func sameParquet(t *testing.T, duck, spark []string) {
 }
 
 // TestSQLValueNoTypeHolds: a value the column's type in the engine cannot
-// hold (NaN in a PostgreSQL numeric(10,2), a text in a SQLite NUMERIC
-// column) fails the run on both engines with an error naming the table
+// hold (NaN in a PostgreSQL numeric(10,2), -838:59:59 in a MySQL TIME, a
+// text in a SQLite NUMERIC column) fails the run on both engines with an error naming the table
 // and the column, never the extract file tidemark wrote for the engine
 // (rows.csv, src-rows.csv), and publishes nothing.
 func TestSQLValueNoTypeHolds(t *testing.T) {
 	t.Parallel()
 	spark := sparkEngine(t)
-	eachSQL(t, []sqldb.Kind{sqldb.Postgres, sqldb.SQLite}, func(t *testing.T, f *sqlFixture) {
-		if f.kind == sqldb.Postgres {
+	eachSQL(t, sqlAllKinds, func(t *testing.T, f *sqlFixture) {
+		switch f.kind {
+		case sqldb.Postgres:
 			f.exec(`CREATE TABLE typed (id integer PRIMARY KEY, n numeric(10,2))`)
 			f.exec(`INSERT INTO typed VALUES (1, 1.5), (2, 'NaN'), (3, 2.5)`)
-		} else {
+		case sqldb.MySQL:
+			// TIME is a duration in MySQL, a time of day in the engines.
+			f.exec(`CREATE TABLE typed (id int PRIMARY KEY, n time)`)
+			f.exec(`INSERT INTO typed VALUES (1, '10:00:00'), (2, '-838:59:59'), (3, '11:00:00')`)
+		default:
 			f.exec(`CREATE TABLE typed (id INTEGER PRIMARY KEY, n NUMERIC(10,2))`)
 			f.exec(`INSERT INTO typed VALUES (1, 1.5), (2, 'abc'), (3, 2.5)`)
 		}

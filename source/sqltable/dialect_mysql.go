@@ -290,6 +290,26 @@ func mysqlMap(name, t string, isJSON bool) column {
 		c.format = fmtUTC
 	case typ.Kind == bookmark.Blob:
 		c.format = fmtBlob
+	case typ.Kind == bookmark.Time:
+		c.format = fmtTimeOfDay
 	}
 	return c
+}
+
+// fmtTimeOfDay writes a MySQL TIME value, which is a duration
+// (-838:59:59 to 838:59:59), as the time of day the engines read: one
+// outside 00:00:00 to 23:59:59 is refused, naming the column and the row
+// (the DuckDB engine refused it naming neither; Spark, which reads TIME as
+// text, kept it).
+func fmtTimeOfDay(dst []byte, v any) ([]byte, error) {
+	b, ok := v.([]byte)
+	if !ok {
+		return fmtText(dst, v)
+	}
+	h, _, found := strings.Cut(string(b), ":")
+	if n, err := strconv.Atoi(h); !found || err != nil || n < 0 || n > 23 || strings.HasPrefix(h, "-") {
+		return dst, fmt.Errorf("%s is no time of day (MySQL TIME holds durations; TIME holds 00:00:00 to 23:59:59): "+
+			"read it as text with a query source (CAST(... AS CHAR))", b)
+	}
+	return append(dst, b...), nil
 }
