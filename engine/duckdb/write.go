@@ -93,6 +93,9 @@ func (x *execution) writeSink(ctx context.Context, s *engine.Sink) (engine.SinkR
 		return res, clash
 	}
 	if err != nil {
+		if ie := negativeInterval(err, s, cols); ie != nil {
+			return res, ie
+		}
 		return res, x.sinkError(ctx, err, s)
 	}
 	for _, f := range files {
@@ -165,6 +168,28 @@ func (x *execution) sinkError(ctx context.Context, err error, s *engine.Sink) er
 		}
 	}
 	return wrap(ctx, err, x.readers, "writing sink %s", s.Ctx)
+}
+
+// negativeInterval is DuckDB's refusal to write a negative INTERVAL to
+// Parquet, which has no negative intervals, naming the sink's INTERVAL
+// columns and what to do (DuckDB's message names neither); nil for other
+// errors.
+func negativeInterval(err error, s *engine.Sink, cols []bookmark.Column) error {
+	if s.Format != "parquet" || !strings.Contains(err.Error(), "negative intervals") {
+		return nil
+	}
+	var names []string
+	for _, c := range cols {
+		if t, terr := modelType(c.Type); terr == nil && t.Kind == bookmark.Interval {
+			names = append(names, c.Name)
+		}
+	}
+	what := "column " + strings.Join(names, ", ")
+	if len(names) > 1 {
+		what = "one of the columns " + strings.Join(names, ", ")
+	}
+	return fmt.Errorf("writing sink %s: %s holds a negative interval, which Parquet cannot store: "+
+		"write it as text (CAST(... AS VARCHAR)) in a transform, or to a csv or json sink", s.Ctx, what)
 }
 
 // partitionColumns resolves PartitionBy against the relation's columns

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/engine"
 )
 
@@ -196,4 +197,28 @@ func TestPartitionValueNamedLikeNullFolder(t *testing.T) {
 			equal(t, "rows with a NULL partition value", res.Sinks["snk"].Rows, 2)
 		})
 	}
+}
+
+// TestNegativeIntervalToParquet: a negative INTERVAL (PostgreSQL's
+// '-1 days') cannot be stored in Parquet; the error names the sink and the
+// column and says what to do (DuckDB's said only "Parquet files do not
+// support negative intervals"). CSV takes it.
+func TestNegativeIntervalToParquet(t *testing.T) {
+	e := newEngine(t)
+	root := t.TempDir()
+	src := engine.Source{Ctx: "iv", Format: "csv", Exact: true, Options: map[string]any{"header": true},
+		Schema: []bookmark.Column{{Name: "id", Type: "BIGINT"}, {Name: "gap", Type: "INTERVAL"}},
+		Files:  []engine.Input{input(t, root, "a.csv", []byte("id,gap\n1,1 day\n2,-1 days\n"))}}
+	_, err := e.Execute(t.Context(), engine.Plan{Sources: []engine.Source{src},
+		Sinks: []engine.Sink{{Ctx: "snk", From: "iv", Format: "parquet", Location: filepath.Join(t.TempDir(), "out")}}})
+	if err == nil {
+		t.Fatal("got no error, want one naming the column")
+	}
+	for _, want := range []string{"sink snk", "column gap", "negative interval"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	execute(t, e, engine.Plan{Sources: []engine.Source{src},
+		Sinks: []engine.Sink{{Ctx: "snk", From: "iv", Format: "csv", Location: filepath.Join(t.TempDir(), "out")}}})
 }
