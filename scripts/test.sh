@@ -237,7 +237,9 @@ fi
 # (which carries Spark's jars), on a free loopback port, with hadoop-aws
 # (at the Hadoop version pyspark bundles) and its AWS SDK bundle on its
 # classpath for s3a://. The venv and the jars live in the same cache folder
-# as Playwright's, made once per version. The tests find them through
+# as Playwright's, made once per version; the jars are fetched by their
+# Maven coordinates through mvn (Debian's maven when missing), from the
+# repositories Maven is configured with. The tests find them through
 #   TIDEMARK_TEST_SPARK        sc://127.0.0.1:PORT
 #   TIDEMARK_TEST_SPARK_HOME   the pip package's SPARK_HOME (tests that
 #                              start a private server of their own)
@@ -248,10 +250,9 @@ fi
 PYSPARK_VERSION=4.0.5
 HADOOP_VERSION=3.4.1     # the hadoop-client-api jar inside pyspark $PYSPARK_VERSION
 AWS_SDK_VERSION=2.24.6   # the bundle hadoop-aws $HADOOP_VERSION depends on
-MAVEN_CENTRAL=https://repo1.maven.org/maven2
 
 setup_spark_install() {
-	local cache venv py base jars f url
+	local cache venv py base jars f coord
 	cache="${XDG_CACHE_HOME:-$HOME/.cache}/tidemark-test"
 	venv="$cache/venv-pyspark-$PYSPARK_VERSION"
 	py="$venv/bin/python"
@@ -271,14 +272,20 @@ setup_spark_install() {
 	command -v java >/dev/null || { log "installing Java 17 (Debian package)"; apt_install openjdk-17-jre-headless; }
 	jars="$cache/spark-jars-hadoop-$HADOOP_VERSION"
 	mkdir -p "$jars"
-	for url in "$MAVEN_CENTRAL/org/apache/hadoop/hadoop-aws/$HADOOP_VERSION/hadoop-aws-$HADOOP_VERSION.jar" \
-		"$MAVEN_CENTRAL/software/amazon/awssdk/bundle/$AWS_SDK_VERSION/bundle-$AWS_SDK_VERSION.jar"; do
-		f="$jars/$(basename "$url")"
-		if [ ! -s "$f" ]; then
-			log "fetching $(basename "$url") from Maven Central"
-			curl -sSfL -o "$f.part" "$url"
-			mv "$f.part" "$f"
-		fi
+	# groupId:artifactId:version; the file is artifactId-version.jar.
+	for coord in "org.apache.hadoop:hadoop-aws:$HADOOP_VERSION" "software.amazon.awssdk:bundle:$AWS_SDK_VERSION"; do
+		f="$(echo "$coord" | cut -d: -f2)-$(echo "$coord" | cut -d: -f3).jar"
+		[ -s "$jars/$f" ] && continue
+		command -v mvn >/dev/null || { log "installing maven (Debian package)"; apt_install maven; }
+		log "fetching $coord with mvn"
+		# Into a fresh folder first, so that a cut-off fetch leaves no jar
+		# that the next run would take for a whole one.
+		rm -rf "$jars/.part"
+		mkdir -p "$jars/.part"
+		mvn -B dependency:copy -Dartifact="$coord" -DoutputDirectory="$jars/.part" >"$jars/.part/mvn.log" 2>&1 ||
+			{ tail -n 40 "$jars/.part/mvn.log" >&2; return 1; }
+		mv "$jars/.part/$f" "$jars/$f"
+		rm -rf "$jars/.part"
 	done
 	export TIDEMARK_TEST_SPARK_PYTHON="$py"
 	export TIDEMARK_TEST_SPARK_HOME="$("$py" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')"
