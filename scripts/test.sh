@@ -292,18 +292,23 @@ setup_spark_install() {
 	export TIDEMARK_TEST_SPARK_JARS="$jars/hadoop-aws-$HADOOP_VERSION.jar,$jars/bundle-$AWS_SDK_VERSION.jar"
 }
 
-# spark_connect_server PORT LOG starts a Spark Connect server in the
-# background (internal/sparktest starts private ones alike). The s3a jars
-# are local: URLs, which Spark loads where they lie (a plain path would be
-# copied, 560 MB of SDK bundle, at every start; the driver's class path
-# would shadow Spark's own logging).
+# spark_connect_server PORT LOG [MASTER [OPTION...]] starts a Spark Connect
+# server in the background (internal/sparktest starts private ones alike),
+# on MASTER (local[2] unless given), with more spark-submit OPTIONs. The s3a
+# jars are local: URLs, which Spark loads where they lie, in the driver and
+# in a cluster's executors (a plain path would be copied, 560 MB of SDK
+# bundle, at every start; the driver's class path would shadow Spark's own
+# logging).
 spark_connect_server() {
+	local port="$1" out="$2" master="${3:-local[2]}"
+	shift 2
+	[ $# -eq 0 ] || shift
 	SPARK_HOME="$TIDEMARK_TEST_SPARK_HOME" "$TIDEMARK_TEST_SPARK_HOME/bin/spark-submit" \
-		--class org.apache.spark.sql.connect.service.SparkConnectServer --master 'local[2]' \
+		--class org.apache.spark.sql.connect.service.SparkConnectServer --master "$master" \
 		--driver-memory 1g --jars "local:${TIDEMARK_TEST_SPARK_JARS//,/,local:}" \
-		--conf spark.connect.grpc.binding.address=127.0.0.1 --conf spark.connect.grpc.binding.port="$1" \
+		--conf spark.connect.grpc.binding.address=127.0.0.1 --conf spark.connect.grpc.binding.port="$port" \
 		--conf spark.ui.enabled=false --conf spark.sql.shuffle.partitions=4 \
-		--conf spark.driver.extraJavaOptions=-XX:+UseSerialGC >"$2" 2>&1 &
+		--conf spark.driver.extraJavaOptions=-XX:+UseSerialGC "$@" >"$out" 2>&1 &
 }
 
 start_spark() {
@@ -333,11 +338,116 @@ start_spark() {
 	return 1
 }
 
+# --- setup: a Spark standalone cluster (engine: spark on a cluster) --------
+# The Spark engine's conformance suite and crash tests run on a real cluster
+# too, not only in local[2]'s one JVM: a master and two workers (spark-class
+# with the same pyspark jars: separate JVMs on loopback, 256 MB each for the
+# daemons; each worker offers 1 core and 1 GB, its executor takes 512 MB),
+# and a Spark Connect server (driver 1 GB) whose --master is that master.
+# Sources and sinks are local folders, which every JVM sees (one machine),
+# or S3 through s3a: the executors load the s3a jars from the same local:
+# paths. The tests find it through
+#   TIDEMARK_TEST_SPARK_CLUSTER        sc://127.0.0.1:PORT, the Connect server
+#   TIDEMARK_TEST_SPARK_CLUSTER_MASTER spark://127.0.0.1:PORT, the master
+#                                      (a test adds a worker there to kill)
+# and fail without them unless TIDEMARK_SKIP_SPARK=1. Its JVMs start while
+# the local server above starts; the whole takes well under a minute.
+SPARK_CLUSTER_DIR=
+
+# spark_daemon LOG CLASS ARG... runs a master or a worker in the background.
+spark_daemon() {
+	local out="$1"
+	shift
+	SPARK_HOME="$TIDEMARK_TEST_SPARK_HOME" SPARK_LOCAL_IP=127.0.0.1 SPARK_DAEMON_MEMORY=256m \
+		SPARK_DAEMON_JAVA_OPTS=-XX:+UseSerialGC "$TIDEMARK_TEST_SPARK_HOME/bin/spark-class" "$@" >"$out" 2>&1 &
+}
+
+# start_spark_cluster starts the master, waits until it listens, and starts
+# the workers and the Connect server; wait_spark_cluster waits for them.
+start_spark_cluster() {
+	local dir port i
+	dir="$(mktemp -d /tmp/tidemark-spark-cluster.XXXXXX)"
+	SCRATCH+=("$dir")
+	SPARK_CLUSTER_DIR="$dir"
+	for _ in 1 2 3; do
+		port="$(free_port)"
+		spark_daemon "$dir/master.log" org.apache.spark.deploy.master.Master \
+			--host 127.0.0.1 --port "$port" --webui-port 0
+		SERVER_PIDS+=($!)
+		for _ in $(seq 1 1200); do
+			grep -q "I have been elected leader" "$dir/master.log" 2>/dev/null && break
+			kill -0 "${SERVER_PIDS[-1]}" 2>/dev/null || break
+			sleep 0.1
+		done
+		grep -q "I have been elected leader" "$dir/master.log" 2>/dev/null && break
+		kill "${SERVER_PIDS[-1]}" 2>/dev/null || true
+		wait "${SERVER_PIDS[-1]}" 2>/dev/null || true
+		port=
+	done
+	[ -n "$port" ] || { cat "$dir/master.log" >&2; return 1; }
+	export TIDEMARK_TEST_SPARK_CLUSTER_MASTER="spark://127.0.0.1:$port"
+	for i in 1 2; do
+		# Workers take ports of their own choosing (0: any free one).
+		SPARK_LOCAL_DIRS="$dir/worker$i/local" spark_daemon "$dir/worker$i.log" \
+			org.apache.spark.deploy.worker.Worker --host 127.0.0.1 --cores 1 --memory 1g --webui-port 0 \
+			--work-dir "$dir/worker$i/work" "$TIDEMARK_TEST_SPARK_CLUSTER_MASTER"
+		SERVER_PIDS+=($!)
+	done
+	start_spark_cluster_connect
+}
+
+# start_spark_cluster_connect starts the Connect server on the cluster. No
+# locality wait: Spark would hold each task 3 s for an executor on the host
+# its input file names ("localhost"), which no executor is (127.0.0.1).
+start_spark_cluster_connect() {
+	SPARK_CLUSTER_PORT="$(free_port)"
+	SPARK_LOCAL_IP=127.0.0.1 spark_connect_server "$SPARK_CLUSTER_PORT" "$SPARK_CLUSTER_DIR/connect.log" \
+		"$TIDEMARK_TEST_SPARK_CLUSTER_MASTER" \
+		--conf spark.driver.host=127.0.0.1 --conf spark.executor.memory=512m --conf spark.executor.cores=1 \
+		--conf spark.executor.extraJavaOptions=-XX:+UseSerialGC --conf spark.locality.wait=0
+	SERVER_PIDS+=($!)
+	SPARK_CLUSTER_PID=$!
+}
+
+wait_spark_cluster() {
+	local dir="$SPARK_CLUSTER_DIR" f try
+	for try in 1 2 3; do
+		# A JVM on a loaded machine may take minutes to listen.
+		for _ in $(seq 1 3000); do
+			(exec 3<>"/dev/tcp/127.0.0.1/$SPARK_CLUSTER_PORT") 2>/dev/null && break
+			kill -0 "$SPARK_CLUSTER_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+		(exec 3<>"/dev/tcp/127.0.0.1/$SPARK_CLUSTER_PORT") 2>/dev/null && break
+		# Not listening (the port taken, say): stop this one, start another.
+		kill "$SPARK_CLUSTER_PID" 2>/dev/null || true
+		wait "$SPARK_CLUSTER_PID" 2>/dev/null || true
+		[ "$try" = 3 ] && { cat "$dir/connect.log" >&2; return 1; }
+		start_spark_cluster_connect
+	done
+	# Both workers registered, and an executor on each for the server.
+	for _ in $(seq 1 1800); do
+		[ "$(grep -c "Granted executor ID" "$dir/connect.log")" -ge 2 ] && break
+		sleep 0.1
+	done
+	if [ "$(grep -c "Granted executor ID" "$dir/connect.log")" -lt 2 ]; then
+		for f in master worker1 worker2 connect; do
+			printf '%s\n' "--- $f.log" >&2
+			tail -n 30 "$dir/$f.log" >&2
+		done
+		return 1
+	fi
+	export TIDEMARK_TEST_SPARK_CLUSTER="sc://127.0.0.1:$SPARK_CLUSTER_PORT"
+	log "spark cluster: master $TIDEMARK_TEST_SPARK_CLUSTER_MASTER, 2 workers, connect on 127.0.0.1:$SPARK_CLUSTER_PORT"
+}
+
 if [ "${TIDEMARK_SKIP_SPARK:-}" = 1 ]; then
-	log "TIDEMARK_SKIP_SPARK=1: no Spark Connect server; Spark tests skip"
+	log "TIDEMARK_SKIP_SPARK=1: no Spark Connect server, no Spark cluster; Spark tests skip"
 else
 	setup_spark_install
+	[ -n "${TIDEMARK_TEST_SPARK_CLUSTER:-}" ] || start_spark_cluster
 	[ -n "${TIDEMARK_TEST_SPARK:-}" ] || start_spark
+	[ -n "${TIDEMARK_TEST_SPARK_CLUSTER:-}" ] || wait_spark_cluster
 fi
 
 # --- vet and test ----------------------------------------------------------
