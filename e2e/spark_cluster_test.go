@@ -27,17 +27,14 @@ func sparkClusterEngine(t testing.TB) string {
 	return fmt.Sprintf("engine: {spark: {remote: %q}}", sparktest.Cluster(t))
 }
 
-// The crash tests and a day-by-day body on the cluster, on local folders
-// and on S3.
+// A day-by-day body on the cluster, on local folders and on S3 (where the
+// executors read through s3a), and the crash tests on local folders (their
+// S3 side is tidemark's staging and upload, the same on every engine).
 func TestSparkClusterThreeDays(t *testing.T)   { t.Parallel(); testThreeDays(t, onSparkCluster) }
 func TestSparkClusterThreeDaysS3(t *testing.T) { t.Parallel(); testThreeDays(t, onSparkClusterS3) }
 func TestSparkClusterFaultAtEachStep(t *testing.T) {
 	t.Parallel()
 	testFaultAtEachStep(t, onSparkCluster)
-}
-func TestSparkClusterFaultAtEachStepS3(t *testing.T) {
-	t.Parallel()
-	testFaultAtEachStep(t, onSparkClusterS3)
 }
 
 // slowOrders is cleanOrders with every row held 250 ms in the executor
