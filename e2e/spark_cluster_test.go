@@ -90,26 +90,42 @@ func TestSparkClusterWorkerKilledMidRun(t *testing.T) {
 	// Six files of 20 rows: six tasks of 5 s each over three executors.
 	tuesday := f.addCSVs("tuesday", 6, 20)
 
-	finished := len(sparkTask.FindAllString(w.ExecutorLog(), -1))
 	p := f.start(nil, "run", f.jobPath, "--json")
-	// Kill the worker while its executor runs a task that started after the
-	// run did (the tasks of other tests on the cluster may run there too:
-	// Spark runs theirs again elsewhere).
+	// Kill the worker while its executor runs one of the run's tasks: one
+	// that has run for a second (other tests' tasks on the cluster, which
+	// may run there too, take well under that; Spark runs theirs again
+	// elsewhere).
+	since := map[string]time.Time{}
+	var killed []string
 	deadline = time.Now().Add(3 * time.Minute)
 	for {
-		log := w.ExecutorLog()
-		if len(sparkTask.FindAllString(log, -1)) > finished && len(runningTasks(log)) > 0 {
+		now := time.Now()
+		running := map[string]bool{}
+		for _, id := range runningTasks(w.ExecutorLog()) {
+			running[id] = true
+			if _, ok := since[id]; !ok {
+				since[id] = now
+			}
+			if now.Sub(since[id]) >= time.Second {
+				killed = append(killed, id)
+			}
+		}
+		for id := range since {
+			if !running[id] {
+				delete(since, id)
+			}
+		}
+		if len(killed) > 0 {
 			break
 		}
 		if p.exited() {
 			t.Fatalf("the run ended before the new worker's executor ran any of its tasks\n%v", p.wait(t))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the new worker's executor ran no task within 3 minutes of the run's start:\n%s", w.ExecutorLog())
+		if now.After(deadline) {
+			t.Fatalf("the new worker's executor ran no task of the run within 3 minutes of its start:\n%s", w.ExecutorLog())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	killed := runningTasks(w.ExecutorLog())
 	w.Kill()
 	r := p.wait(t)
 	all := concat(monday, tuesday)
