@@ -351,7 +351,7 @@ start_spark() {
 #   TIDEMARK_TEST_SPARK_CLUSTER_MASTER spark://127.0.0.1:PORT, the master
 #                                      (a test adds a worker there to kill)
 # and fail without them unless TIDEMARK_SKIP_SPARK=1. Its JVMs start while
-# the local server above starts; the whole takes well under a minute.
+# the local server below starts.
 SPARK_CLUSTER_DIR=
 
 # spark_daemon LOG CLASS ARG... runs a master or a worker in the background.
@@ -374,7 +374,7 @@ start_spark_cluster() {
 		spark_daemon "$dir/master.log" org.apache.spark.deploy.master.Master \
 			--host 127.0.0.1 --port "$port" --webui-port 0
 		SERVER_PIDS+=($!)
-		for _ in $(seq 1 1200); do
+		for _ in $(seq 1 3000); do
 			grep -q "I have been elected leader" "$dir/master.log" 2>/dev/null && break
 			kill -0 "${SERVER_PIDS[-1]}" 2>/dev/null || break
 			sleep 0.1
@@ -425,12 +425,13 @@ wait_spark_cluster() {
 		[ "$try" = 3 ] && { cat "$dir/connect.log" >&2; return 1; }
 		start_spark_cluster_connect
 	done
-	# Both workers registered, and an executor on each for the server.
-	for _ in $(seq 1 1800); do
-		[ "$(grep -c "Granted executor ID" "$dir/connect.log")" -ge 2 ] && break
+	# Both workers registered, and the executor on each registered with the
+	# server.
+	for _ in $(seq 1 3000); do
+		[ "$(grep -c "Registered executor" "$dir/connect.log")" -ge 2 ] && break
 		sleep 0.1
 	done
-	if [ "$(grep -c "Granted executor ID" "$dir/connect.log")" -lt 2 ]; then
+	if [ "$(grep -c "Registered executor" "$dir/connect.log")" -lt 2 ]; then
 		for f in master worker1 worker2 connect; do
 			printf '%s\n' "--- $f.log" >&2
 			tail -n 30 "$dir/$f.log" >&2
