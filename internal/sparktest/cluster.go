@@ -130,9 +130,6 @@ func (w *Worker) Stop() {
 	w.cmd = nil
 }
 
-// String names the worker in messages.
-func (w *Worker) String() string { return fmt.Sprintf("spark worker in %s", w.Dir) }
-
 // lockedBuffer is a process's output, read while it is written.
 type lockedBuffer struct {
 	mu sync.Mutex
