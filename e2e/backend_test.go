@@ -70,7 +70,7 @@ type place interface {
 func newPlace(t testing.TB, be backend, dir, name string) place {
 	t.Helper()
 	switch be {
-	case onS3, onSparkS3:
+	case onS3, onSparkS3, onSparkClusterS3:
 		s := sharedS3(t)
 		return &s3Place{srv: s, bucket: s.srv.NewBucket(t), prefix: name + "/"}
 	default:

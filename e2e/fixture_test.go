@@ -116,10 +116,13 @@ func newFixtureOn(t *testing.T, be backend, o jobOpts) *fixture {
 		sink:    parquetByProduct,
 		gen:     newGen(),
 	}
-	if be == onSpark || be == onSparkS3 {
+	switch be {
+	case onSpark, onSparkS3:
 		o.top = append(o.top, sparkEngine(t))
+	case onSparkCluster, onSparkClusterS3:
+		o.top = append(o.top, sparkClusterEngine(t))
 	}
-	if be == onS3 || be == onSparkS3 {
+	if be == onS3 || be == onSparkS3 || be == onSparkClusterS3 {
 		f.env = sharedS3(t).env()
 		f.secrets = append(f.secrets, sharedS3(t).srv.SecretKey)
 	}

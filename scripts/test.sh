@@ -237,7 +237,9 @@ fi
 # (which carries Spark's jars), on a free loopback port, with hadoop-aws
 # (at the Hadoop version pyspark bundles) and its AWS SDK bundle on its
 # classpath for s3a://. The venv and the jars live in the same cache folder
-# as Playwright's, made once per version. The tests find them through
+# as Playwright's, made once per version; the jars are fetched by their
+# Maven coordinates through mvn (Debian's maven when missing), from the
+# repositories Maven is configured with. The tests find them through
 #   TIDEMARK_TEST_SPARK        sc://127.0.0.1:PORT
 #   TIDEMARK_TEST_SPARK_HOME   the pip package's SPARK_HOME (tests that
 #                              start a private server of their own)
@@ -248,10 +250,9 @@ fi
 PYSPARK_VERSION=4.0.5
 HADOOP_VERSION=3.4.1     # the hadoop-client-api jar inside pyspark $PYSPARK_VERSION
 AWS_SDK_VERSION=2.24.6   # the bundle hadoop-aws $HADOOP_VERSION depends on
-MAVEN_CENTRAL=https://repo1.maven.org/maven2
 
 setup_spark_install() {
-	local cache venv py base jars f url
+	local cache venv py base jars f coord
 	cache="${XDG_CACHE_HOME:-$HOME/.cache}/tidemark-test"
 	venv="$cache/venv-pyspark-$PYSPARK_VERSION"
 	py="$venv/bin/python"
@@ -271,32 +272,43 @@ setup_spark_install() {
 	command -v java >/dev/null || { log "installing Java 17 (Debian package)"; apt_install openjdk-17-jre-headless; }
 	jars="$cache/spark-jars-hadoop-$HADOOP_VERSION"
 	mkdir -p "$jars"
-	for url in "$MAVEN_CENTRAL/org/apache/hadoop/hadoop-aws/$HADOOP_VERSION/hadoop-aws-$HADOOP_VERSION.jar" \
-		"$MAVEN_CENTRAL/software/amazon/awssdk/bundle/$AWS_SDK_VERSION/bundle-$AWS_SDK_VERSION.jar"; do
-		f="$jars/$(basename "$url")"
-		if [ ! -s "$f" ]; then
-			log "fetching $(basename "$url") from Maven Central"
-			curl -sSfL -o "$f.part" "$url"
-			mv "$f.part" "$f"
-		fi
+	# groupId:artifactId:version; the file is artifactId-version.jar.
+	for coord in "org.apache.hadoop:hadoop-aws:$HADOOP_VERSION" "software.amazon.awssdk:bundle:$AWS_SDK_VERSION"; do
+		f="$(echo "$coord" | cut -d: -f2)-$(echo "$coord" | cut -d: -f3).jar"
+		[ -s "$jars/$f" ] && continue
+		command -v mvn >/dev/null || { log "installing maven (Debian package)"; apt_install maven; }
+		log "fetching $coord with mvn"
+		# Into a fresh folder first, so that a cut-off fetch leaves no jar
+		# that the next run would take for a whole one.
+		rm -rf "$jars/.part"
+		mkdir -p "$jars/.part"
+		mvn -B dependency:copy -Dartifact="$coord" -DoutputDirectory="$jars/.part" >"$jars/.part/mvn.log" 2>&1 ||
+			{ tail -n 40 "$jars/.part/mvn.log" >&2; return 1; }
+		mv "$jars/.part/$f" "$jars/$f"
+		rm -rf "$jars/.part"
 	done
 	export TIDEMARK_TEST_SPARK_PYTHON="$py"
 	export TIDEMARK_TEST_SPARK_HOME="$("$py" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')"
 	export TIDEMARK_TEST_SPARK_JARS="$jars/hadoop-aws-$HADOOP_VERSION.jar,$jars/bundle-$AWS_SDK_VERSION.jar"
 }
 
-# spark_connect_server PORT LOG starts a Spark Connect server in the
-# background (internal/sparktest starts private ones alike). The s3a jars
-# are local: URLs, which Spark loads where they lie (a plain path would be
-# copied, 560 MB of SDK bundle, at every start; the driver's class path
-# would shadow Spark's own logging).
+# spark_connect_server PORT LOG [MASTER [OPTION...]] starts a Spark Connect
+# server in the background (internal/sparktest starts private ones alike),
+# on MASTER (local[2] unless given), with more spark-submit OPTIONs. The s3a
+# jars are local: URLs, which Spark loads where they lie, in the driver and
+# in a cluster's executors (a plain path would be copied, 560 MB of SDK
+# bundle, at every start; the driver's class path would shadow Spark's own
+# logging).
 spark_connect_server() {
+	local port="$1" out="$2" master="${3:-local[2]}"
+	shift 2
+	[ $# -eq 0 ] || shift
 	SPARK_HOME="$TIDEMARK_TEST_SPARK_HOME" "$TIDEMARK_TEST_SPARK_HOME/bin/spark-submit" \
-		--class org.apache.spark.sql.connect.service.SparkConnectServer --master 'local[2]' \
+		--class org.apache.spark.sql.connect.service.SparkConnectServer --master "$master" \
 		--driver-memory 1g --jars "local:${TIDEMARK_TEST_SPARK_JARS//,/,local:}" \
-		--conf spark.connect.grpc.binding.address=127.0.0.1 --conf spark.connect.grpc.binding.port="$1" \
+		--conf spark.connect.grpc.binding.address=127.0.0.1 --conf spark.connect.grpc.binding.port="$port" \
 		--conf spark.ui.enabled=false --conf spark.sql.shuffle.partitions=4 \
-		--conf spark.driver.extraJavaOptions=-XX:+UseSerialGC >"$2" 2>&1 &
+		--conf spark.driver.extraJavaOptions=-XX:+UseSerialGC "$@" >"$out" 2>&1 &
 }
 
 start_spark() {
@@ -326,11 +338,117 @@ start_spark() {
 	return 1
 }
 
+# --- setup: a Spark standalone cluster (engine: spark on a cluster) --------
+# The Spark engine's conformance suite and crash tests run on a real cluster
+# too, not only in local[2]'s one JVM: a master and two workers (spark-class
+# with the same pyspark jars: separate JVMs on loopback, 256 MB each for the
+# daemons; each worker offers 1 core and 1 GB, its executor takes 512 MB),
+# and a Spark Connect server (driver 1 GB) whose --master is that master.
+# Sources and sinks are local folders, which every JVM sees (one machine),
+# or S3 through s3a: the executors load the s3a jars from the same local:
+# paths. The tests find it through
+#   TIDEMARK_TEST_SPARK_CLUSTER        sc://127.0.0.1:PORT, the Connect server
+#   TIDEMARK_TEST_SPARK_CLUSTER_MASTER spark://127.0.0.1:PORT, the master
+#                                      (a test adds a worker there to kill)
+# and fail without them unless TIDEMARK_SKIP_SPARK=1. Its JVMs start while
+# the local server below starts.
+SPARK_CLUSTER_DIR=
+
+# spark_daemon LOG CLASS ARG... runs a master or a worker in the background.
+spark_daemon() {
+	local out="$1"
+	shift
+	SPARK_HOME="$TIDEMARK_TEST_SPARK_HOME" SPARK_LOCAL_IP=127.0.0.1 SPARK_DAEMON_MEMORY=256m \
+		SPARK_DAEMON_JAVA_OPTS=-XX:+UseSerialGC "$TIDEMARK_TEST_SPARK_HOME/bin/spark-class" "$@" >"$out" 2>&1 &
+}
+
+# start_spark_cluster starts the master, waits until it listens, and starts
+# the workers and the Connect server; wait_spark_cluster waits for them.
+start_spark_cluster() {
+	local dir port i
+	dir="$(mktemp -d /tmp/tidemark-spark-cluster.XXXXXX)"
+	SCRATCH+=("$dir")
+	SPARK_CLUSTER_DIR="$dir"
+	for _ in 1 2 3; do
+		port="$(free_port)"
+		spark_daemon "$dir/master.log" org.apache.spark.deploy.master.Master \
+			--host 127.0.0.1 --port "$port" --webui-port 0
+		SERVER_PIDS+=($!)
+		for _ in $(seq 1 3000); do
+			grep -q "I have been elected leader" "$dir/master.log" 2>/dev/null && break
+			kill -0 "${SERVER_PIDS[-1]}" 2>/dev/null || break
+			sleep 0.1
+		done
+		grep -q "I have been elected leader" "$dir/master.log" 2>/dev/null && break
+		kill "${SERVER_PIDS[-1]}" 2>/dev/null || true
+		wait "${SERVER_PIDS[-1]}" 2>/dev/null || true
+		port=
+	done
+	[ -n "$port" ] || { cat "$dir/master.log" >&2; return 1; }
+	export TIDEMARK_TEST_SPARK_CLUSTER_MASTER="spark://127.0.0.1:$port"
+	for i in 1 2; do
+		# Workers take ports of their own choosing (0: any free one).
+		SPARK_LOCAL_DIRS="$dir/worker$i/local" spark_daemon "$dir/worker$i.log" \
+			org.apache.spark.deploy.worker.Worker --host 127.0.0.1 --cores 1 --memory 1g --webui-port 0 \
+			--work-dir "$dir/worker$i/work" "$TIDEMARK_TEST_SPARK_CLUSTER_MASTER"
+		SERVER_PIDS+=($!)
+	done
+	start_spark_cluster_connect
+}
+
+# start_spark_cluster_connect starts the Connect server on the cluster. No
+# locality wait: Spark would hold each task 3 s for an executor on the host
+# its input file names ("localhost"), which no executor is (127.0.0.1).
+start_spark_cluster_connect() {
+	SPARK_CLUSTER_PORT="$(free_port)"
+	SPARK_LOCAL_IP=127.0.0.1 spark_connect_server "$SPARK_CLUSTER_PORT" "$SPARK_CLUSTER_DIR/connect.log" \
+		"$TIDEMARK_TEST_SPARK_CLUSTER_MASTER" \
+		--conf spark.driver.host=127.0.0.1 --conf spark.executor.memory=512m --conf spark.executor.cores=1 \
+		--conf spark.executor.extraJavaOptions=-XX:+UseSerialGC --conf spark.locality.wait=0
+	SERVER_PIDS+=($!)
+	SPARK_CLUSTER_PID=$!
+}
+
+wait_spark_cluster() {
+	local dir="$SPARK_CLUSTER_DIR" f try
+	for try in 1 2 3; do
+		# A JVM on a loaded machine may take minutes to listen.
+		for _ in $(seq 1 3000); do
+			(exec 3<>"/dev/tcp/127.0.0.1/$SPARK_CLUSTER_PORT") 2>/dev/null && break
+			kill -0 "$SPARK_CLUSTER_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+		(exec 3<>"/dev/tcp/127.0.0.1/$SPARK_CLUSTER_PORT") 2>/dev/null && break
+		# Not listening (the port taken, say): stop this one, start another.
+		kill "$SPARK_CLUSTER_PID" 2>/dev/null || true
+		wait "$SPARK_CLUSTER_PID" 2>/dev/null || true
+		[ "$try" = 3 ] && { cat "$dir/connect.log" >&2; return 1; }
+		start_spark_cluster_connect
+	done
+	# Both workers registered, and the executor on each registered with the
+	# server.
+	for _ in $(seq 1 3000); do
+		[ "$(grep -c "Registered executor" "$dir/connect.log")" -ge 2 ] && break
+		sleep 0.1
+	done
+	if [ "$(grep -c "Registered executor" "$dir/connect.log")" -lt 2 ]; then
+		for f in master worker1 worker2 connect; do
+			printf '%s\n' "--- $f.log" >&2
+			tail -n 30 "$dir/$f.log" >&2
+		done
+		return 1
+	fi
+	export TIDEMARK_TEST_SPARK_CLUSTER="sc://127.0.0.1:$SPARK_CLUSTER_PORT"
+	log "spark cluster: master $TIDEMARK_TEST_SPARK_CLUSTER_MASTER, 2 workers, connect on 127.0.0.1:$SPARK_CLUSTER_PORT"
+}
+
 if [ "${TIDEMARK_SKIP_SPARK:-}" = 1 ]; then
-	log "TIDEMARK_SKIP_SPARK=1: no Spark Connect server; Spark tests skip"
+	log "TIDEMARK_SKIP_SPARK=1: no Spark Connect server, no Spark cluster; Spark tests skip"
 else
 	setup_spark_install
+	[ -n "${TIDEMARK_TEST_SPARK_CLUSTER:-}" ] || start_spark_cluster
 	[ -n "${TIDEMARK_TEST_SPARK:-}" ] || start_spark
+	[ -n "${TIDEMARK_TEST_SPARK_CLUSTER:-}" ] || wait_spark_cluster
 fi
 
 # --- vet and test ----------------------------------------------------------

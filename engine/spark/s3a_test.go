@@ -12,12 +12,19 @@ import (
 
 	"github.com/tidemark-etl/tidemark/engine"
 	"github.com/tidemark-etl/tidemark/internal/s3test"
+	"github.com/tidemark-etl/tidemark/internal/sparktest"
 )
 
 // TestReadsS3ThroughS3a: Spark reads s3:// inputs itself (s3a on
 // versitygw, the AWS settings given as session conf), hive columns
 // included; a missing object fails naming it, without the secret key.
-func TestReadsS3ThroughS3a(t *testing.T) {
+func TestReadsS3ThroughS3a(t *testing.T) { testReadsS3(t, sparktest.Remote(t)) }
+
+// TestReadsS3ThroughS3aCluster: the same on the standalone cluster, whose
+// executors read the objects, with the session's s3a settings.
+func TestReadsS3ThroughS3aCluster(t *testing.T) { testReadsS3(t, sparktest.Cluster(t)) }
+
+func testReadsS3(t *testing.T, remote string) {
 	srv := s3test.Start(t)
 	srv.SetEnv(t)
 	bucket := srv.NewBucket(t)
@@ -29,7 +36,7 @@ func TestReadsS3ThroughS3a(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e := newEngine(t)
+	e := newEngineOn(t, remote)
 	t.Cleanup(func() { _ = e.Close() })
 	if !e.Capabilities().Reads("s3") {
 		t.Fatal("the engine does not say it reads s3://")
