@@ -217,6 +217,11 @@ func writerOpts(format string, opts map[string]any) (map[string]string, error) {
 		out["ignoreLeadingWhiteSpace"] = "false"
 		out["ignoreTrailingWhiteSpace"] = "false"
 	}
+	if format == "json" {
+		// A NULL is written as null, as the DuckDB engine writes it, not
+		// left out.
+		out["ignoreNullFields"] = "false"
+	}
 	return out, nil
 }
 
