@@ -45,6 +45,7 @@ func Run(t *testing.T, c Config) {
 	t.Run("BadValueInAnyColumn", s.testBadValueInAnyColumn)
 	t.Run("Locations", s.testLocations)
 	t.Run("TextOutput", s.testTextOutput)
+	t.Run("TimeNotCut", s.testTimeNotCut)
 	t.Run("EvolveCSV", s.evolving(s.testEvolveCSV))
 	t.Run("EvolveJSON", s.evolving(s.testEvolveJSON))
 	t.Run("EvolveParquet", s.evolving(s.testEvolveParquet))

@@ -123,6 +123,12 @@ func (x *execution) openSource(ctx context.Context, src *engine.Source, n int) (
 		}
 		return nil, err
 	}
+	if ie, err := x.cutFraction(ctx, r); err != nil || ie != nil {
+		if ie != nil {
+			return nil, ie
+		}
+		return nil, err
+	}
 	return r, x.createViews(ctx, r)
 }
 
