@@ -29,7 +29,7 @@ func (s *suite) testColumnsDiffer(t *testing.T) {
 			"gone":  s.parquetIn(t, e, "p/sat.parquet", "id\n5\n"),
 		},
 	}
-	for _, format := range []string{"parquet"} {
+	for _, format := range []string{"csv", "parquet"} {
 		for _, c := range []struct{ name, file, column string }{{"extra", "thu", "coupon"}, {"gone", "sat", "amount"}} {
 			for _, recorded := range []bool{true, false} {
 				name := format + "/" + c.name + "/recorded"
