@@ -47,6 +47,7 @@ func Run(t *testing.T, c Config) {
 	t.Run("TextOutput", s.testTextOutput)
 	t.Run("TimeNotCut", s.testTimeNotCut)
 	t.Run("ColumnsDiffer", s.testColumnsDiffer)
+	t.Run("PartitionTexts", s.testPartitionTexts)
 	t.Run("EvolveCSV", s.evolving(s.testEvolveCSV))
 	t.Run("EvolveJSON", s.evolving(s.testEvolveJSON))
 	t.Run("EvolveParquet", s.evolving(s.testEvolveParquet))

@@ -28,16 +28,20 @@ func (x *execution) writeSink(ctx context.Context, s *engine.Sink) (engine.SinkR
 		return engine.SinkResult{}, fmt.Errorf("sink %s: %w", s.Ctx, err)
 	}
 	q := "SELECT * FROM " + quoteIdent(from)
-	if s.Format != "parquet" {
-		cols, err := x.columnsOf(ctx, from)
-		if err != nil {
+	var cols []column
+	if s.Format != "parquet" || len(s.PartitionBy) > 0 {
+		if cols, err = x.columnsOf(ctx, from); err != nil {
 			return engine.SinkResult{}, x.wrap(ctx, err, "sink %s: reading the columns of %s", s.Ctx, from)
 		}
 		nullLines(s, cols, opts)
 		q = "SELECT " + selectList(s, cols, opts) + " FROM " + quoteIdent(from)
 	}
-	if err := x.write(ctx, q, s.Format, s.Location, opts, s.PartitionBy); err != nil {
-		return engine.SinkResult{}, x.wrap(ctx, err, "sink %s: writing", s.Ctx)
+	werr := x.write(ctx, q, s.Format, s.Location, opts, s.PartitionBy)
+	if err := x.partitionTexts(ctx, s, from, cols, werr != nil); err != nil {
+		return engine.SinkResult{}, err
+	}
+	if werr != nil {
+		return engine.SinkResult{}, x.wrap(ctx, werr, "sink %s: writing", s.Ctx)
 	}
 	return x.staged(ctx, s.Ctx, s.Location, s.Format, opts)
 }
@@ -99,7 +103,8 @@ func isPartition(s *engine.Sink, name string) bool {
 // gets DuckDB's +00. A CSV sink's decimals are written as plain text
 // (Spark's writer spells 0.0000000001 as 1E-10). A job that names a
 // timestampformat keeps Spark's writing of it. Partition columns become
-// folder names, written as they are.
+// folder names: an empty text is written as emptyText (Spark would write
+// it into the folder of NULLs), which the folder's respelling makes p=.
 func selectList(s *engine.Sink, cols []column, opts map[string]string) string {
 	_, tsFormat := opts["timestampFormat"]
 	out := make([]string, len(cols))
@@ -107,6 +112,8 @@ func selectList(s *engine.Sink, cols []column, opts map[string]string) string {
 		q := quoteIdent(c.name)
 		out[i] = q
 		switch {
+		case isPartition(s, c.name) && c.typ == "string":
+			out[i] = fmt.Sprintf("CASE WHEN %s = '' THEN %s ELSE %s END AS %s", q, hexString(emptyText), q, q)
 		case isPartition(s, c.name):
 		case c.typ == "timestamp_ntz" && !tsFormat:
 			out[i] = fmt.Sprintf("CAST(%s AS STRING) AS %s", q, q)
@@ -210,26 +217,27 @@ func (x *execution) fileRows(ctx context.Context, dir, format string, opts map[s
 	if err != nil {
 		return nil, err
 	}
-	var rows [][]any
-	if format == "csv" {
-		ro := map[string]string{"multiLine": "true", "header": "false"}
+	// Files are listed without partition discovery, which refuses an
+	// empty text's folder (p=).
+	ro := map[string]string{"recursiveFileLookup": "true"}
+	reader := "text"
+	switch format {
+	case "csv":
+		reader = "csv"
+		ro["multiLine"], ro["header"] = "true", "false"
 		for _, k := range []string{"sep", "quote", "escape", "header"} {
 			if v, ok := opts[k]; ok {
 				ro[k] = v
 			}
 		}
-		name := "_tidemark_written"
-		if err := x.createRead(ctx, name, "csv", "", ro, []string{path}, true); err != nil {
-			return nil, err
-		}
-		rows, err = x.queryRows(ctx, fmt.Sprintf("SELECT %s, count(*) FROM %s GROUP BY 1", fileCol, name))
-	} else {
-		reader := "text"
-		if format == "parquet" {
-			reader = "parquet"
-		}
-		rows, err = x.queryRows(ctx, fmt.Sprintf("SELECT _metadata.file_path, count(*) FROM %s.%s GROUP BY 1", reader, quoteIdent(path)))
+	case "parquet":
+		reader = "parquet"
 	}
+	name := "_tidemark_written"
+	if err := x.createRead(ctx, name, reader, "", ro, []string{path}, true); err != nil {
+		return nil, err
+	}
+	rows, err := x.queryRows(ctx, fmt.Sprintf("SELECT %s, count(*) FROM %s GROUP BY 1", fileCol, name))
 	if err != nil {
 		return nil, err
 	}
