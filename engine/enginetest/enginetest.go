@@ -45,7 +45,7 @@ func Run(t *testing.T, c Config) {
 	t.Run("BadValueInAnyColumn", s.testBadValueInAnyColumn)
 	t.Run("Locations", s.testLocations)
 	t.Run("TextOutput", s.testTextOutput)
-	t.Run("TimeNotCut", s.testTimeNotCut)
+	t.Run("NotCut", s.testNotCut)
 	t.Run("ColumnsDiffer", s.testColumnsDiffer)
 	t.Run("PartitionTexts", s.testPartitionTexts)
 	t.Run("EvolveCSV", s.evolving(s.testEvolveCSV))

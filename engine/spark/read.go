@@ -133,7 +133,7 @@ func (x *execution) openSource(ctx context.Context, src *engine.Source, n int) (
 		}
 		return nil, err
 	}
-	if ie, err := x.cutFraction(ctx, r); err != nil || ie != nil {
+	if ie, err := x.lossyValue(ctx, r); err != nil || ie != nil {
 		if ie != nil {
 			return nil, ie
 		}
