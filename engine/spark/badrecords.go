@@ -116,7 +116,8 @@ func (r *reader) unreadable(se *Error) *engine.InputError {
 }
 
 // readFileRE finds the file in Spark's FAILED_READ_FILE message.
-var readFileRE = regexp.MustCompile(`while reading file (\S+)`)
+// (Spark may end the sentence with a period after it).
+var readFileRE = regexp.MustCompile(`while reading file (\S+?)\.?(?:\s|$)`)
 
 func isMalformed(e *Error) bool {
 	return strings.HasPrefix(e.Class, "MALFORMED_RECORD") || strings.HasPrefix(e.Class, "FAILED_READ_FILE") || strings.Contains(e.Msg, "Malformed records are detected") ||
