@@ -104,7 +104,8 @@ func isPartition(s *engine.Sink, name string) bool {
 // (Spark's writer spells 0.0000000001 as 1E-10). A job that names a
 // timestampformat keeps Spark's writing of it. Partition columns become
 // folder names: an empty text is written as emptyText (Spark would write
-// it into the folder of NULLs), which the folder's respelling makes p=.
+// it into the folder of NULLs), which the folder's respelling makes p=;
+// an instant gets its +00 there too.
 func selectList(s *engine.Sink, cols []column, opts map[string]string) string {
 	_, tsFormat := opts["timestampFormat"]
 	out := make([]string, len(cols))
@@ -114,6 +115,9 @@ func selectList(s *engine.Sink, cols []column, opts map[string]string) string {
 		switch {
 		case isPartition(s, c.name) && c.typ == "string":
 			out[i] = fmt.Sprintf("CASE WHEN %s = '' THEN %s ELSE %s END AS %s", q, hexString(emptyText), q, q)
+		case isPartition(s, c.name) && c.typ == "timestamp":
+			// An instant's folder is named as DuckDB names it, with +00.
+			out[i] = fmt.Sprintf("concat(CAST(%s AS STRING), '+00') AS %s", q, q)
 		case isPartition(s, c.name):
 		case c.typ == "timestamp_ntz" && !tsFormat:
 			out[i] = fmt.Sprintf("CAST(%s AS STRING) AS %s", q, q)
