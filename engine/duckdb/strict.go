@@ -29,6 +29,8 @@ import (
 //   - TIMESTAMP (and _S, _MS, _NS): no UTC offset other than zero (Z, +00,
 //     +00:00, UTC) and no more fractional second digits that are not zeros
 //     than the type keeps.
+//   - TIMESTAMP WITH TIME ZONE: any offset, and no more than six
+//     fractional second digits that are not zeros.
 //   - DATE: no time of day other than midnight.
 //   - BOOLEAN, in JSON only: true, false, a word the cast knows ("yes",
 //     "t") or the numbers 0 and 1; never 2 or 0.5, which DuckDB's JSON
@@ -51,6 +53,7 @@ const (
 	ckInt
 	ckDecimal
 	ckTimestamp
+	ckTimestampTZ
 	ckDate
 	ckBool
 	ckFloat
@@ -69,6 +72,7 @@ var (
 	intTypes = map[string]bool{"TINYINT": true, "SMALLINT": true, "INTEGER": true, "BIGINT": true, "HUGEINT": true,
 		"UTINYINT": true, "USMALLINT": true, "UINTEGER": true, "UBIGINT": true, "UHUGEINT": true}
 	tsScale   = map[string]int{"TIMESTAMP": 6, "TIMESTAMP_S": 0, "TIMESTAMP_MS": 3, "TIMESTAMP_NS": 9}
+	tzTypes   = map[string]bool{"TIMESTAMP WITH TIME ZONE": true, "TIMESTAMPTZ": true}
 	reDecimal = regexp.MustCompile(`^DECIMAL\((\d+),\s*(\d+)\)$`)
 	// reDecimalText is a number written in decimal (what the integer check
 	// accepts before range and fraction).
@@ -106,6 +110,11 @@ func checkFor(typ, format string, opts, d options) *valueCheck {
 		c.kind = ckBool
 	case t == "DATE" && !has("dateformat"):
 		c.kind = ckDate
+	case tzTypes[t]:
+		if has("timestampformat") {
+			return nil
+		}
+		c.kind, c.scale = ckTimestampTZ, 6
 	default:
 		s, ok := tsScale[t]
 		if !ok || has("timestampformat") {
@@ -182,6 +191,8 @@ func (c *valueCheck) lossySQL(v string) string {
 		// FLOAT's range); an infinity spelled out has neither.
 		return fmt.Sprintf(`((contains(%[1]s, 'e') OR contains(%[1]s, 'E') OR length(%[1]s) > 38) AND isinf(TRY_CAST(%[1]s AS %[2]s)))`,
 			c.number(v), c.typ)
+	case ckTimestampTZ:
+		return fmt.Sprintf(`(length(%s) > 26 AND regexp_matches(%s, ':\d\d[.,]\d{%d}\d*[1-9]'))`, v, v, c.scale)
 	case ckDate:
 		return fmt.Sprintf(`(length(trim(%[1]s)) > 10 AND TRY_CAST(%[1]s AS TIMESTAMP) IS DISTINCT FROM TRY_CAST(%[1]s AS DATE)::TIMESTAMP)`, v)
 	}
@@ -243,6 +254,11 @@ func (c *valueCheck) why(value string) string {
 			return "it is not a timestamp (YYYY-MM-DD hh:mm:ss; a timestampformat option reads other forms)"
 		}
 		return fmt.Sprintf("it does not fit (a UTC offset would be dropped, or fractional seconds past %d digits cut)", c.scale)
+	case ckTimestampTZ:
+		if !reDateText.MatchString(v) {
+			return "it is not a timestamp (YYYY-MM-DD hh:mm:ss+hh; a timestampformat option reads other forms)"
+		}
+		return fmt.Sprintf("it does not fit (fractional seconds past %d digits would be cut)", c.scale)
 	case ckDate:
 		if !reDateText.MatchString(v) {
 			return "it is not a date (YYYY-MM-DD; a dateformat option reads other forms)"

@@ -42,38 +42,65 @@ func (x *execution) malformed(ctx context.Context, err error) error {
 	return err
 }
 
-// headerClash explains Spark's refusal of a CSV file of r whose header has
-// one field more than the schema when that field is named like one of the
-// file's key=value folders (Spark's message says only the lengths): an
-// *engine.InputError naming the file and the column, nil otherwise. It
-// reads the file's first line, on this error path only.
+// headerClash explains Spark's refusal of a CSV file of r whose header
+// does not match the schema (Spark's message says only the lengths): an
+// *engine.InputError naming the file and the first column the header has
+// and the schema lacks (one named like a key=value folder of the file is
+// a partition clash), or the first the header lacks; nil when the
+// header's names are the schema's, or for other errors. It reads the
+// file's first line, on this error path only.
 func (x *execution) headerClash(ctx context.Context, r *reader, se *Error) *engine.InputError {
-	hive := hiveNames(r.src)
 	m := readFileRE.FindStringSubmatch(se.Msg)
-	if r.src.Format != "csv" || r.opts["header"] != "true" || len(hive) == 0 || m == nil {
+	if r.src.Format != "csv" || r.opts["header"] != "true" || m == nil {
 		return nil
 	}
 	line, err := x.firstLine(ctx, escapeGlob(m[1]))
 	if err != nil {
 		return nil
 	}
-	sep := r.opts["sep"]
-	if sep == "" {
-		sep = ","
+	hive := hiveNames(r.src)
+	want := map[string]bool{}
+	for _, c := range r.schema {
+		want[strings.ToLower(c.Name)] = true
 	}
-	q := quoteOf(r.opts)
-	for _, f := range strings.Split(string(line), sep) {
-		name := strings.TrimSpace(f)
-		if q != "" {
-			name = strings.TrimSuffix(strings.TrimPrefix(name, q), q)
-		}
+	have := map[string]bool{}
+	for _, name := range headerNames(line, r.opts) {
+		have[strings.ToLower(name)] = true
 		if hive[strings.ToLower(name)] {
 			ie := engine.PartitionClash(r.src.Ctx, r.key(m[1]), name, false)
 			ie.Line = 1
 			return ie
 		}
+		if !want[strings.ToLower(name)] {
+			return &engine.InputError{Source: r.src.Ctx, File: r.key(m[1]), Line: 1, Column: name,
+				Msg: "the header has a column the schema lacks (schema_evolution: fail)"}
+		}
+	}
+	for _, c := range r.schema {
+		if l := strings.ToLower(c.Name); !have[l] && !hive[l] {
+			return &engine.InputError{Source: r.src.Ctx, File: r.key(m[1]), Line: 1, Column: c.Name,
+				Msg: "the header lacks a column of the schema (schema_evolution: fail)"}
+		}
 	}
 	return nil
+}
+
+// headerNames is the column names of a CSV header line read with opts.
+func headerNames(line []byte, opts map[string]string) []string {
+	sep := opts["sep"]
+	if sep == "" {
+		sep = ","
+	}
+	q := quoteOf(opts)
+	var out []string
+	for _, f := range strings.Split(strings.TrimSuffix(string(line), "\r"), sep) {
+		name := strings.TrimSpace(f)
+		if q != "" {
+			name = strings.TrimSuffix(strings.TrimPrefix(name, q), q)
+		}
+		out = append(out, name)
+	}
+	return out
 }
 
 // unreadable is Spark's error of a file of r that it could not read at
@@ -89,7 +116,8 @@ func (r *reader) unreadable(se *Error) *engine.InputError {
 }
 
 // readFileRE finds the file in Spark's FAILED_READ_FILE message.
-var readFileRE = regexp.MustCompile(`while reading file (\S+)`)
+// (Spark may end the sentence with a period after it).
+var readFileRE = regexp.MustCompile(`while reading file (\S+?)\.?(?:\s|$)`)
 
 func isMalformed(e *Error) bool {
 	return strings.HasPrefix(e.Class, "MALFORMED_RECORD") || strings.HasPrefix(e.Class, "FAILED_READ_FILE") || strings.Contains(e.Msg, "Malformed records are detected") ||

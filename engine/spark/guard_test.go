@@ -145,3 +145,20 @@ func TestEmptyPartitionValueRefused(t *testing.T) {
 		t.Fatalf("p=1 and p=2: %v", ie)
 	}
 }
+
+// TestReadFileNamed: the file of Spark's FAILED_READ_FILE message is
+// found whether a period ends the sentence after it (the Parquet type
+// mismatch) or not; with the period kept, no input matched it and the
+// error named no file.
+func TestReadFileNamed(t *testing.T) {
+	for msg, want := range map[string]string{
+		"[FAILED_READ_FILE.PARQUET_COLUMN_DATA_TYPE_MISMATCH] Encountered error while reading file file:///tmp/a/data_0.parquet. Data type mismatches": "file:///tmp/a/data_0.parquet",
+		"[FAILED_READ_FILE.NO_HINT] Encountered error while reading file file:///tmp/a/b.csv.gz (SQLSTATE KD001)":                                      "file:///tmp/a/b.csv.gz",
+		"Encountered error while reading file file:///tmp/a/v1.2.csv":                                                                                  "file:///tmp/a/v1.2.csv",
+	} {
+		m := readFileRE.FindStringSubmatch(msg)
+		if m == nil || m[1] != want {
+			t.Errorf("%q: got %v, want %s", msg, m, want)
+		}
+	}
+}

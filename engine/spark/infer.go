@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -29,6 +30,51 @@ func (x *execution) infer(ctx context.Context, r *reader) error {
 		opts["inferSchema"] = "true"
 	}
 	paths, bytes := x.sample(r)
+	cols, err := x.inferFrom(ctx, r, opts, paths, bytes)
+	if err != nil {
+		return err
+	}
+	if r.src.Format == "csv" && opts["header"] == "true" && len(paths) > 1 {
+		// Spark names the columns after the header of one of the files,
+		// not always the first: with headers that differ, the first
+		// file's names are the schema (as on the DuckDB engine), and the
+		// others are checked against them when read.
+		first, err := x.firstLine(ctx, r.paths[0])
+		if err != nil {
+			return x.e.wrapErr(ctx, err, "source %s: inferring the schema", r.src.Ctx)
+		}
+		if !sameNames(cols, headerNames(first, opts), hiveNames(r.src)) {
+			if cols, err = x.inferFrom(ctx, r, opts, r.paths[:1], r.files[0].Size); err != nil {
+				return err
+			}
+		}
+	}
+	if r.src.Format == "json" {
+		first, err := x.firstLine(ctx, r.paths[0])
+		if err != nil {
+			return x.e.wrapErr(ctx, err, "source %s: inferring the schema", r.src.Ctx)
+		}
+		cols = jsonOrder(cols, first)
+	}
+	r.schema = cols
+	return nil
+}
+
+// sameNames reports whether the columns but hive's are names, in order,
+// without case.
+func sameNames(cols []bookmark.Column, names []string, hive map[string]bool) bool {
+	var got []string
+	for _, c := range cols {
+		if !hive[strings.ToLower(c.Name)] {
+			got = append(got, c.Name)
+		}
+	}
+	return slices.EqualFunc(got, names, strings.EqualFold)
+}
+
+// inferFrom is the schema Spark infers from paths (of about bytes).
+func (x *execution) inferFrom(ctx context.Context, r *reader, opts map[string]string, paths []string, bytes int64) ([]bookmark.Column, error) {
+	opts = copyOpts(opts)
 	if r.src.Format != "parquet" {
 		opts["columnNameOfCorruptRecord"] = corruptCol
 		if bytes > sampleBytes {
@@ -37,11 +83,11 @@ func (x *execution) infer(ctx context.Context, r *reader) error {
 	}
 	name := fmt.Sprintf("_tidemark_infer_%d", r.n)
 	if err := x.createRead(ctx, name, r.src.Format, "", opts, paths, false); err != nil {
-		return x.e.wrapErr(ctx, err, "source %s: inferring the schema", r.src.Ctx)
+		return nil, x.e.wrapErr(ctx, err, "source %s: inferring the schema", r.src.Ctx)
 	}
 	rows, err := x.queryRows(ctx, "DESCRIBE "+quoteIdent(name))
 	if err != nil {
-		return x.e.wrapErr(ctx, err, "source %s: inferring the schema", r.src.Ctx)
+		return nil, x.e.wrapErr(ctx, err, "source %s: inferring the schema", r.src.Ctx)
 	}
 	hive := hiveNames(r.src)
 	var cols []bookmark.Column
@@ -59,22 +105,14 @@ func (x *execution) infer(ctx context.Context, r *reader) error {
 		}
 		t, err := modelType(typ, r.src.Format != "parquet")
 		if err != nil {
-			return fmt.Errorf("source %s: column %s: Spark type %s: %w", r.src.Ctx, colName, typ, err)
+			return nil, fmt.Errorf("source %s: column %s: Spark type %s: %w", r.src.Ctx, colName, typ, err)
 		}
 		if hive[strings.ToLower(colName)] {
 			t = partitionType(r.src, colName)
 		}
 		cols = append(cols, bookmark.Column{Name: colName, Type: t.String()})
 	}
-	if r.src.Format == "json" {
-		first, err := x.firstLine(ctx, r.paths[0])
-		if err != nil {
-			return x.e.wrapErr(ctx, err, "source %s: inferring the schema", r.src.Ctx)
-		}
-		cols = jsonOrder(cols, first)
-	}
-	r.schema = cols
-	return x.sql(ctx, "DROP VIEW IF EXISTS "+quoteIdent(name), "source %s: inferring the schema", r.src.Ctx)
+	return cols, x.sql(ctx, "DROP VIEW IF EXISTS "+quoteIdent(name), "source %s: inferring the schema", r.src.Ctx)
 }
 
 // sampleFiles and sampleBytes bound what schema inference reads.

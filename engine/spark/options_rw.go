@@ -181,13 +181,24 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-// readerOpts are Spark's reader options for a source: CSV has a header
+// readerOpts are Spark's reader options for a source: dates are parsed
+// whole (see below); CSV has a header
 // unless the job says otherwise (the DuckDB engine detects it; Spark
 // cannot), and a header is checked against the schema's names.
 func readerOpts(format string, opts map[string]any) (map[string]string, error) {
 	out, err := sparkOpts(readOpts, "reader", format, opts)
 	if err != nil {
 		return nil, err
+	}
+	if format != "parquet" {
+		if _, ok := out["dateFormat"]; !ok {
+			// Spark's default date parsing drops what follows a date
+			// (2026-01-02 10:30:00 is read as 2026-01-02); a pattern of
+			// the date alone, with no fallback to that parsing, makes
+			// such a value a bad record, as on the DuckDB engine.
+			out["dateFormat"] = "yyyy-M-d"
+		}
+		out["enableDateTimeParsingFallback"] = "false"
 	}
 	if format == "csv" {
 		csvEscape(out)
@@ -216,6 +227,11 @@ func writerOpts(format string, opts map[string]any) (map[string]string, error) {
 		// Spark's CSV writer trims the texts it writes by default.
 		out["ignoreLeadingWhiteSpace"] = "false"
 		out["ignoreTrailingWhiteSpace"] = "false"
+	}
+	if format == "json" {
+		// A NULL is written as null, as the DuckDB engine writes it, not
+		// left out.
+		out["ignoreNullFields"] = "false"
 	}
 	return out, nil
 }

@@ -1,12 +1,15 @@
 package spark
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/tidemark-etl/tidemark/engine"
 )
 
 // respellPartitions renames the key=value folders Spark wrote under dir to
@@ -38,7 +41,11 @@ func respellPartitions(dir string) error {
 	for i := len(dirs) - 1; i >= 0; i-- {
 		p := dirs[i]
 		k, v, _ := strings.Cut(filepath.Base(p), "=")
-		name := duckPart(unescapeHive(k)) + "=" + duckPart(unescapeHive(v))
+		v = unescapeHive(v)
+		if v == emptyText {
+			v = ""
+		}
+		name := duckPart(unescapeHive(k)) + "=" + duckPart(v)
 		if name == filepath.Base(p) {
 			continue
 		}
@@ -51,6 +58,58 @@ func respellPartitions(dir string) error {
 		}
 	}
 	return nil
+}
+
+// emptyText is what a sink writes for a partition column's empty text:
+// Spark writes "" into the folder of NULLs (p=__HIVE_DEFAULT_PARTITION__),
+// so that it would read back as NULL, where the DuckDB engine writes p=.
+// respellPartitions names its folder p=; partitionTexts refuses a value
+// that is this text itself.
+const emptyText = "__TIDEMARK_EMPTY_TEXT__"
+
+// partitionTexts fails sink s, written from view from (of cols), when a
+// partition column holds a text that would come back as another value:
+// __HIVE_DEFAULT_PARTITION__, the name of the folder of its NULLs (read
+// back as NULL; beside NULLs, Spark's write fails), or emptyText. The
+// query runs only when the write failed or made such a folder.
+func (x *execution) partitionTexts(ctx context.Context, s *engine.Sink, from string, cols []column, failed bool) error {
+	dir, err := engine.LocalPath(s.Location)
+	if err != nil {
+		return nil
+	}
+	for _, c := range cols {
+		if !isPartition(s, c.name) || c.typ != "string" {
+			continue
+		}
+		for _, text := range []string{hiveDefault, emptyText} {
+			if !failed && !hasFolder(dir, c.name+"="+text) {
+				continue
+			}
+			n, err := x.count(ctx, fmt.Sprintf("SELECT count(*) FROM %s WHERE %s = %s", quoteIdent(from), quoteIdent(c.name), hexString(text)))
+			if err != nil {
+				return x.wrap(ctx, err, "sink %s: checking partition column %s", s.Ctx, c.name)
+			}
+			if n > 0 {
+				return fmt.Errorf("sink %s: partition column %s holds the text %q in %d rows: that is the name of the folder of "+
+					"its NULLs (or of its empty texts), so those rows would be read back as another value; "+
+					"map the text to another value in a transform", s.Ctx, c.name, text, n)
+			}
+		}
+	}
+	return nil
+}
+
+// hasFolder reports whether a folder named name is anywhere under dir.
+func hasFolder(dir, name string) bool {
+	found := false
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && d.Name() == name {
+			found = true
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return found
 }
 
 // unescapeHive undoes Hive's escaping of a path name (%XX for a byte).

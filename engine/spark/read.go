@@ -29,6 +29,8 @@ type reader struct {
 	src    *engine.Source
 	n      int
 	paths  []string          // Spark paths, glob-escaped
+	files  []engine.Input    // the inputs of paths, in order
+	locs   []string          // where paths are, as locations
 	keys   map[string]string // filePathKey → Input.Key
 	opts   map[string]string // Spark reader options
 	schema []bookmark.Column // the schema read with (settled)
@@ -84,6 +86,8 @@ func (x *execution) openSource(ctx context.Context, src *engine.Source, n int) (
 			return nil, fmt.Errorf("source %s: %w", src.Ctx, err)
 		}
 		r.paths = append(r.paths, escapeGlob(p))
+		r.files = append(r.files, in)
+		r.locs = append(r.locs, locs[i])
 		r.keys[filePathKey(p)] = in.Key
 		if key := strings.TrimSuffix(in.Key, ".zst"); src.Hive && base == "" && strings.HasSuffix(p, "/"+key) {
 			base = strings.TrimSuffix(p, key)
@@ -118,6 +122,18 @@ func (x *execution) openSource(ctx context.Context, src *engine.Source, n int) (
 		r.schema = src.Schema
 	}
 	if ie, err := x.unknownJSONKey(ctx, r); err != nil || ie != nil {
+		if ie != nil {
+			return nil, ie
+		}
+		return nil, err
+	}
+	if ie, err := x.parquetColumns(ctx, r); err != nil || ie != nil {
+		if ie != nil {
+			return nil, ie
+		}
+		return nil, err
+	}
+	if ie, err := x.lossyValue(ctx, r); err != nil || ie != nil {
 		if ie != nil {
 			return nil, ie
 		}

@@ -1,6 +1,7 @@
 package spark
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/engine"
 	"github.com/tidemark-etl/tidemark/internal/s3test"
 	"github.com/tidemark-etl/tidemark/internal/sparktest"
@@ -86,4 +88,53 @@ func sortedCopy(s []string) []string {
 		}
 	}
 	return out
+}
+
+// TestParquetColumnsOnS3: the columns of Parquet files Spark reads from
+// s3:// (their footers read by Spark, not here) are checked as local
+// ones: a file with a column the schema lacks, lacking one, or of another
+// type fails naming the file and the column; files of the schema's
+// columns are read.
+func TestParquetColumnsOnS3(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.SetEnv(t)
+	bucket := srv.NewBucket(t)
+	client := s3.New(s3.Options{Region: srv.Region, BaseEndpoint: aws.String(srv.Endpoint), UsePathStyle: true,
+		Credentials: credentials.NewStaticCredentialsProvider(srv.AccessKey, srv.SecretKey, "")})
+	duck := newDuck(t)
+	put := func(key, csvText string) engine.Input {
+		in := duckParquet(t, duck, nil, csvText)
+		p := strings.TrimPrefix(in.Location, "file://")
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := client.PutObject(t.Context(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: strings.NewReader(string(data))}); err != nil {
+			t.Fatal(err)
+		}
+		return engine.Input{Location: "s3://" + bucket + "/" + key, Key: key, Size: int64(len(data))}
+	}
+	mon := put("mon.parquet", "id,amount\n1,2\n")
+	e := newEngine(t)
+	t.Cleanup(func() { _ = e.Close() })
+	schema := []bookmark.Column{{Name: "id", Type: "BIGINT"}, {Name: "amount", Type: "BIGINT"}}
+	run := func(files ...engine.Input) (engine.Result, error) {
+		return e.Execute(t.Context(), engine.Plan{Sources: []engine.Source{{Ctx: "o", Format: "parquet", Schema: schema, Files: files}},
+			Sinks: []engine.Sink{{Ctx: "s", From: "o", Format: "csv", Location: filepath.Join(t.TempDir(), "out")}}})
+	}
+	res, err := run(mon, put("tue.parquet", "id,amount\n2,3\n"))
+	if err != nil || res.Sources["o"].Rows != 2 {
+		t.Fatalf("files of the schema's columns: got %v rows, error %v; want 2 rows", res.Sources["o"].Rows, err)
+	}
+	for _, c := range []struct{ key, csv, column string }{
+		{"thu.parquet", "id,amount,coupon\n2,3,X\n", "coupon"},
+		{"sat.parquet", "id\n5\n", "amount"},
+		{"sun.parquet", "id,amount\n6,2026-01-02\n", "amount"},
+	} {
+		_, err := run(mon, put(c.key, c.csv))
+		var ie *engine.InputError
+		if !errors.As(err, &ie) || ie.File != c.key || ie.Column != c.column {
+			t.Errorf("%s: got %v, want an input error naming it and column %s", c.key, err, c.column)
+		}
+	}
 }

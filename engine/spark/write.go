@@ -27,14 +27,45 @@ func (x *execution) writeSink(ctx context.Context, s *engine.Sink) (engine.SinkR
 	if err != nil {
 		return engine.SinkResult{}, fmt.Errorf("sink %s: %w", s.Ctx, err)
 	}
-	if err := x.nullLines(ctx, s, from, opts); err != nil {
-		return engine.SinkResult{}, x.wrap(ctx, err, "sink %s: reading the columns of %s", s.Ctx, from)
-	}
 	q := "SELECT * FROM " + quoteIdent(from)
-	if err := x.write(ctx, q, s.Format, s.Location, opts, s.PartitionBy); err != nil {
-		return engine.SinkResult{}, x.wrap(ctx, err, "sink %s: writing", s.Ctx)
+	var cols []column
+	if s.Format != "parquet" || len(s.PartitionBy) > 0 {
+		if cols, err = x.columnsOf(ctx, from); err != nil {
+			return engine.SinkResult{}, x.wrap(ctx, err, "sink %s: reading the columns of %s", s.Ctx, from)
+		}
+		nullLines(s, cols, opts)
+		q = "SELECT " + selectList(s, cols, opts) + " FROM " + quoteIdent(from)
+	}
+	werr := x.write(ctx, q, s.Format, s.Location, opts, s.PartitionBy)
+	if err := x.partitionTexts(ctx, s, from, cols, werr != nil); err != nil {
+		return engine.SinkResult{}, err
+	}
+	if werr != nil {
+		return engine.SinkResult{}, x.wrap(ctx, werr, "sink %s: writing", s.Ctx)
 	}
 	return x.staged(ctx, s.Ctx, s.Location, s.Format, opts)
+}
+
+// column is a column of a view as DESCRIBE names it and types it
+// (Spark's spelling: timestamp, timestamp_ntz, decimal(10,2)).
+type column struct{ name, typ string }
+
+// columnsOf is the columns of view from.
+func (x *execution) columnsOf(ctx context.Context, from string) ([]column, error) {
+	rows, err := x.queryRows(ctx, "DESCRIBE "+quoteIdent(from))
+	if err != nil {
+		return nil, err
+	}
+	var cols []column
+	for _, r := range rows {
+		name, _ := r[0].(string)
+		typ, _ := r[1].(string)
+		if name == "" || strings.HasPrefix(name, "#") {
+			continue
+		}
+		cols = append(cols, column{name, strings.ToLower(typ)})
+	}
+	return cols, nil
 }
 
 // nullLines sets a CSV sink's nullValue to an empty quoted text when its
@@ -42,29 +73,61 @@ func (x *execution) writeSink(ctx context.Context, s *engine.Sink) (engine.SinkR
 // every empty line, so a NULL of a single column (an empty line, as the
 // DuckDB engine writes it) would be a row lost. A quoted empty text reads
 // back as NULL with DuckDB's and Spark's defaults.
-func (x *execution) nullLines(ctx context.Context, s *engine.Sink, from string, opts map[string]string) error {
+func nullLines(s *engine.Sink, cols []column, opts map[string]string) {
 	if s.Format != "csv" {
-		return nil
+		return
 	}
 	if _, ok := opts["nullValue"]; ok {
-		return nil
-	}
-	rows, err := x.queryRows(ctx, "DESCRIBE "+quoteIdent(from))
-	if err != nil {
-		return err
+		return
 	}
 	n := 0
-	for _, r := range rows {
-		name, _ := r[0].(string)
-		if name == "" || strings.HasPrefix(name, "#") || slices.ContainsFunc(s.PartitionBy, func(p string) bool { return strings.EqualFold(p, name) }) {
-			continue
+	for _, c := range cols {
+		if !isPartition(s, c.name) {
+			n++
 		}
-		n++
 	}
 	if n == 1 {
 		opts["nullValue"] = quoteOf(opts) + quoteOf(opts)
 	}
-	return nil
+}
+
+func isPartition(s *engine.Sink, name string) bool {
+	return slices.ContainsFunc(s.PartitionBy, func(p string) bool { return strings.EqualFold(p, name) })
+}
+
+// selectList is what a sink writes of the columns of its view. CSV and
+// JSON files get times as the DuckDB engine writes them, as text: Spark's
+// writers cut a timestamp to milliseconds (2026-01-02T10:00:00.123Z),
+// its cast to text keeps the microseconds and leaves out trailing zeros
+// (2026-01-02 10:00:00.12), as DuckDB; an instant, in the session's UTC,
+// gets DuckDB's +00. A CSV sink's decimals are written as plain text
+// (Spark's writer spells 0.0000000001 as 1E-10). A job that names a
+// timestampformat keeps Spark's writing of it. Partition columns become
+// folder names: an empty text is written as emptyText (Spark would write
+// it into the folder of NULLs), which the folder's respelling makes p=;
+// an instant gets its +00 there too.
+func selectList(s *engine.Sink, cols []column, opts map[string]string) string {
+	_, tsFormat := opts["timestampFormat"]
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		q := quoteIdent(c.name)
+		out[i] = q
+		switch {
+		case isPartition(s, c.name) && c.typ == "string":
+			out[i] = fmt.Sprintf("CASE WHEN %s = '' THEN %s ELSE %s END AS %s", q, hexString(emptyText), q, q)
+		case isPartition(s, c.name) && c.typ == "timestamp":
+			// An instant's folder is named as DuckDB names it, with +00.
+			out[i] = fmt.Sprintf("concat(CAST(%s AS STRING), '+00') AS %s", q, q)
+		case isPartition(s, c.name):
+		case c.typ == "timestamp_ntz" && !tsFormat:
+			out[i] = fmt.Sprintf("CAST(%s AS STRING) AS %s", q, q)
+		case c.typ == "timestamp" && !tsFormat:
+			out[i] = fmt.Sprintf("concat(CAST(%s AS STRING), '+00') AS %s", q, q)
+		case strings.HasPrefix(c.typ, "decimal") && s.Format == "csv":
+			out[i] = fmt.Sprintf("CAST(%s AS STRING) AS %s", q, q)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // write writes the rows of query q under loc (checked by guard) with save
@@ -158,26 +221,27 @@ func (x *execution) fileRows(ctx context.Context, dir, format string, opts map[s
 	if err != nil {
 		return nil, err
 	}
-	var rows [][]any
-	if format == "csv" {
-		ro := map[string]string{"multiLine": "true", "header": "false"}
+	// Files are listed without partition discovery, which refuses an
+	// empty text's folder (p=).
+	ro := map[string]string{"recursiveFileLookup": "true"}
+	reader := "text"
+	switch format {
+	case "csv":
+		reader = "csv"
+		ro["multiLine"], ro["header"] = "true", "false"
 		for _, k := range []string{"sep", "quote", "escape", "header"} {
 			if v, ok := opts[k]; ok {
 				ro[k] = v
 			}
 		}
-		name := "_tidemark_written"
-		if err := x.createRead(ctx, name, "csv", "", ro, []string{path}, true); err != nil {
-			return nil, err
-		}
-		rows, err = x.queryRows(ctx, fmt.Sprintf("SELECT %s, count(*) FROM %s GROUP BY 1", fileCol, name))
-	} else {
-		reader := "text"
-		if format == "parquet" {
-			reader = "parquet"
-		}
-		rows, err = x.queryRows(ctx, fmt.Sprintf("SELECT _metadata.file_path, count(*) FROM %s.%s GROUP BY 1", reader, quoteIdent(path)))
+	case "parquet":
+		reader = "parquet"
 	}
+	name := "_tidemark_written"
+	if err := x.createRead(ctx, name, reader, "", ro, []string{path}, true); err != nil {
+		return nil, err
+	}
+	rows, err := x.queryRows(ctx, fmt.Sprintf("SELECT %s, count(*) FROM %s GROUP BY 1", fileCol, name))
 	if err != nil {
 		return nil, err
 	}
