@@ -76,7 +76,7 @@ func (s *Sink) Close() error { return nil }
 func (s *Sink) Claim(ctx context.Context, c sink.Claim) error {
 	now := time.Now().UTC()
 	want := sink.Owner{Job: c.Job, StateStoreID: c.Identity.ID, StateStore: store.Redact(c.Identity.Location),
-		Version: c.Version, CreatedAt: now, UpdatedAt: now}
+		Version: c.Version, CreatedAt: now, UpdatedAt: now, ClaimedBy: c.RunID}
 	knows := func(runID string) (bool, error) { return c.Known(ctx, runID) }
 	parents := func() error { return checkParents(ctx, s.root, s.spec.Ctx, c.Job) }
 	if err := claimSink(ctx, s.objs, s.spec.Ctx, want, c.Mode, c.Adopt, knows, parents, c.Log); err != nil {
