@@ -132,6 +132,19 @@ func (s *Sink) Cleanup(ctx context.Context, dead func(runID string) (bool, error
 			foreign++
 		}
 	}
+	// A dead run's staging folder that holds no file (the engine was
+	// killed before it wrote one: an empty local folder, or on S3 the
+	// folder markers a Hadoop writer makes) is not listed above.
+	if fl, ok := s.objs.(objstore.FolderLister); ok {
+		for id, err := range fl.Folders(ctx, stagingDir+"/") {
+			if err != nil {
+				return fmt.Errorf("cleaning %s: %w", root, err)
+			}
+			if _, seen := deadRuns[id]; !seen && isDead(id) {
+				deadRuns[id] = 0
+			}
+		}
+	}
 	for id, n := range deadRuns {
 		log.Info("deleting staged output of a run that did not commit", "root", root, "run", id, "files", n)
 		if err := s.objs.DeletePrefix(ctx, stagingPrefix(id)); err != nil {
