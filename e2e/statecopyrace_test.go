@@ -152,3 +152,36 @@ func TestDeadRunEmptyStagingRemoved(t *testing.T) {
 		}
 	})
 }
+
+// TestStateCopyOldRunRacesCopySQLSink: as TestStateCopyOldRunRacesCopy
+// for a SQL table sink: the old store's run, paused after its commit while
+// the copy's first run loads the new rows, is refused when it loads
+// (exit 2, sink_owned), and every row is in the table once.
+func TestStateCopyOldRunRacesCopySQLSink(t *testing.T) {
+	t.Parallel()
+	eachSQL(t, sqlServerKinds, func(t *testing.T, f *sqlFixture) {
+		f.createOrders()
+		f.insertOrders(idRange(1, 10)...)
+		f.writeJob(sqlJob{noFiles: true, table: "orders_out"})
+		f.mustRun()
+		dst := filepath.Join(t.TempDir(), "copy.db")
+		if r := f.tidemark(nil, "state", "copy", "--from", filepath.Join(f.dir, ".tidemark", "state.db"), "--to", dst); r.code != 0 {
+			t.Fatalf("state copy: got exit %d, want 0\n%v", r.code, r)
+		}
+		f.insertOrders(idRange(11, 13)...)
+		old := f.start([]string{"TIDEMARK_FAULT=after-commit:sleep=25s"}, "run", f.jobPath, "--json")
+		old.waitFor(t, "fault: paused at after-commit", 2*time.Minute)
+		f.mustRun("--state", dst)
+		if old.exited() {
+			t.Fatal("the old store's run resumed before the copy's run had loaded: the pause is too short for this machine")
+		}
+		r := f.wait(old)
+		if r.code != 2 || !strings.Contains(r.stdout, "sink_owned") {
+			t.Errorf("the old store's run loading after the copy's: got exit %d, want 2 (sink_owned)\n%v", r.code, r)
+		}
+		assertIDSet(t, "after both runs", f.tableIDs("orders_out"), idRange(1, 13))
+		f.insertOrders(14)
+		f.mustRun("--state", dst)
+		assertIDSet(t, "after the copy's next run", f.tableIDs("orders_out"), idRange(1, 14))
+	})
+}
