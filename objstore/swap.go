@@ -15,8 +15,8 @@ var ErrStale = errors.New("the object changed since it was read")
 // while it is still the version a caller read: a compare-and-swap. Of
 // several callers swapping from one version, at most one succeeds and the
 // others get ErrStale. (S3: the GET's ETag, then a PutObject with
-// If-Match; local disks: an exclusive lock on a hidden file beside the
-// key, held while the content is compared and the new file renamed in.)
+// If-Match; local disks: an exclusive lock on the key's folder, held while
+// the content is compared and the new file renamed in.)
 type Swapper interface {
 	// ReadVersion reads key whole with its version; ErrNotExist if it is
 	// missing. For small objects (records).

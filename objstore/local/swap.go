@@ -35,16 +35,16 @@ func (s *Store) ReadVersion(_ context.Context, key string) ([]byte, string, erro
 }
 
 // Swap replaces a file if its content is still version's: under an
-// exclusive flock on the hidden file .<name>.lock beside it, which every
-// Swap of the key takes, it reads the file, compares, and renames a
-// complete, synced temporary file over it. (A plain Put of the key does
-// not take the lock.)
+// exclusive flock on the folder that holds it, which every Swap there
+// takes (a folder, not a lock file: nothing is left beside the key), it
+// reads the file, compares, and renames a complete, synced temporary file
+// over it. (A plain Put of the key does not take the lock.)
 func (s *Store) Swap(_ context.Context, key string, data []byte, version string) error {
 	dst := s.path(key)
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
-	lock, err := os.OpenFile(filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+".lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	lock, err := os.Open(filepath.Dir(dst))
 	if err != nil {
 		return fmt.Errorf("locking %s: %w", dst, err)
 	}
