@@ -159,29 +159,29 @@ func (k *Sink) checkNewest(ctx context.Context, tx *sql.Tx, job string, known fu
 	if err != nil {
 		return fmt.Errorf("reading markers: %w", err)
 	}
-	var ids []string
-	for rows.Next() {
+	defer rows.Close()
+	newest := ""
+	for rows.Next() { // most often the first is known: one look-up
 		var id string
 		if err := rows.Scan(&id); err != nil {
-			rows.Close()
 			return fmt.Errorf("reading markers: %w", err)
 		}
-		ids = append(ids, id)
-	}
-	if err := rows.Close(); err != nil {
-		return fmt.Errorf("reading markers: %w", err)
-	}
-	for _, id := range ids {
+		if newest == "" {
+			newest = id
+		}
 		ok, err := known(ctx, id)
 		if err != nil {
 			return err
 		}
-		if ok {
-			if id == ids[0] {
-				return nil
-			}
-			return &NewerRunError{Run: ids[0]}
+		if ok && id == newest {
+			return nil
 		}
+		if ok {
+			return &NewerRunError{Run: newest}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reading markers: %w", err)
 	}
 	return nil
 }
