@@ -185,3 +185,28 @@ func TestStateCopyOldRunRacesCopySQLSink(t *testing.T) {
 		assertIDSet(t, "after the copy's next run", f.tableIDs("orders_out"), idRange(1, 14))
 	})
 }
+
+// TestStateCopyOldOverwriteRunRacesCopy: as TestStateCopyOldRunRacesCopy
+// with an overwrite sink: the old store's run, refused when it publishes,
+// neither adds its output nor deletes the copy's.
+func TestStateCopyOldOverwriteRunRacesCopy(t *testing.T) {
+	t.Parallel()
+	f, src := stateOn(t, local, stateStores[0], jobOpts{mode: "overwrite"})
+	f.addCSVs("monday", 1, 10)
+	f.mustRun()
+	dst := copyStateTo(t, f, src)
+	tuesday := f.addCSVs("tuesday", 1, 10)
+	old := f.start([]string{"TIDEMARK_FAULT=after-commit:sleep=25s"}, "run", f.jobPath, "--json")
+	old.waitFor(t, "fault: paused at after-commit", 2*time.Minute)
+	f.mustRun("--state", dst)
+	f.assertSink(tuesday)
+	if old.exited() {
+		t.Fatal("the old store's run resumed before the copy's run had published: the pause is too short for this machine")
+	}
+	r := old.wait(t)
+	f.check(r)
+	if r.code != 2 || !strings.Contains(r.stdout, "sink_owned") {
+		t.Errorf("the old store's overwrite run publishing after the copy's: got exit %d, want 2 (sink_owned)\n%v", r.code, r)
+	}
+	f.assertSink(tuesday)
+}
