@@ -210,3 +210,26 @@ func TestStateCopyOldOverwriteRunRacesCopy(t *testing.T) {
 	}
 	f.assertSink(tuesday)
 }
+
+// TestStateCopyPurgeFromOldStoreAfterCopyClaimed: the copy's first run
+// found nothing new (it took the location over and published nothing);
+// a reset --purge-output of the store copied from is then refused: it
+// would delete output the copy counts as published, lost for good.
+func TestStateCopyPurgeFromOldStoreAfterCopyClaimed(t *testing.T) {
+	t.Parallel()
+	f, src := stateOn(t, local, stateStores[0], jobOpts{})
+	monday := f.addCSVs("monday", 1, 10)
+	f.mustRun()
+	dst := copyStateTo(t, f, src)
+	s := f.mustRun("--state", dst)
+	assertFiles(t, "the copy's first run", s, 0)
+	r := f.tidemark(nil, "bookmark", "reset", f.jobPath, "--purge-output")
+	if r.code != 2 || !strings.Contains(r.stderr, "belongs to") {
+		t.Errorf("reset --purge-output of the store copied from: got exit %d, want 2 (the location belongs to the copy)\n%v", r.code, r)
+	}
+	f.assertSink(monday)
+	tuesday := f.addCSVs("tuesday", 1, 10)
+	s = f.mustRun("--state", dst)
+	assertFiles(t, "the copy's second run", s, 1)
+	f.assertSink(concat(monday, tuesday))
+}

@@ -30,9 +30,11 @@ type Owner struct {
 	// whatever its version (a reset raises the version too).
 	LastRun string `json:"last_run,omitempty"`
 	// ClaimedBy is the run that claimed the location for the state store
-	// (made the record, or moved it there): a state that knows it holds
-	// the history the record was made in even before a run published
-	// there. Empty in records of an older tidemark.
+	// (made the record, or moved it there from the store a copy was made
+	// of): a state that knows it, and LastRun, holds the history the
+	// record was made in, even before a run published there; the store
+	// copied from does not know the copy's claiming run. Empty in records
+	// of an older tidemark.
 	ClaimedBy string    `json:"claimed_by,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`

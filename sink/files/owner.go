@@ -137,8 +137,8 @@ func claimOnce(ctx context.Context, s objstore.Store, sinkCtx string, want sink.
 		// record moves here, conditionally on what was read; the other
 		// store, which does not know this store's runs, is refused from
 		// then on, at its claims and at its publishes (recordPublished).
-		if newest := cur.Newest(); newest != "" && cur.Version <= want.Version {
-			known, err := knows(newest)
+		if cur.Newest() != "" && cur.Version <= want.Version {
+			known, err := knowsAll(cur, knows)
 			if err != nil {
 				return err
 			}
@@ -146,11 +146,11 @@ func claimOnce(ctx context.Context, s objstore.Store, sinkCtx string, want sink.
 				log.Info("claiming the sink location for this state store: it holds the history of the one the record names "+
 					"(state copy)", "sink", sinkCtx, "previous_state_store", cur.StateStore, "last_run", cur.LastRun,
 					"claimed_by", cur.ClaimedBy)
+				// claimed_by names this run now, which the store copied
+				// from does not know: it may neither take the record back
+				// nor purge here from then on.
 				moved := want
 				moved.LastRun = cur.LastRun
-				if cur.ClaimedBy != "" {
-					moved.ClaimedBy = cur.ClaimedBy
-				}
 				return putOwner(ctx, s, moved, version)
 			}
 		}
@@ -180,6 +180,22 @@ func claimOnce(ctx context.Context, s objstore.Store, sinkCtx string, want sink.
 	}
 	log.Info("claimed the sink location for this job", "sink", sinkCtx, "record", joinLoc(s.Root(), ownerKey))
 	return nil
+}
+
+// knowsAll reports whether the state knows every run a record names (its
+// last run and the run that claimed the location): then it holds the
+// history of the store the record names, up to the record.
+func knowsAll(o sink.Owner, knows func(runID string) (bool, error)) (bool, error) {
+	for _, id := range []string{o.LastRun, o.ClaimedBy} {
+		if id == "" {
+			continue
+		}
+		known, err := knows(id)
+		if err != nil || !known {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // holdsNothing reports whether a location holds nothing but its ownership
@@ -404,7 +420,7 @@ func (l *location) CheckPurge(ctx context.Context, c sink.Claim) error {
 		return nil
 	}
 	if cur.Job == c.Job && cur.Newest() != "" && cur.Version <= c.Version {
-		known, err := c.Known(ctx, cur.Newest())
+		known, err := knowsAll(cur, func(id string) (bool, error) { return c.Known(ctx, id) })
 		if err != nil || known {
 			return err
 		}
