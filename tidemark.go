@@ -64,6 +64,10 @@ var ErrUsage = runner.ErrUsage
 // DefaultLeaseTTL is how long a lease lives without renewal.
 const DefaultLeaseTTL = runner.DefaultLeaseTTL
 
+// LeaseHolderGone reports whether a lease holder was a process of this
+// machine that is gone (see runner.HolderGone).
+func LeaseHolderGone(h store.Holder, hostID string) bool { return runner.HolderGone(h, hostID) }
+
 // Run executes one run of the job: plan against the bookmark, execute on the
 // engine, commit bookmark + run + manifests in one transaction, publish.
 // On error the bookmark did not move and nothing of the run is published;

@@ -45,3 +45,14 @@ func sameMachine(held store.Holder, hostID string) bool {
 	name, pid, ok := strings.Cut(held.Host, ":")
 	return ok && name == hostname() && pid == strconv.Itoa(held.PID)
 }
+
+// HolderGone reports whether a lease holder was a process of this machine
+// (as seen by a process with host id hostID, "" for DefaultHostID) that is
+// gone (killed, crashed): its lease would expire anyway, and a run takes
+// it over at once.
+func HolderGone(held store.Holder, hostID string) bool {
+	if hostID == "" {
+		hostID = DefaultHostID()
+	}
+	return sameMachine(held, hostID) && held.PID != os.Getpid() && !processAlive(held.PID)
+}

@@ -106,8 +106,9 @@ func (r *runner) publishRetrying(ctx context.Context) error {
 		if err = publish(ctx, r.st, r.job, r.lease.token(), r.rec.RunID, r.log); err == nil {
 			return nil
 		}
-		if attempt == publishAttempts || ctx.Err() != nil {
-			break
+		var owned *sink.OwnedError
+		if attempt == publishAttempts || ctx.Err() != nil || errors.As(err, &owned) {
+			break // a location handed over stays so: no retry
 		}
 		r.log.Warn("publishing committed run; retrying", "run", r.rec.RunID, "attempt", attempt, "in", wait, "err", err)
 		select {
@@ -125,14 +126,57 @@ func (r *runner) publishRetrying(ctx context.Context) error {
 type UnpublishedError struct {
 	RunID string
 	Err   error
+	// PublishedBy is set when the state store marks the run published
+	// after all: another run of the job rolled it forward (this one lost
+	// its lease while publishing). It says who holds the lease now.
+	PublishedBy string
 }
 
 func (e *UnpublishedError) Error() string {
+	var owned *sink.OwnedError
+	if errors.As(e.Err, &owned) {
+		return fmt.Sprintf("run %s committed but was not published: %v", e.RunID, e.Err)
+	}
+	if e.PublishedBy != "" {
+		return fmt.Sprintf("run %s committed and its output is published, though not by this process: publishing it here "+
+			"ended with: %v; the state store marks it published (%s rolled it forward). Nothing is left to do for it",
+			e.RunID, e.Err, e.PublishedBy)
+	}
 	return fmt.Sprintf("run %s committed but publishing its output failed: %v; "+
 		"the output is staged and the next `tidemark run` (or `bookmark reset`) publishes it first", e.RunID, e.Err)
 }
 
 func (e *UnpublishedError) Unwrap() error { return e.Err }
+
+// unpublished is the error of a committed run whose publish failed. A run
+// that lost its lease meanwhile may have been rolled forward by the run
+// that took the lease over: the state store is asked, so that the error
+// says what happened to the output.
+func (r *runner) unpublished(ctx context.Context, err error) error {
+	e := &UnpublishedError{RunID: r.rec.RunID, Err: err}
+	var owned *sink.OwnedError
+	if errors.As(err, &owned) {
+		return e
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	pending, perr := r.st.Unpublished(cctx, r.job)
+	if perr != nil {
+		return e
+	}
+	for _, p := range pending {
+		if p.RunID == e.RunID {
+			return e
+		}
+	}
+	e.PublishedBy = "another run of the job"
+	if lr, ok := r.st.(store.LeaseReader); ok {
+		if l, held, lerr := lr.CurrentLease(cctx, r.job); lerr == nil && held && l.Token != r.lease.token() {
+			e.PublishedBy = fmt.Sprintf("run %s on host %s, which holds the job's lease now,", l.Holder.ID, l.Holder.Host)
+		}
+	}
+	return e
+}
 
 // rereadHint says how to read a lost run's input again: rewind the
 // bookmark to the enable run before it, purging what the lost run

@@ -377,7 +377,7 @@ func (r *runner) claim(ctx context.Context, k sink.Sink) error {
 		return fmt.Errorf("reading bookmark: %w", err)
 	}
 	c := sink.Claim{Job: r.job, Identity: id, Version: head.Version, Mode: r.opts.Mode, Adopt: r.opts.AdoptSink,
-		Known: knownRun(r.st, r.job), Log: r.log}
+		RunID: r.rec.RunID, Known: knownRun(r.st, r.job), Log: r.log}
 	return k.Claim(ctx, c)
 }
 

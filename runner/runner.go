@@ -235,7 +235,7 @@ func (r *runner) commit(ctx context.Context, c store.Commit) error {
 	fault.At(fault.AfterCommit)
 	if len(c.Outputs) > 0 || len(c.Actions) > 0 {
 		if err := r.publishRetrying(ctx); err != nil {
-			return &UnpublishedError{RunID: r.rec.RunID, Err: err}
+			return r.unpublished(ctx, err)
 		}
 	}
 	r.cleanupTemp()

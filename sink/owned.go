@@ -28,9 +28,25 @@ type Owner struct {
 	// LastRun is the enable run that last published there ("" until one
 	// did): a state that has no record of it is older than the location,
 	// whatever its version (a reset raises the version too).
-	LastRun   string    `json:"last_run,omitempty"`
+	LastRun string `json:"last_run,omitempty"`
+	// ClaimedBy is the run that claimed the location for the state store
+	// (made the record, or moved it there from the store a copy was made
+	// of): a state that knows it, and LastRun, holds the history the
+	// record was made in, even before a run published there; the store
+	// copied from does not know the copy's claiming run. Empty in records
+	// of an older tidemark.
+	ClaimedBy string    `json:"claimed_by,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Newest is the newest run the record names: the last run that published,
+// else the run that claimed the location ("" if neither is known).
+func (o Owner) Newest() string {
+	if o.LastRun != "" {
+		return o.LastRun
+	}
+	return o.ClaimedBy
 }
 
 // Owns reports whether the record names this job of this state store.
@@ -64,11 +80,28 @@ type OwnedError struct {
 	// names another job, or a state store whose history this one does not
 	// hold (its runs published there since).
 	Purge bool
+	// Publish is the committed run that was refused when it came to
+	// publish: the location was handed over after the run claimed it.
+	Publish string
 }
 
 func (e *OwnedError) Error() string {
 	o := e.Owner
 	switch {
+	case e.Publish != "" && e.LastRun != "":
+		return fmt.Sprintf("sink %s: run %s of job %q committed in the state store %s (id %s), but its rows were not loaded: "+
+			"table %s holds rows of run %s of the job (its marker in _tidemark_runs), which this state store has no record "+
+			"of: another state store (a copy made with `tidemark state copy`) runs the job now, and its bookmark reads this "+
+			"run's input itself; loading it too would put it there twice. Nothing of the run was loaded. Run the job from "+
+			"the state store that loaded run %s", e.Sink, e.Publish, e.Job, e.State.Location, e.State.ID, e.Location,
+			e.LastRun, e.LastRun)
+	case e.Publish != "":
+		return fmt.Sprintf("sink %s: run %s of job %q committed in the state store %s (id %s), but its output was not "+
+			"published: %s was handed over to job %q of the state store %s (id %s) after the run began (`tidemark state "+
+			"copy` and a run from the copy, or --adopt-sink), whose bookmark reads this run's input itself; publishing it "+
+			"too would put it there twice. Nothing of the run was published (its staged files are left under _tidemark/). "+
+			"Run the job from the state store that owns the location", e.Sink, e.Publish, e.Job, e.State.Location,
+			e.State.ID, e.Location, o.Job, o.StateStore, o.StateStoreID)
 	case e.Purge && e.LastRun != "":
 		return fmt.Sprintf("sink %s: table %s holds rows of run %s of job %q (its marker in _tidemark_runs), which the state "+
 			"store %s (id %s) has no record of: another state store (a copy made with `tidemark state copy`) runs the job now, "+

@@ -85,6 +85,9 @@ type Claim struct {
 	Mode     bookmark.Mode
 	// Adopt takes the location over whatever its record says.
 	Adopt bool
+	// RunID is the run that claims (recorded in the state store once the
+	// claim succeeded); "" for a reset's checks.
+	RunID string
 	// Known reports whether the state store has a record of a run.
 	Known func(ctx context.Context, runID string) (bool, error)
 	Log   *slog.Logger

@@ -152,14 +152,22 @@ func copyJobs(ctx context.Context, from store.Store, o *stateCopyOptions) ([]str
 }
 
 // copyable refuses a job that a run is using in the source (its lease is
-// held) or that already has state in the destination.
+// held by a live process) or that already has state in the destination.
 func copyable(ctx context.Context, from, to store.Store, job string, o *stateCopyOptions) error {
 	if lr, ok := from.(store.LeaseReader); ok {
 		l, held, err := lr.CurrentLease(ctx, job)
 		if err != nil {
 			return fmt.Errorf("reading the lease of job %q in %s: %w", job, store.Redact(o.from), err)
 		}
-		if held {
+		host, err := hostID("")
+		if err != nil {
+			return err
+		}
+		// A run killed on this machine leaves its lease held until it
+		// expires; a run takes it over at once, and so may a copy: the
+		// dead run's record is copied as running, and the first run from
+		// the copy marks it failed and deletes what it staged.
+		if held && !tidemark.LeaseHolderGone(l.Holder, host) {
 			return &store.LeaseHeldError{Job: job, Token: l.Token, Holder: l.Holder, Expires: l.Expires}
 		}
 	}

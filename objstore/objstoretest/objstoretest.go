@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +39,8 @@ func Run(t *testing.T, newStore func(t *testing.T) objstore.Store) {
 		{"DeletePrefix", testDeletePrefix},
 		{"OddKeys", testOddKeys},
 		{"CreateOnce", testCreateOnce},
+		{"SwapOnce", testSwapOnce},
+		{"Folders", testFolders},
 		{"ListTrace", testListTrace},
 		{"ReadRange", testReadRange},
 	}
@@ -429,6 +432,91 @@ func testCreateOnce(t *testing.T, s objstore.Store) {
 	}
 	if err := c.Create(context.Background(), "_meta/owner.json", strings.NewReader("late")); !errors.Is(err, objstore.ErrExists) {
 		t.Errorf("Create of an existing key: %v, want ErrExists", err)
+	}
+}
+
+// testSwapOnce: of several swaps from one version exactly one wins, the
+// others get ErrStale; a swap from a version that is gone, or of a key
+// that is gone, is ErrStale too.
+func testSwapOnce(t *testing.T, s objstore.Store) {
+	sw, ok := s.(objstore.Swapper)
+	if !ok {
+		t.Skip("the store cannot replace conditionally")
+	}
+	ctx := context.Background()
+	put(t, s, "_meta/owner.json", "v0")
+	data, v0, err := sw.ReadVersion(ctx, "_meta/owner.json")
+	if err != nil || string(data) != "v0" {
+		t.Fatalf("ReadVersion: %q, %v; want v0", data, err)
+	}
+	const racers = 8
+	errs := make(chan error, racers)
+	for i := range racers {
+		go func() { errs <- sw.Swap(ctx, "_meta/owner.json", []byte(strings.Repeat(string(rune('a'+i)), 100)), v0) }()
+	}
+	won := 0
+	for range racers {
+		switch err := <-errs; {
+		case err == nil:
+			won++
+		case !errors.Is(err, objstore.ErrStale):
+			t.Errorf("Swap racing: %v, want nil or ErrStale", err)
+		}
+	}
+	if won != 1 {
+		t.Errorf("%d swappers won, want exactly 1", won)
+	}
+	got := read(t, s, "_meta/owner.json")
+	if len(got) != 100 || strings.Count(got, got[:1]) != 100 {
+		t.Errorf("the swapped object is %q, want one swapper's 100 bytes", got)
+	}
+	if err := sw.Swap(ctx, "_meta/owner.json", []byte("late"), v0); !errors.Is(err, objstore.ErrStale) {
+		t.Errorf("Swap from a replaced version: %v, want ErrStale", err)
+	}
+	_, v1, err := sw.ReadVersion(ctx, "_meta/owner.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sw.Swap(ctx, "_meta/owner.json", []byte("v2"), v1); err != nil {
+		t.Errorf("Swap from the current version: %v", err)
+	}
+	if got := read(t, s, "_meta/owner.json"); got != "v2" {
+		t.Errorf("after the swap: %q, want v2", got)
+	}
+	if err := s.Delete(ctx, "_meta/owner.json"); err != nil {
+		t.Fatal(err)
+	}
+	if err := sw.Swap(ctx, "_meta/owner.json", []byte("v3"), v1); !errors.Is(err, objstore.ErrStale) {
+		t.Errorf("Swap of a deleted key: %v, want ErrStale", err)
+	}
+	if _, _, err := sw.ReadVersion(ctx, "_meta/owner.json"); !errors.Is(err, objstore.ErrNotExist) {
+		t.Errorf("ReadVersion of a deleted key: %v, want ErrNotExist", err)
+	}
+}
+
+// testFolders: the folders right under a prefix are listed, those whose
+// objects are deeper down too; a missing prefix lists nothing.
+func testFolders(t *testing.T, s objstore.Store) {
+	fl, ok := s.(objstore.FolderLister)
+	if !ok {
+		t.Skip("the store cannot list folders")
+	}
+	put(t, s, "_st/run1/data/a.csv", "x")
+	put(t, s, "_st/run2/b.csv", "x")
+	put(t, s, "_st/file.csv", "x")
+	var got []string
+	for name, err := range fl.Folders(context.Background(), "_st/") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, name)
+	}
+	sort.Strings(got)
+	if strings.Join(got, ",") != "run1,run2" {
+		t.Errorf("Folders(_st/): got %v, want [run1 run2]", got)
+	}
+	for name, err := range fl.Folders(context.Background(), "_none/") {
+		t.Errorf("Folders of a missing prefix: got %q, %v", name, err)
 	}
 }
 

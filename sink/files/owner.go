@@ -73,97 +73,129 @@ func parentLocations(root string) []string {
 
 // claimSink checks, claims or (adopt) takes over one location. knows
 // reports whether the state has a record of a run; parents refuses a
-// location without a record that may not be claimed (unless adopt).
+// location without a record that may not be claimed (unless adopt). Every
+// write of the record is conditional on what was read (createOwner,
+// putOwner): a claim that races another claim or a publish reads the
+// record again and decides again.
 func claimSink(ctx context.Context, s objstore.Store, sinkCtx string, want sink.Owner, mode bookmark.Mode, adopt bool,
 	knows func(runID string) (bool, error), parents func() error, log *slog.Logger) error {
 	for range claimAttempts {
-		cur, ok, err := readOwner(ctx, s)
-		if errors.Is(err, errBadOwner) && adopt {
-			log.Warn("adopting a sink location whose ownership record is damaged: it is replaced", "sink", sinkCtx, "err", err)
-			return putOwner(ctx, s, want)
-		}
-		if err != nil {
-			return err
-		}
-		unknown := ""
-		if ok && cur.Owns(want.Job, store.Identity{ID: want.StateStoreID}) && cur.LastRun != "" {
-			known, err := knows(cur.LastRun)
-			if err != nil {
-				return err
-			}
-			if !known {
-				unknown = cur.LastRun
-			}
-		}
-		switch {
-		case ok && adopt:
-			if !cur.Owns(want.Job, store.Identity{ID: want.StateStoreID}) || cur.Version > want.Version || unknown != "" {
-				log.Warn("adopting a sink location: it now belongs to this job and state; the output already there stays",
-					"sink", sinkCtx, "previous_job", cur.Job, "previous_state_store", cur.StateStore, "previous_version", cur.Version)
-			}
-			return putOwner(ctx, s, want)
-		case ok:
-			if cur.Owns(want.Job, store.Identity{ID: want.StateStoreID}) && cur.Version <= want.Version && unknown == "" {
-				return nil
-			}
-			if cur.Job == want.Job && mode == bookmark.ModeDisable {
-				// A disable run reads all input whatever the state knows:
-				// another or an older state of the job changes nothing.
-				return nil
-			}
-			if cur.Job != want.Job || cur.StateStoreID == want.StateStoreID {
-				return &sink.OwnedError{Sink: sinkCtx, Job: want.Job, Version: want.Version, Owner: cur, UnknownRun: unknown}
-			}
-			// The job's, of another state store whose history this state
-			// holds (`tidemark state copy` moved it here): this state
-			// knows the run that last published and has every version the
-			// record has seen, so nothing there is unknown to it. The
-			// record moves here; the other store, which does not know
-			// this store's runs, is refused once one of them publishes.
-			if cur.LastRun != "" && cur.Version <= want.Version {
-				known, err := knows(cur.LastRun)
-				if err != nil {
-					return err
-				}
-				if known {
-					log.Info("claiming the sink location for this state store: it holds the history of the one the record names "+
-						"(state copy)", "sink", sinkCtx, "previous_state_store", cur.StateStore, "last_run", cur.LastRun)
-					moved := want
-					moved.LastRun = cur.LastRun
-					return putOwner(ctx, s, moved)
-				}
-			}
-			// Refused if the location holds anything of it; if not,
-			// nothing can be read twice.
-			empty, err := holdsNothing(ctx, s)
-			if err != nil {
-				return err
-			}
-			if !empty || cur.StateStore != want.StateStore {
-				return &sink.OwnedError{Sink: sinkCtx, Job: want.Job, Version: want.Version, Owner: cur, Empty: empty}
-			}
-			// The state store at the same place was made anew (deleted
-			// after a failed first run, say): its predecessor is gone
-			// and left nothing here, so the new one takes the record.
-			log.Warn("claiming the sink location anew: its record names this job's state store as it was before it was made "+
-				"anew, and it holds no output", "sink", sinkCtx, "previous_state_store_id", cur.StateStoreID)
-			return putOwner(ctx, s, want)
-		}
-		if !adopt {
-			if err := parents(); err != nil {
-				return err
-			}
-		}
-		err = createOwner(ctx, s, want)
-		if errors.Is(err, objstore.ErrExists) {
-			continue // another claimed it meanwhile: read what it wrote
-		}
-		if err == nil {
-			log.Info("claimed the sink location for this job", "sink", sinkCtx, "record", joinLoc(s.Root(), ownerKey))
+		err := claimOnce(ctx, s, sinkCtx, want, mode, adopt, knows, parents, log)
+		if errors.Is(err, objstore.ErrExists) || errors.Is(err, objstore.ErrStale) {
+			continue // another claimed it or published meanwhile: read what it wrote
 		}
 		return err
 	}
 	return fmt.Errorf("claiming %s: its ownership record keeps changing", joinLoc(s.Root(), ownerKey))
+}
+
+// claimOnce is one round of claimSink.
+func claimOnce(ctx context.Context, s objstore.Store, sinkCtx string, want sink.Owner, mode bookmark.Mode, adopt bool,
+	knows func(runID string) (bool, error), parents func() error, log *slog.Logger) error {
+	cur, version, ok, err := readOwnerVersion(ctx, s)
+	if errors.Is(err, errBadOwner) && adopt {
+		log.Warn("adopting a sink location whose ownership record is damaged: it is replaced", "sink", sinkCtx, "err", err)
+		return putOwner(ctx, s, want, version)
+	}
+	if err != nil {
+		return err
+	}
+	unknown := ""
+	if ok && cur.Owns(want.Job, store.Identity{ID: want.StateStoreID}) && cur.LastRun != "" {
+		known, err := knows(cur.LastRun)
+		if err != nil {
+			return err
+		}
+		if !known {
+			unknown = cur.LastRun
+		}
+	}
+	switch {
+	case ok && adopt:
+		if !cur.Owns(want.Job, store.Identity{ID: want.StateStoreID}) || cur.Version > want.Version || unknown != "" {
+			log.Warn("adopting a sink location: it now belongs to this job and state; the output already there stays",
+				"sink", sinkCtx, "previous_job", cur.Job, "previous_state_store", cur.StateStore, "previous_version", cur.Version)
+		}
+		return putOwner(ctx, s, want, version)
+	case ok:
+		if cur.Owns(want.Job, store.Identity{ID: want.StateStoreID}) && cur.Version <= want.Version && unknown == "" {
+			return nil
+		}
+		if cur.Job == want.Job && mode == bookmark.ModeDisable {
+			// A disable run reads all input whatever the state knows:
+			// another or an older state of the job changes nothing.
+			return nil
+		}
+		if cur.Job != want.Job || cur.StateStoreID == want.StateStoreID {
+			return &sink.OwnedError{Sink: sinkCtx, Job: want.Job, Version: want.Version, Owner: cur, UnknownRun: unknown}
+		}
+		// The job's, of another state store whose history this state
+		// holds (`tidemark state copy` moved it here): this state
+		// knows the run that last published (or, where none has, the
+		// run that claimed the location) and has every version the
+		// record has seen, so nothing there is unknown to it. The
+		// record moves here, conditionally on what was read; the other
+		// store, which does not know this store's runs, is refused from
+		// then on, at its claims and at its publishes (recordPublished).
+		if cur.Newest() != "" && cur.Version <= want.Version {
+			known, err := knowsAll(cur, knows)
+			if err != nil {
+				return err
+			}
+			if known {
+				log.Info("claiming the sink location for this state store: it holds the history of the one the record names "+
+					"(state copy)", "sink", sinkCtx, "previous_state_store", cur.StateStore, "last_run", cur.LastRun,
+					"claimed_by", cur.ClaimedBy)
+				// claimed_by names this run now, which the store copied
+				// from does not know: it may neither take the record back
+				// nor purge here from then on.
+				moved := want
+				moved.LastRun = cur.LastRun
+				return putOwner(ctx, s, moved, version)
+			}
+		}
+		// Refused if the location holds anything of it; if not,
+		// nothing can be read twice.
+		empty, err := holdsNothing(ctx, s)
+		if err != nil {
+			return err
+		}
+		if !empty || cur.StateStore != want.StateStore {
+			return &sink.OwnedError{Sink: sinkCtx, Job: want.Job, Version: want.Version, Owner: cur, Empty: empty}
+		}
+		// The state store at the same place was made anew (deleted
+		// after a failed first run, say): its predecessor is gone
+		// and left nothing here, so the new one takes the record.
+		log.Warn("claiming the sink location anew: its record names this job's state store as it was before it was made "+
+			"anew, and it holds no output", "sink", sinkCtx, "previous_state_store_id", cur.StateStoreID)
+		return putOwner(ctx, s, want, version)
+	}
+	if !adopt {
+		if err := parents(); err != nil {
+			return err
+		}
+	}
+	if err := createOwner(ctx, s, want); err != nil {
+		return err
+	}
+	log.Info("claimed the sink location for this job", "sink", sinkCtx, "record", joinLoc(s.Root(), ownerKey))
+	return nil
+}
+
+// knowsAll reports whether the state knows every run a record names (its
+// last run and the run that claimed the location): then it holds the
+// history of the store the record names, up to the record.
+func knowsAll(o sink.Owner, knows func(runID string) (bool, error)) (bool, error) {
+	for _, id := range []string{o.LastRun, o.ClaimedBy} {
+		if id == "" {
+			continue
+		}
+		known, err := knows(id)
+		if err != nil || !known {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // holdsNothing reports whether a location holds nothing but its ownership
@@ -197,15 +229,38 @@ func holdsNothing(ctx context.Context, s objstore.Store) (bool, error) {
 // recordPublished raises the location's ownership record to the run
 // (enable runs) and the version it committed, before the run's first file
 // is published there. A location without a record (a run committed by a
-// tidemark before records existed) is claimed; one that another job or
-// state adopted meanwhile is left alone with a warning. Idempotent.
+// tidemark before records existed) is claimed. A location whose record
+// names another job, or another state store of the job (handed over by
+// `--adopt-sink`, or taken over by a `tidemark state copy` of this one
+// after this run claimed it), is refused with a *sink.OwnedError (Publish
+// set) before anything is published: its owner's bookmark reads this
+// run's input itself. The check and the raise are one conditional write
+// (putOwner, createOwner), so a hand-over racing this publish either comes
+// first and refuses it, or finds the record naming this run, which the
+// new owner does not know, and is refused itself. Idempotent.
 func recordPublished(ctx context.Context, s objstore.Store, root string, p sink.Publication) error {
 	id, err := p.State.Identity(ctx)
 	if err != nil {
 		return err
 	}
-	run, jobName, runID, log := p.Run, p.Job, p.RunID, p.Log
-	cur, ok, err := readOwner(ctx, s)
+	for range claimAttempts {
+		err := recordOnce(ctx, s, root, id, p)
+		if errors.Is(err, objstore.ErrExists) || errors.Is(err, objstore.ErrStale) {
+			continue // changed meanwhile: read it again
+		}
+		var owned *sink.OwnedError
+		if err != nil && !errors.As(err, &owned) {
+			return fmt.Errorf("recording run %s in %s: %w", p.RunID, joinLoc(root, ownerKey), err)
+		}
+		return err
+	}
+	return fmt.Errorf("recording run %s in %s: its ownership record keeps changing", p.RunID, joinLoc(root, ownerKey))
+}
+
+// recordOnce is one round of recordPublished.
+func recordOnce(ctx context.Context, s objstore.Store, root string, id store.Identity, p sink.Publication) error {
+	run, jobName, runID := p.Run, p.Job, p.RunID
+	cur, version, ok, err := readOwnerVersion(ctx, s)
 	if err != nil {
 		return err
 	}
@@ -214,31 +269,37 @@ func recordPublished(ctx context.Context, s objstore.Store, root string, p sink.
 	switch {
 	case !ok:
 		o := sink.Owner{Job: jobName, StateStoreID: id.ID, StateStore: store.Redact(id.Location),
-			Version: run.Version, CreatedAt: now, UpdatedAt: now}
+			Version: run.Version, CreatedAt: now, UpdatedAt: now, ClaimedBy: runID}
 		if enable {
 			o.LastRun = runID
 		}
-		err = createOwner(ctx, s, o)
-		if errors.Is(err, objstore.ErrExists) {
-			err = nil // claimed meanwhile; the next run checks it
-		}
+		return createOwner(ctx, s, o)
 	case !cur.Owns(jobName, id) && cur.Job == jobName && run.Mode == bookmark.ModeDisable:
 		// A disable run of the job under another state: the record
 		// stays the owner's (see claimSink).
+		return nil
 	case !cur.Owns(jobName, id):
-		log.Warn("the sink location was handed over to another job or state store; its record is left as it is",
-			"root", layout.Name(root), "run", runID, "owner", cur.Job, "owner_state_store", cur.StateStore)
+		return &sink.OwnedError{Sink: sinkOf(p), Location: layout.Name(root), Job: jobName, State: id, Version: run.Version,
+			Owner: cur, Publish: runID}
 	case cur.Version < run.Version || enable && cur.Version == run.Version && cur.LastRun == "":
 		cur.Version, cur.UpdatedAt, cur.StateStore = run.Version, now, store.Redact(id.Location)
 		if enable {
 			cur.LastRun = runID
 		}
-		err = putOwner(ctx, s, cur)
-	}
-	if err != nil {
-		return fmt.Errorf("recording run %s in %s: %w", runID, joinLoc(root, ownerKey), err)
+		return putOwner(ctx, s, cur, version)
 	}
 	return nil
+}
+
+// sinkOf is the ctx of the sink a publication is for.
+func sinkOf(p sink.Publication) string {
+	for _, o := range p.Outputs {
+		return o.Sink
+	}
+	for _, a := range p.Actions {
+		return a.Sink
+	}
+	return ""
 }
 
 // errBadOwner marks an ownership record that cannot be read as one.
@@ -247,18 +308,42 @@ var errBadOwner = errors.New("not a tidemark ownership record")
 // readOwner reads a location's ownership record; ok is false if it has
 // none.
 func readOwner(ctx context.Context, s objstore.Store) (sink.Owner, bool, error) {
-	rc, err := s.Open(ctx, ownerKey)
+	o, _, ok, err := readOwnerVersion(ctx, s)
+	return o, ok, err
+}
+
+// readOwnerVersion is readOwner that also returns the record's version
+// where the store can replace it conditionally (objstore.Swapper; ""
+// where it cannot), for putOwner.
+func readOwnerVersion(ctx context.Context, s objstore.Store) (sink.Owner, string, bool, error) {
+	data, version, err := readRecord(ctx, s)
 	if errors.Is(err, objstore.ErrNotExist) {
-		return sink.Owner{}, false, nil
+		return sink.Owner{}, "", false, nil
 	}
 	if err != nil {
-		return sink.Owner{}, false, fmt.Errorf("reading %s: %w", joinLoc(s.Root(), ownerKey), err)
+		return sink.Owner{}, "", false, fmt.Errorf("reading %s: %w", joinLoc(s.Root(), ownerKey), err)
+	}
+	o, err := decodeOwner(s, data)
+	return o, version, err == nil, err
+}
+
+// readRecord reads the record's bytes, with its version where the store
+// has versions.
+func readRecord(ctx context.Context, s objstore.Store) ([]byte, string, error) {
+	if sw, ok := s.(objstore.Swapper); ok {
+		return sw.ReadVersion(ctx, ownerKey)
+	}
+	rc, err := s.Open(ctx, ownerKey)
+	if err != nil {
+		return nil, "", err
 	}
 	defer rc.Close()
 	data, err := io.ReadAll(io.LimitReader(rc, 1<<20))
-	if err != nil {
-		return sink.Owner{}, false, fmt.Errorf("reading %s: %w", joinLoc(s.Root(), ownerKey), err)
-	}
+	return data, "", err
+}
+
+// decodeOwner decodes a record read from s.
+func decodeOwner(s objstore.Store, data []byte) (sink.Owner, error) {
 	var o sink.Owner
 	why := ""
 	switch err := json.Unmarshal(data, &o); {
@@ -270,10 +355,10 @@ func readOwner(ctx context.Context, s objstore.Store) (sink.Owner, bool, error) 
 		why = "it names no job or no state store id"
 	}
 	if why != "" {
-		return sink.Owner{}, false, fmt.Errorf("%s is %w (%s): restore it, or delete it to let the next run claim the location "+
+		return sink.Owner{}, fmt.Errorf("%s is %w (%s): restore it, or delete it to let the next run claim the location "+
 			"(or take it over with `tidemark run JOBFILE --adopt-sink`)", joinLoc(s.Root(), ownerKey), errBadOwner, why)
 	}
-	return o, true, nil
+	return o, nil
 }
 
 // createOwner writes a record where none is, atomically where the store
@@ -290,16 +375,26 @@ func createOwner(ctx context.Context, s objstore.Store, o sink.Owner) error {
 	if _, err := s.Stat(ctx, ownerKey); err == nil {
 		return objstore.ErrExists
 	}
-	return putOwner(ctx, s, o)
+	return putOwner(ctx, s, o, "")
 }
 
-// putOwner writes (replaces) a location's record.
-func putOwner(ctx context.Context, s objstore.Store, o sink.Owner) error {
+// putOwner replaces a location's record, only if it is still the version
+// read (objstore.Swapper: an error wrapping objstore.ErrStale if it
+// changed meanwhile); a store without conditional writes, or a version ""
+// (a damaged record being replaced by --adopt-sink), replaces it
+// whatever it holds.
+func putOwner(ctx context.Context, s objstore.Store, o sink.Owner, version string) error {
 	data, err := json.MarshalIndent(o, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := s.Put(ctx, ownerKey, bytes.NewReader(append(data, '\n'))); err != nil {
+	data = append(data, '\n')
+	if sw, ok := s.(objstore.Swapper); ok && version != "" {
+		err = sw.Swap(ctx, ownerKey, data, version)
+	} else {
+		err = s.Put(ctx, ownerKey, bytes.NewReader(data))
+	}
+	if err != nil {
 		return fmt.Errorf("writing %s: %w", joinLoc(s.Root(), ownerKey), err)
 	}
 	return nil
@@ -324,8 +419,8 @@ func (l *location) CheckPurge(ctx context.Context, c sink.Claim) error {
 	if cur.Owns(c.Job, c.Identity) {
 		return nil
 	}
-	if cur.Job == c.Job && cur.LastRun != "" && cur.Version <= c.Version {
-		known, err := c.Known(ctx, cur.LastRun)
+	if cur.Job == c.Job && cur.Newest() != "" && cur.Version <= c.Version {
+		known, err := knowsAll(cur, func(id string) (bool, error) { return c.Known(ctx, id) })
 		if err != nil || known {
 			return err
 		}

@@ -95,7 +95,7 @@ func (l *location) Close() error { return nil }
 // run is refused even if the run was killed part way through publishing.
 // Every step is idempotent.
 func (l *location) Publish(ctx context.Context, p sink.Publication) error {
-	if len(p.Outputs) > 0 {
+	if len(p.Outputs) > 0 || len(p.Actions) > 0 {
 		if err := recordPublished(ctx, l.objs, l.root, p); err != nil {
 			return err
 		}

@@ -76,7 +76,7 @@ func (s *Sink) Close() error { return nil }
 func (s *Sink) Claim(ctx context.Context, c sink.Claim) error {
 	now := time.Now().UTC()
 	want := sink.Owner{Job: c.Job, StateStoreID: c.Identity.ID, StateStore: store.Redact(c.Identity.Location),
-		Version: c.Version, CreatedAt: now, UpdatedAt: now}
+		Version: c.Version, CreatedAt: now, UpdatedAt: now, ClaimedBy: c.RunID}
 	knows := func(runID string) (bool, error) { return c.Known(ctx, runID) }
 	parents := func() error { return checkParents(ctx, s.root, s.spec.Ctx, c.Job) }
 	if err := claimSink(ctx, s.objs, s.spec.Ctx, want, c.Mode, c.Adopt, knows, parents, c.Log); err != nil {
@@ -130,6 +130,19 @@ func (s *Sink) Cleanup(ctx context.Context, dead func(runID string) (bool, error
 			deadRuns[id]++
 		} else {
 			foreign++
+		}
+	}
+	// A dead run's staging folder that holds no file (the engine was
+	// killed before it wrote one: an empty local folder, or on S3 the
+	// folder markers a Hadoop writer makes) is not listed above.
+	if fl, ok := s.objs.(objstore.FolderLister); ok {
+		for id, err := range fl.Folders(ctx, stagingDir+"/") {
+			if err != nil {
+				return fmt.Errorf("cleaning %s: %w", root, err)
+			}
+			if _, seen := deadRuns[id]; !seen && isDead(id) {
+				deadRuns[id] = 0
+			}
 		}
 	}
 	for id, n := range deadRuns {

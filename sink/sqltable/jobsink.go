@@ -177,7 +177,27 @@ func (l *tableLocation) Close() error { return l.k.Close() }
 // Publish moves the run's staged rows into the table: one database
 // transaction with the run's marker, so repeating it is a no-op.
 func (l *tableLocation) Publish(ctx context.Context, p sink.Publication) error {
-	if err := l.k.Publish(ctx, p.Job, p.RunID); err != nil {
+	var known func(ctx context.Context, runID string) (bool, error)
+	if p.Run.Mode != bookmark.ModeDisable { // a disable run is not checked (see Claim)
+		known = func(ctx context.Context, runID string) (bool, error) {
+			_, err := p.State.Run(ctx, p.Job, runID)
+			if errors.Is(err, store.ErrNotFound) {
+				return false, nil
+			}
+			return err == nil, err
+		}
+	}
+	err := l.k.PublishKnown(ctx, p.Job, p.RunID, known)
+	var newer *NewerRunError
+	if errors.As(err, &newer) {
+		id, ierr := p.State.Identity(ctx)
+		if ierr != nil {
+			return ierr
+		}
+		return &sink.OwnedError{Sink: l.k.cfg.Ctx, Location: l.k.cfg.Table, Job: p.Job, State: id, LastRun: newer.Run,
+			Publish: p.RunID}
+	}
+	if err != nil {
 		return fmt.Errorf("publishing run %s into table %s: %w", p.RunID, l.k.cfg.Table, err)
 	}
 	fault.At(fault.MidPublish)

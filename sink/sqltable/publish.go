@@ -19,6 +19,30 @@ import (
 // forward after a crash). A run with neither marker nor staging table
 // cannot be published: that is an error.
 func (k *Sink) Publish(ctx context.Context, job, runID string) error {
+	return k.PublishKnown(ctx, job, runID, nil)
+}
+
+// ErrNewerRun is returned (wrapped in a *NewerRunError) by PublishKnown
+// when the table holds rows of a run of the job that the publishing state
+// does not know, loaded after the newest run it knows.
+var ErrNewerRun = errors.New("the table holds rows of a newer run of the job that this state has no record of")
+
+// NewerRunError is PublishKnown's refusal: Run is the newest marker's run.
+type NewerRunError struct{ Run string }
+
+func (e *NewerRunError) Error() string { return fmt.Sprintf("%v (run %s)", ErrNewerRun, e.Run) }
+func (e *NewerRunError) Unwrap() error { return ErrNewerRun }
+
+// PublishKnown is Publish that first checks, in the publishing transaction
+// and under a lock that other publishers of the table take too, that the
+// newest marker of the job is of a run known (the state has a record of
+// it): a run of another state store of the job (a `tidemark state copy`
+// of this one, or this one's original) that loaded after the newest run
+// this state knows means that store runs the job now, and its bookmark
+// reads this run's input itself. A table holding no marker this state
+// knows (a history adopted with --adopt-sink, or a new one) is not
+// refused: the run's claim checked it. known nil checks nothing.
+func (k *Sink) PublishKnown(ctx context.Context, job, runID string, known func(ctx context.Context, runID string) (bool, error)) error {
 	if err := k.ensureMeta(ctx); err != nil {
 		return k.fail("publishing run "+runID, err)
 	}
@@ -32,9 +56,19 @@ func (k *Sink) Publish(ctx context.Context, job, runID string) error {
 		}
 	}
 	err := k.inTx(ctx, func(tx *sql.Tx) error {
+		if known != nil {
+			if err := k.lockMarkers(ctx, tx, job); err != nil {
+				return err
+			}
+		}
 		done, err := k.published(ctx, tx, job, runID)
 		if err != nil || done {
 			return err
+		}
+		if known != nil {
+			if err := k.checkNewest(ctx, tx, job, known); err != nil {
+				return err
+			}
 		}
 		if k.k == sqldb.Postgres {
 			if err := k.evolveTarget(ctx, tx, runID); err != nil {
@@ -74,11 +108,80 @@ func (k *Sink) Publish(ctx context.Context, job, runID string) error {
 		}
 		return nil
 	})
+	var newer *NewerRunError
+	if errors.As(err, &newer) {
+		return err
+	}
 	if err != nil {
 		return k.fail("publishing run "+runID, err)
 	}
 	if err := k.dropStage(ctx, runID); err != nil {
 		return k.fail("dropping the staging table of published run "+runID, err)
+	}
+	return nil
+}
+
+// lockMarkers makes publishers of the job into the table take turns from
+// here to the end of tx, so that the marker check and the marker insert of
+// one are not interleaved with another's: PostgreSQL locks the markers
+// table against other writers; MySQL locks the job's marker rows and the
+// gaps between them (InnoDB next-key locks); SQLite runs one write
+// transaction at a time, and one that read before another committed fails
+// to write.
+func (k *Sink) lockMarkers(ctx context.Context, tx *sql.Tx, job string) error {
+	var q string
+	switch k.k {
+	case sqldb.Postgres:
+		q = "LOCK TABLE " + k.qn(k.meta(runsTable)) + " IN SHARE ROW EXCLUSIVE MODE"
+	case sqldb.MySQL:
+		q = "SELECT run_id FROM " + k.qn(k.meta(runsTable)) + " WHERE job = " + k.ph(1) + " FOR UPDATE"
+	default:
+		return nil
+	}
+	var args []any
+	if k.k == sqldb.MySQL {
+		args = append(args, job)
+	}
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("locking the markers of job %q: %w", job, err)
+	}
+	return rows.Close()
+}
+
+// checkNewest returns a *NewerRunError when the job's markers for this
+// sink and table, newest first, begin with runs known does not know and
+// then name one it knows.
+func (k *Sink) checkNewest(ctx context.Context, tx *sql.Tx, job string, known func(ctx context.Context, runID string) (bool, error)) error {
+	rows, err := tx.QueryContext(ctx, "SELECT run_id FROM "+k.qn(k.meta(runsTable))+" WHERE job = "+k.ph(1)+
+		" AND sink = "+k.ph(2)+" AND target_table = "+k.ph(3)+" ORDER BY published_at DESC, run_id DESC",
+		job, k.cfg.Ctx, k.target.String())
+	if err != nil {
+		return fmt.Errorf("reading markers: %w", err)
+	}
+	defer rows.Close()
+	newest := ""
+	for rows.Next() { // most often the first is known: one look-up
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return fmt.Errorf("reading markers: %w", err)
+		}
+		if newest == "" {
+			newest = id
+		}
+		ok, err := known(ctx, id)
+		if err != nil {
+			return err
+		}
+		if ok && id == newest {
+			return nil
+		}
+		if ok {
+			return &NewerRunError{Run: newest}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reading markers: %w", err)
 	}
 	return nil
 }
