@@ -20,8 +20,8 @@ func TestPredicate(t *testing.T) {
 	}{
 		{"year >= '2026'", "1234"},
 		{"year = '2026' AND month < 3", "12"},
-		{"month >= 2", "023"},  // a numeric key compares as numbers: 10 >= 2; "x" is no number
-		{"month > '9'", "034"}, // numeric key, numeric text: as numbers ("x" as text)
+		{"month >= 2", "023"}, // a numeric key compares as numbers: 10 >= 2; "x" is no number
+		{"month > '9'", "03"}, // numeric key: '9' is cast to it; "x" is no INTEGER (NULL)
 		{"year > 2025.5", "1234"},
 		{"product IN ('a', 'c')", "014"},
 		{"product NOT IN ('a')", "234"},
