@@ -386,3 +386,26 @@ func TestIncrementalSplitTables(t *testing.T) {
 		t.Errorf("second crawl: got tables %v", r.Tables)
 	}
 }
+
+// TestCrawlFolderWithTwoEquals: a partition folder named k=v=w is not
+// registered (the engines refuse it) but skipped, naming the folder and
+// what is wrong with it; its siblings are registered.
+func TestCrawlFolderWithTwoEquals(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "data", "sales")
+	writeTree(t, root, map[string]string{"day=1/a.csv": dayRows(3, ""), "day=2/a.csv": dayRows(2, ""), "day=3=4/a.csv": dayRows(2, "")})
+	st := newState(t)
+	rep := mustCrawl(t, crawlerFile(t, dir, crawlerYAML(dir, "")), st)
+	if p := partitions(t, st, "sales"); !slices.Equal(p, []string{"1", "2"}) {
+		t.Errorf("partitions: got %v, want [1 2]", p)
+	}
+	found := false
+	for _, s := range rep.Skipped {
+		if strings.Contains(s.Path, "day=3=4") && strings.Contains(s.Reason, `"day=3=4"`) && strings.Contains(s.Reason, "more than one '='") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("skipped: got %+v, want day=3=4 skipped naming the folder and its second '='", rep.Skipped)
+	}
+}
