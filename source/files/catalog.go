@@ -93,6 +93,33 @@ func (s *Source) Resolve(ctx context.Context, cat catalog.Reader) error {
 	return s.resolveCatalog(ctx, source.Request{Catalog: cat})
 }
 
+// Places returns a catalog source's folders once resolved
+// (source.Placer): every partition registered for its table, then the
+// table's location, whether push_down_predicate keeps it or not (a later run's
+// predicate may). A source with a path has none: the job file gives it.
+func (s *Source) Places(ctx context.Context, cat catalog.Reader) ([]source.Place, map[string]string, error) {
+	if s.cat == nil {
+		return nil, nil, nil
+	}
+	t := s.cat.table
+	name := t.Database + "." + t.Name
+	table := source.Place{Location: t.Location, What: "the location of table " + name}
+	var out []source.Place // the partitions first, the most precise to name
+	for p, err := range cat.Partitions(ctx, t.Database, t.Name) {
+		if err != nil {
+			return nil, nil, fmt.Errorf("source %s: %w", s.spec.Ctx, err)
+		}
+		var kv []string
+		for i, k := range t.PartitionKeys {
+			if i < len(p.Values) {
+				kv = append(kv, k.Name+"="+p.Values[i])
+			}
+		}
+		out = append(out, source.Place{Location: p.Location, What: fmt.Sprintf("partition %s of table %s", strings.Join(kv, "/"), name)})
+	}
+	return append(out, table), s.cfg.S3, nil
+}
+
 // jobFileError is a *job.Error at key of the source's block in the job
 // file (a plain error for a source the job file does not hold, as a Glue
 // script's).

@@ -1,0 +1,51 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCatalogSinkInsideTable: a job whose sink lies inside the location
+// of the catalog table its source reads, or inside one of the table's
+// partitions, or holds the table, is refused before anything runs (exit
+// 2 naming the sink's key and the table's folder), as a sink inside a path
+// source is. Before, it ran: the crawler registered the sink's folder as a
+// partition and every run read its own output back.
+func TestCatalogSinkInsideTable(t *testing.T) {
+	t.Parallel()
+	w := newStoryWorld(t, local, stateStores[0], "fail")
+	w.day("2026-12-07", map[string]string{"orders-1.csv": storyHeader + "1,c1,widget,10\n"})
+	w.crawl()
+	job, err := os.ReadFile(w.job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := w.sales.loc()
+	for _, tc := range []struct {
+		name, sink string
+		says       []string
+	}{
+		{"inside a partition", filepath.Join(table, "day=2026-12-07", "out"),
+			[]string{"partition day=2026-12-07 of table sales_db.orders_raw", "lies inside"}},
+		{"inside the table", filepath.Join(table, "out"), []string{"the location of table sales_db.orders_raw", "lies inside"}},
+		{"holding the table", filepath.Dir(table), []string{"the location of table sales_db.orders_raw", "holds"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			writeFile(t, w.job, []byte(strings.Replace(string(job), w.out.loc(), tc.sink, 1)))
+			_, r := w.run(2)
+			assertMentions(t, r, append(tc.says, "sinks[0].path", "orders_source", tc.sink)...)
+			if runs := tidemark(t, w.dir, w.env, "runs", w.job, "--json"); runs.code == 0 && strings.Contains(runs.stdout, `"run_id"`) || runs.code == 1 {
+				t.Errorf("a refused run was recorded:\n%v", runs)
+			}
+			if _, err := os.Stat(filepath.Join(tc.sink, "_tidemark")); err == nil {
+				t.Errorf("the refused sink was claimed: %s/_tidemark exists", tc.sink)
+			}
+		})
+	}
+	writeFile(t, w.job, job)
+	if s, _ := w.run(0); s.source().Files != 1 {
+		t.Errorf("the job as it was: read %d files, want 1", s.source().Files)
+	}
+}
