@@ -36,6 +36,7 @@ func TestCatalogSinkInsideTable(t *testing.T) {
 			writeFile(t, w.job, []byte(strings.Replace(string(job), w.out.loc(), tc.sink, 1)))
 			_, r := w.run(2)
 			assertMentions(t, r, append(tc.says, "sinks[0].path", "orders_source", tc.sink)...)
+			assertMentions(t, w.tidemark(2, "plan", w.job), append(tc.says, "sinks[0].path")...)
 			if runs := tidemark(t, w.dir, w.env, "runs", w.job, "--json"); runs.code == 0 && strings.Contains(runs.stdout, `"run_id"`) || runs.code == 1 {
 				t.Errorf("a refused run was recorded:\n%v", runs)
 			}
