@@ -17,6 +17,7 @@ import (
 
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/catalog"
+	"github.com/tidemark-etl/tidemark/internal/layout"
 	"github.com/tidemark-etl/tidemark/job"
 	"github.com/tidemark-etl/tidemark/objstore"
 	"github.com/tidemark-etl/tidemark/source"
@@ -182,17 +183,66 @@ func partitionPrefix(table, part string) (string, error) {
 // listPartitions yields the objects of the partition folders to read, in
 // key order: the prefixes are sorted, end with '/', and none holds
 // another (they are folders of the same depth), so each prefix's keys
-// come after the previous one's.
+// come after the previous one's. Files under a folder below a partition's
+// that holds a _tidemark/ entry are another sink's output, left out and
+// counted as a path source leaves them out (sinkBelow).
 func (s *Source) listPartitions(ctx context.Context) iter.Seq2[objstore.Object, error] {
 	return func(yield func(objstore.Object, error) bool) {
+		marked := map[string]bool{}
 		for _, p := range s.cat.prefixes {
 			for o, err := range s.objs.List(ctx, p) {
-				if !yield(o, err) || err != nil {
+				if err != nil {
+					yield(o, err)
+					return
+				}
+				dir, err := s.sinkBelow(ctx, p, o.Key, marked)
+				if err != nil {
+					yield(objstore.Object{}, err)
+					return
+				}
+				if dir != "" {
+					s.inSinks++
+					if n := len(s.sinkDirs); n < 3 && (n == 0 || s.sinkDirs[n-1] != dir) {
+						s.sinkDirs = append(s.sinkDirs, dir)
+					}
+					continue
+				}
+				if !yield(o, nil) {
 					return
 				}
 			}
 		}
 	}
+}
+
+// sinkBelow returns the folder nearest partition prefix p, strictly below
+// it, on key's path that holds a _tidemark/ entry ("" if none), asking the
+// store once per folder (marked remembers): a small listing of
+// folder/_tidemark/, which names the hidden folder and so lists it. Only
+// files in subfolders of a partition cost one.
+func (s *Source) sinkBelow(ctx context.Context, p, key string, marked map[string]bool) (string, error) {
+	rel := strings.TrimPrefix(key, p)
+	for i := 0; i < len(rel); i++ {
+		if rel[i] != '/' {
+			continue
+		}
+		dir := p + rel[:i]
+		has, ok := marked[dir]
+		if !ok {
+			for _, err := range s.objs.List(ctx, dir+"/"+layout.MetaDir+"/") {
+				if err != nil {
+					return "", fmt.Errorf("listing %s: %w", dir, err)
+				}
+				has = true
+				break
+			}
+			marked[dir] = has
+		}
+		if has {
+			return dir, nil
+		}
+	}
+	return "", nil
 }
 
 // catalogSchema is the schema a catalog source's first run reads with:
