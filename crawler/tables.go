@@ -184,7 +184,13 @@ func (g *grouper) newPlan(t *target, n *folder, name string) {
 		}
 	}
 	for _, d := range parts {
-		vals, _ := partitionValues(n, d, p.keys)
+		vals, err := partitionValues(n, d, p.keys)
+		if err != nil {
+			// A key spelled in another case than its siblings': readers
+			// would take it for another column.
+			g.skip(t, d, nil, fmt.Sprintf("table %s: %v, as its sibling folders name the key: rename it", p.loc, err))
+			continue
+		}
 		p.parts = append(p.parts, partPlan{values: vals, loc: t.location(d)})
 	}
 	g.plans = append(g.plans, p)
@@ -262,14 +268,24 @@ func readsAs(ex *catalog.Table, s *shape) bool {
 func partitionKeys(n *folder, parts []*folder, depth int) []catalog.Column {
 	keys := make([]catalog.Column, depth)
 	for i := range depth {
+		// A key spelled in another case in some folders (Day=5 beside
+		// day=1) is still that key: the spelling most folders use names
+		// it, and newPlan skips the others, saying why.
 		name := ""
+		count := map[string]int{}
 		for j, d := range parts {
 			k, _, ok := hivePair(segments(n, d)[i])
-			if !ok || j > 0 && k != name {
+			if !ok || j > 0 && !strings.EqualFold(k, name) {
 				name = ""
 				break
 			}
 			name = k
+			count[k]++
+		}
+		for k, c := range count {
+			if name != "" && (c > count[name] || c == count[name] && k < name) {
+				name = k
+			}
 		}
 		if name == "" {
 			name = "partition_" + strconv.Itoa(i)
