@@ -163,7 +163,16 @@ func (s *Source) listCatalog(ctx context.Context, in source.Request) error {
 		prefixes = append(prefixes, rel)
 	}
 	slices.Sort(prefixes)
-	cr.prefixes = slices.Compact(prefixes)
+	// A partition whose folder lies in another kept one's (registered by
+	// hand, or through the Glue API) is listed with it: listed again, its
+	// files would come twice and out of order.
+	kept := prefixes[:0]
+	for _, p := range prefixes {
+		if n := len(kept); n == 0 || !strings.HasPrefix(p, kept[n-1]) {
+			kept = append(kept, p)
+		}
+	}
+	cr.prefixes = kept
 	return nil
 }
 
@@ -182,8 +191,8 @@ func partitionPrefix(table, part string) (string, error) {
 
 // listPartitions yields the objects of the partition folders to read, in
 // key order: the prefixes are sorted, end with '/', and none holds
-// another (they are folders of the same depth), so each prefix's keys
-// come after the previous one's. Files under a folder below a partition's
+// another (listCatalog keeps the outer one), so each prefix's keys come
+// after the previous one's. Files under a folder below a partition's
 // that holds a _tidemark/ entry are another sink's output, left out and
 // counted as a path source leaves them out (sinkBelow).
 func (s *Source) listPartitions(ctx context.Context) iter.Seq2[objstore.Object, error] {
