@@ -15,22 +15,29 @@ import (
 // partition and every run read its own output back.
 func TestCatalogSinkInsideTable(t *testing.T) {
 	t.Parallel()
-	w := newStoryWorld(t, local, stateStores[0], "fail")
+	for _, be := range []backend{local, onS3} {
+		t.Run(string(be), func(t *testing.T) { catalogSinkInsideTable(t, be) })
+	}
+}
+
+func catalogSinkInsideTable(t *testing.T, be backend) {
+	w := newStoryWorld(t, be, stateStores[0], "fail")
 	w.day("2026-12-07", map[string]string{"orders-1.csv": storyHeader + "1,c1,widget,10\n"})
 	w.crawl()
 	job, err := os.ReadFile(w.job)
 	if err != nil {
 		t.Fatal(err)
 	}
-	table := w.sales.loc()
+	table := strings.TrimSuffix(w.sales.loc(), "/")
+	parent := table[:strings.LastIndex(table, "/")]
 	for _, tc := range []struct {
 		name, sink string
 		says       []string
 	}{
-		{"inside a partition", filepath.Join(table, "day=2026-12-07", "out"),
+		{"inside a partition", table + "/day=2026-12-07/out",
 			[]string{"partition day=2026-12-07 of table sales_db.orders_raw", "lies inside"}},
-		{"inside the table", filepath.Join(table, "out"), []string{"the location of table sales_db.orders_raw", "lies inside"}},
-		{"holding the table", filepath.Dir(table), []string{"the location of table sales_db.orders_raw", "holds"}},
+		{"inside the table", table + "/out", []string{"the location of table sales_db.orders_raw", "lies inside"}},
+		{"holding the table", parent, []string{"the location of table sales_db.orders_raw", "holds"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			writeFile(t, w.job, []byte(strings.Replace(string(job), w.out.loc(), tc.sink, 1)))
@@ -40,7 +47,7 @@ func TestCatalogSinkInsideTable(t *testing.T) {
 			if runs := tidemark(t, w.dir, w.env, "runs", w.job, "--json"); runs.code == 0 && strings.Contains(runs.stdout, `"run_id"`) || runs.code == 1 {
 				t.Errorf("a refused run was recorded:\n%v", runs)
 			}
-			if _, err := os.Stat(filepath.Join(tc.sink, "_tidemark")); err == nil {
+			if _, err := os.Stat(filepath.Join(tc.sink, "_tidemark")); be == local && err == nil {
 				t.Errorf("the refused sink was claimed: %s/_tidemark exists", tc.sink)
 			}
 		})
