@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,5 +56,35 @@ func catalogSinkInsideTable(t *testing.T, be backend) {
 	writeFile(t, w.job, job)
 	if s, _ := w.run(0); s.source().Files != 1 {
 		t.Errorf("the job as it was: read %d files, want 1", s.source().Files)
+	}
+}
+
+// TestCrawlNeverRegistersSink: a sink folder (another job's: it holds
+// _tidemark/) inside the crawled table is never registered as a partition,
+// on a local disk and on S3, crawl after crawl, so the job reading the
+// table reads each input row once and never the sink's output.
+func TestCrawlNeverRegistersSink(t *testing.T) {
+	t.Parallel()
+	for _, be := range []backend{local, onS3} {
+		t.Run(string(be), func(t *testing.T) {
+			w := newStoryWorld(t, be, stateStores[0], "fail")
+			w.sales.put(t, "day=2026-12-09/part-r0-0.csv", []byte(storyHeader+"7,c7,widget,70\n8,c8,widget,80\n"))
+			w.sales.put(t, "day=2026-12-09/_tidemark/owner.json", []byte("{}"))
+			var rows int64
+			for i, d := range []string{"2026-12-06", "2026-12-07", "2026-12-08"} {
+				w.day(d, map[string]string{"orders-1.csv": storyHeader + fmt.Sprintf("%d,c1,widget,10\n", i+1)})
+				w.crawl()
+				for _, p := range w.show("sales_db.orders_raw").Partitions {
+					if p.Values["day"] == "2026-12-09" {
+						t.Fatalf("crawl %d registered the sink's folder as partition %v (%s)", i+1, p.Values, p.Location)
+					}
+				}
+				s, _ := w.run(0)
+				rows += s.source().Rows
+			}
+			if rows != 3 {
+				t.Errorf("rows read over three runs: got %d, want 3 (one per day, none of the sink's)", rows)
+			}
+		})
 	}
 }
