@@ -278,6 +278,11 @@ func (p *parser) primary() (node, error) {
 					return nil, p.fail(c, "',' or ')'")
 				}
 			}
+			for _, l := range lits {
+				if err := p.comparable(t, l); err != nil {
+					return nil, err
+				}
+			}
 			var n node = inNode{key, lits}
 			if negate {
 				n = notNode{n}
@@ -295,9 +300,24 @@ func (p *parser) primary() (node, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := p.comparable(t, l); err != nil {
+			return nil, err
+		}
 		return cmpNode{key, op.text, l}, nil
 	}
 	return nil, p.fail(t, "a partition key, NOT or '('")
+}
+
+// comparable refuses a number compared with a DATE key, as Spark SQL
+// refuses it (DATATYPE_MISMATCH): a date is written in quotes.
+func (p *parser) comparable(key token, l literal) error {
+	for _, k := range p.keys {
+		if strings.EqualFold(k.Name, key.text) && strings.EqualFold(strings.TrimSpace(k.Type), "DATE") && l.kind != kText {
+			return fmt.Errorf("push_down_predicate: %q at offset %d is a DATE key, compared with the number %s: "+
+				"write the date in quotes ('2026-01-10')", key.text, key.pos, l.text)
+		}
+	}
+	return nil
 }
 
 func (p *parser) literal() (literal, error) {

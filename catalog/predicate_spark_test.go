@@ -20,9 +20,10 @@ import (
 // expected answers are computed by the Spark Connect server.
 func TestPredicateAsSpark(t *testing.T) {
 	remote := sparktest.Remote(t)
-	keys := []Column{{Name: "s", Type: "VARCHAR"}, {Name: "n", Type: "INTEGER"}, {Name: "d", Type: "DOUBLE"}}
+	keys := []Column{{Name: "s", Type: "VARCHAR"}, {Name: "n", Type: "INTEGER"}, {Name: "d", Type: "DOUBLE"}, {Name: "dt", Type: "DATE"}}
 	vals := []string{"abc", "100", "99", "1.5", " 7", "007", "7", "1e3", "", "-3", "2147483648", "NaN", "7.9",
-		"1000", "2", "é", defaultPartition}
+		"1000", "2", "é", defaultPartition, "2026-01-10", "2026-1-5", "2026-02-30", "2026", " 2026-01-06 ",
+		"2026-01-10 12:00", "2026-01-10x", "02026-01-07", "1969-12-31"}
 	preds := []string{
 		"NOT (s < 100)", "s < 100", "s = 7", "s >= 1.5", "s > 1e2", "s = '007'", "s IN (7, 100)",
 		"s IN ('7', 100)", "s NOT IN (7)", "NOT s IN (100, 99)", "s != 'abc'", "s <> 99", "n > '9'", "n = '7.5'",
@@ -30,6 +31,8 @@ func TestPredicateAsSpark(t *testing.T) {
 		"d = 'NaN'", "d IN (1.5, 2)", "s IN (1.5, 2)", "n >= 2147483648", "s = 2147483648", "s IN (1e3)",
 		"n = 1.5", "NOT (s = 'abc' OR n = 7)", "s < 'b'", "d IN ('1.5', 7)", "n IN (7, 7.0)", "s = -3",
 		"NOT (d <= 99.5)", "s = 99999999999", "n = 99999999999", "s IN (1.5, 1e0)", "NOT (n NOT IN (7, 100))",
+		"dt >= '2026-1-5'", "dt = '2026-01-10'", "dt IN ('2026-01-10', 'x')", "NOT (dt < '2026-01-06')",
+		"dt = '2026-02-30'", "dt < '1970-01-01'", "dt IN ('2026-1-10', '2026-01-06')", "dt <> '2026'",
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -48,12 +51,12 @@ func TestPredicateAsSpark(t *testing.T) {
 		if v == defaultPartition {
 			lit = "CAST(NULL AS STRING)"
 		}
-		rows = append(rows, fmt.Sprintf("(%d, %s, CAST(%s AS INT), CAST(%s AS DOUBLE))", i, lit, lit, lit))
+		rows = append(rows, fmt.Sprintf("(%d, %s, CAST(%s AS INT), CAST(%s AS DOUBLE), CAST(%s AS DATE))", i, lit, lit, lit, lit))
 	}
 	for _, p := range preds {
 		cols = append(cols, "coalesce("+p+", false)")
 	}
-	q := fmt.Sprintf("SELECT i, %s FROM VALUES %s AS t(i, s, n, d) ORDER BY i", strings.Join(cols, ", "), strings.Join(rows, ", "))
+	q := fmt.Sprintf("SELECT i, %s FROM VALUES %s AS t(i, s, n, d, dt) ORDER BY i", strings.Join(cols, ", "), strings.Join(rows, ", "))
 	df, err := sess.Sql(ctx, q)
 	if err != nil {
 		t.Fatal(err)
@@ -77,8 +80,8 @@ func TestPredicateAsSpark(t *testing.T) {
 			if !ok {
 				t.Fatalf("spark's answer for %q on %q: %T, want a bool", expr, v, got[i].At(j+1))
 			}
-			if m := p.Match(keys, []string{v, v, v}); m != want {
-				t.Errorf("%q on s = n = d = %q: got %v, want %v (Spark SQL)", expr, v, m, want)
+			if m := p.Match(keys, []string{v, v, v, v}); m != want {
+				t.Errorf("%q on s = n = d = dt = %q: got %v, want %v (Spark SQL)", expr, v, m, want)
 			}
 			checked++
 		}

@@ -72,3 +72,18 @@ func TestPredicateErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestPredicateDateWithNumber: a DATE key compared with a number is an
+// error saying to quote the date, as Spark SQL refuses it.
+func TestPredicateDateWithNumber(t *testing.T) {
+	keys := []Column{{Name: "day", Type: "DATE"}}
+	for _, expr := range []string{"day > 5", "day IN ('2026-01-10', 20260110)"} {
+		_, err := ParsePredicate(expr, keys)
+		if err == nil || !strings.Contains(err.Error(), "DATE key") || !strings.Contains(err.Error(), "in quotes") {
+			t.Errorf("ParsePredicate(%q) = %v, want an error saying to quote the date", expr, err)
+		}
+	}
+	if _, err := ParsePredicate("day >= '2026-1-5'", keys); err != nil {
+		t.Errorf("a quoted date: %v", err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // tri is a truth value of SQL's three-valued logic.
@@ -66,6 +67,7 @@ const (
 	kInt          // an integral type of bits bits (0: wider than BIGINT)
 	kDecimal      // an exact decimal number
 	kDouble       // a floating-point number
+	kDate         // a DATE: num is its day number
 )
 
 // number is a numeric value: exact (r) unless float is set.
@@ -132,6 +134,9 @@ func partitionValue(typ, text string) value {
 		return value{null: !ok, kind: kInt, bits: b, text: text, num: n}
 	}
 	switch {
+	case t == "DATE":
+		n, ok := castDate(text)
+		return value{null: !ok, kind: kDate, text: text, num: n}
 	case t == "FLOAT" || t == "REAL" || t == "DOUBLE":
 		n, ok := castDouble(text)
 		return value{null: !ok, kind: kDouble, text: text, num: n}
@@ -204,6 +209,8 @@ func compare(v value, l literal) (int, bool) {
 		var n number
 		ok := false
 		switch v.kind {
+		case kDate:
+			n, ok = castDate(l.text)
 		case kInt:
 			n, ok = castInt(l.text, v.bits)
 		case kDecimal:
@@ -242,6 +249,9 @@ func (v value) asText() string {
 		return v.num.r.FloatString(0)
 	case kDouble:
 		return javaDouble(v.num.f)
+	case kDate:
+		d, _ := v.num.r.Float64()
+		return time.Unix(int64(d)*86400, 0).UTC().Format("2006-01-02")
 	}
 	return v.text
 }
@@ -361,4 +371,41 @@ func castDouble(text string) (number, bool) {
 func isRange(err error) bool {
 	ne, ok := err.(*strconv.NumError)
 	return ok && ne.Err == strconv.ErrRange
+}
+
+// castDate casts text to DATE as Spark does: surrounding spaces trimmed,
+// a year of 4 to 7 digits with an optional sign, then optionally -month
+// and -day of one or two digits, then the end or a space or T and
+// anything ('2026', '2026-1-5', '2026-01-10 12:00'); a day the calendar
+// does not have fails (NULL). num is the day number since 1970-01-01.
+func castDate(text string) (number, bool) {
+	s := strings.TrimFunc(text, sparkSpace)
+	if i := strings.IndexAny(s, " T"); i >= 0 {
+		s = s[:i]
+	}
+	sign := 1
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		if s[0] == '-' {
+			sign = -1
+		}
+		s = s[1:]
+	}
+	parts := strings.Split(s, "-")
+	if len(parts) > 3 || len(parts[0]) < 4 || len(parts[0]) > 7 {
+		return number{}, false
+	}
+	f := []int{0, 1, 1}
+	for i, p := range parts {
+		if p == "" || !allDigits(p) || i > 0 && len(p) > 2 {
+			return number{}, false
+		}
+		f[i], _ = strconv.Atoi(p) // at most 7 digits, decimal
+
+	}
+	y := sign * f[0]
+	d := time.Date(y, time.Month(f[1]), f[2], 0, 0, 0, 0, time.UTC)
+	if d.Year() != y || int(d.Month()) != f[1] || d.Day() != f[2] {
+		return number{}, false
+	}
+	return number{r: new(big.Rat).SetInt64(d.Unix() / 86400)}, true
 }
