@@ -12,10 +12,8 @@ import (
 // (Glue's push_down_predicate). The language is small: comparisons of a
 // partition key with a literal (= or ==, != <> < <= > >=), IN (...), NOT IN,
 // AND, OR, NOT and parentheses; string literals in single quotes (” is a
-// quote), number literals; keywords in any case. A comparison with a
-// number compares numerically (a value that is no number does not match);
-// with a string, as text, unless the key's type is numeric and both sides
-// are numbers.
+// quote), number literals; keywords in any case. It is evaluated as Spark
+// SQL evaluates it (Match).
 type Predicate struct {
 	text string
 	root node
@@ -25,15 +23,21 @@ type Predicate struct {
 func (p *Predicate) String() string { return p.text }
 
 // Match reports whether a partition with values (in the order of keys,
-// the table's partition keys) satisfies p.
+// the table's partition keys) satisfies p, as Spark SQL (Glue's engine,
+// spark.sql.ansi.enabled false) would: a value is converted to its key's
+// type, a comparison of a text and a number converts as Spark does (see
+// compare), and a comparison that cannot be made is NULL, with SQL's
+// three-valued logic for NOT, AND and OR. A partition is read only when
+// the predicate is true: NULL reads nothing. A missing value and Hive's
+// __HIVE_DEFAULT_PARTITION__ are NULL.
 func (p *Predicate) Match(keys []Column, values []string) bool {
 	row := make(map[string]value, len(keys))
 	for i, k := range keys {
 		if i < len(values) {
-			row[strings.ToLower(k.Name)] = value{text: values[i], numeric: numericType(k.Type)}
+			row[strings.ToLower(k.Name)] = partitionValue(k.Type, values[i])
 		}
 	}
-	return p.root.eval(row)
+	return p.root.eval(row) == yes
 }
 
 // ParsePredicate parses expr against the partition keys it may name (nil:
@@ -60,16 +64,6 @@ func ParsePredicate(expr string, keys []Column) (*Predicate, error) {
 		return nil, fmt.Errorf("push_down_predicate %q: unexpected %s at offset %d", expr, t, t.pos)
 	}
 	return &Predicate{text: expr, root: n}, nil
-}
-
-// numericType reports whether a partition key's type compares as a number.
-func numericType(t string) bool {
-	switch strings.ToUpper(strings.TrimSpace(t)) {
-	case "TINYINT", "SMALLINT", "INTEGER", "INT", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
-		"UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "REAL":
-		return true
-	}
-	return strings.HasPrefix(strings.ToUpper(t), "DECIMAL")
 }
 
 type tokKind int
@@ -284,6 +278,11 @@ func (p *parser) primary() (node, error) {
 					return nil, p.fail(c, "',' or ')'")
 				}
 			}
+			for _, l := range lits {
+				if err := p.comparable(t, l); err != nil {
+					return nil, err
+				}
+			}
 			var n node = inNode{key, lits}
 			if negate {
 				n = notNode{n}
@@ -301,9 +300,24 @@ func (p *parser) primary() (node, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := p.comparable(t, l); err != nil {
+			return nil, err
+		}
 		return cmpNode{key, op.text, l}, nil
 	}
 	return nil, p.fail(t, "a partition key, NOT or '('")
+}
+
+// comparable refuses a number compared with a DATE key, as Spark SQL
+// refuses it (DATATYPE_MISMATCH): a date is written in quotes.
+func (p *parser) comparable(key token, l literal) error {
+	for _, k := range p.keys {
+		if strings.EqualFold(k.Name, key.text) && strings.EqualFold(strings.TrimSpace(k.Type), "DATE") && l.kind != kText {
+			return fmt.Errorf("push_down_predicate: %q at offset %d is a DATE key, compared with the number %s: "+
+				"write the date in quotes ('2026-01-10')", key.text, key.pos, l.text)
+		}
+	}
+	return nil
 }
 
 func (p *parser) literal() (literal, error) {
@@ -312,48 +326,13 @@ func (p *parser) literal() (literal, error) {
 	case tString:
 		return literal{text: t.text}, nil
 	case tNumber:
-		f, _ := strconv.ParseFloat(t.text, 64)
-		return literal{text: t.text, number: true, f: f}, nil
+		return numberLiteral(t.text), nil
 	}
 	return literal{}, p.fail(t, "a string ('...') or a number")
 }
 
-// value is one partition value, with whether its key's type is numeric.
-type value struct {
-	text    string
-	numeric bool
-}
-
-type literal struct {
-	text   string
-	number bool
-	f      float64
-}
-
-// compare compares v with l: -1, 0, 1, ok false when they cannot be
-// compared (a number literal and a value that is no number).
-func compare(v value, l literal) (int, bool) {
-	if l.number || v.numeric {
-		vf, err1 := strconv.ParseFloat(v.text, 64)
-		lf, err2 := strconv.ParseFloat(l.text, 64)
-		switch {
-		case err1 == nil && err2 == nil:
-			switch {
-			case vf < lf:
-				return -1, true
-			case vf > lf:
-				return 1, true
-			}
-			return 0, true
-		case l.number:
-			return 0, false
-		}
-	}
-	return strings.Compare(v.text, l.text), true
-}
-
 type node interface {
-	eval(row map[string]value) bool
+	eval(row map[string]value) tri
 }
 
 type orNode struct{ l, r node }
@@ -369,37 +348,55 @@ type inNode struct {
 	lits []literal
 }
 
-func (n orNode) eval(row map[string]value) bool  { return n.l.eval(row) || n.r.eval(row) }
-func (n andNode) eval(row map[string]value) bool { return n.l.eval(row) && n.r.eval(row) }
-func (n notNode) eval(row map[string]value) bool { return !n.n.eval(row) }
+func (n orNode) eval(row map[string]value) tri  { return n.l.eval(row).or(n.r.eval(row)) }
+func (n andNode) eval(row map[string]value) tri { return n.l.eval(row).and(n.r.eval(row)) }
+func (n notNode) eval(row map[string]value) tri { return n.n.eval(row).not() }
 
-func (n cmpNode) eval(row map[string]value) bool {
+func (n cmpNode) eval(row map[string]value) tri {
 	c, ok := compare(row[n.key], n.lit)
 	if !ok {
-		return false
+		return unknown
 	}
 	switch n.op {
 	case "=":
-		return c == 0
+		return truth(c == 0)
 	case "!=", "<>":
-		return c != 0
+		return truth(c != 0)
 	case "<":
-		return c < 0
+		return truth(c < 0)
 	case "<=":
-		return c <= 0
+		return truth(c <= 0)
 	case ">":
-		return c > 0
+		return truth(c > 0)
 	case ">=":
-		return c >= 0
+		return truth(c >= 0)
 	}
-	return false
+	return unknown
 }
 
-func (n inNode) eval(row map[string]value) bool {
+func (n inNode) eval(row map[string]value) tri {
+	v := row[n.key]
+	out := no
+	if inAsText(v, n.lits) {
+		if v.null {
+			return unknown
+		}
+		text := v.asText()
+		for _, l := range n.lits {
+			if l.asText() == text {
+				return yes
+			}
+		}
+		return no
+	}
 	for _, l := range n.lits {
-		if c, ok := compare(row[n.key], l); ok && c == 0 {
-			return true
+		c, ok := compare(v, l)
+		switch {
+		case !ok:
+			out = unknown
+		case c == 0:
+			return yes
 		}
 	}
-	return false
+	return out
 }

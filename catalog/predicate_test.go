@@ -20,8 +20,8 @@ func TestPredicate(t *testing.T) {
 	}{
 		{"year >= '2026'", "1234"},
 		{"year = '2026' AND month < 3", "12"},
-		{"month >= 2", "023"},  // a numeric key compares as numbers: 10 >= 2; "x" is no number
-		{"month > '9'", "034"}, // numeric key, numeric text: as numbers ("x" as text)
+		{"month >= 2", "023"}, // a numeric key compares as numbers: 10 >= 2; "x" is no number
+		{"month > '9'", "03"}, // numeric key: '9' is cast to it; "x" is no INTEGER (NULL)
 		{"year > 2025.5", "1234"},
 		{"product IN ('a', 'c')", "014"},
 		{"product NOT IN ('a')", "234"},
@@ -70,5 +70,20 @@ func TestPredicateErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("ParsePredicate(%q) = %v, want an error with %q", tc.expr, err, tc.want)
 		}
+	}
+}
+
+// TestPredicateDateWithNumber: a DATE key compared with a number is an
+// error saying to quote the date, as Spark SQL refuses it.
+func TestPredicateDateWithNumber(t *testing.T) {
+	keys := []Column{{Name: "day", Type: "DATE"}}
+	for _, expr := range []string{"day > 5", "day IN ('2026-01-10', 20260110)"} {
+		_, err := ParsePredicate(expr, keys)
+		if err == nil || !strings.Contains(err.Error(), "DATE key") || !strings.Contains(err.Error(), "in quotes") {
+			t.Errorf("ParsePredicate(%q) = %v, want an error saying to quote the date", expr, err)
+		}
+	}
+	if _, err := ParsePredicate("day >= '2026-1-5'", keys); err != nil {
+		t.Errorf("a quoted date: %v", err)
 	}
 }

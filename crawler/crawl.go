@@ -147,9 +147,15 @@ func (c *crawl) count(t *target) store.Count {
 func (c *crawl) do(ctx context.Context) (store.Commit, error) {
 	cfg := c.cfg
 	for _, tc := range cfg.Targets {
-		t, err := listTarget(ctx, c.st, cfg.Job(), tc, cfg.Location(tc))
+		t, err := listTarget(ctx, c.st, cfg.Job(), tc, cfg.Location(tc), cfg.TableLevel)
 		if err != nil {
 			return store.Commit{}, err
+		}
+		for _, s := range t.sinkSkips {
+			c.rep.SkippedCount++
+			if len(c.rep.Skipped) < MaxSkipped {
+				c.rep.Skipped = append(c.rep.Skipped, s)
+			}
 		}
 		c.targets = append(c.targets, t)
 		c.rep.FilesListed += t.listed

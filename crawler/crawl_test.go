@@ -386,3 +386,56 @@ func TestIncrementalSplitTables(t *testing.T) {
 		t.Errorf("second crawl: got tables %v", r.Tables)
 	}
 }
+
+// TestCrawlFolderWithTwoEquals: a partition folder named k=v=w is not
+// registered (the engines refuse it) but skipped, naming the folder and
+// what is wrong with it; its siblings are registered.
+func TestCrawlFolderWithTwoEquals(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "data", "sales")
+	writeTree(t, root, map[string]string{"day=1/a.csv": dayRows(3, ""), "day=2/a.csv": dayRows(2, ""), "day=3=4/a.csv": dayRows(2, "")})
+	st := newState(t)
+	rep := mustCrawl(t, crawlerFile(t, dir, crawlerYAML(dir, "")), st)
+	if p := partitions(t, st, "sales"); !slices.Equal(p, []string{"1", "2"}) {
+		t.Errorf("partitions: got %v, want [1 2]", p)
+	}
+	found := false
+	for _, s := range rep.Skipped {
+		if strings.Contains(s.Path, "day=3=4") && strings.Contains(s.Reason, `"day=3=4"`) && strings.Contains(s.Reason, "more than one '='") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("skipped: got %+v, want day=3=4 skipped naming the folder and its second '='", rep.Skipped)
+	}
+}
+
+// TestCrawlKeyCaseDiffers: a partition folder whose key is spelled in
+// another case than its siblings' (Day=5 beside day=1) is skipped naming
+// it; the table keeps the key its other folders name (it was named
+// partition_0 with values "day=1", which no job could read: the engine
+// found a column day the table did not have).
+func TestCrawlKeyCaseDiffers(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "data", "sales")
+	writeTree(t, root, map[string]string{"day=1/a.csv": dayRows(3, ""), "day=2/a.csv": dayRows(2, ""), "Day=5/a.csv": dayRows(2, "")})
+	st := newState(t)
+	rep := mustCrawl(t, crawlerFile(t, dir, crawlerYAML(dir, "")), st)
+	tb, err := st.Table(context.Background(), "sales_db", "sales", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tb.PartitionKeys) != 1 || tb.PartitionKeys[0].Name != "day" {
+		t.Errorf("partition keys: got %v, want [day]", tb.PartitionKeys)
+	}
+	if p := partitions(t, st, "sales"); !slices.Equal(p, []string{"1", "2"}) {
+		t.Errorf("partitions: got %v, want [1 2]", p)
+	}
+	found := false
+	for _, s := range rep.Skipped {
+		found = found || strings.Contains(s.Path, "Day=5") && strings.Contains(s.Reason, `"Day=5"`)
+	}
+	if !found {
+		t.Errorf("skipped: got %+v, want Day=5 skipped naming it", rep.Skipped)
+	}
+}

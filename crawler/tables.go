@@ -155,6 +155,10 @@ func (g *grouper) newPlan(t *target, n *folder, name string) {
 	p := &tablePlan{name: name, t: t, dir: n, loc: t.location(n)}
 	var parts []*folder
 	for _, d := range kept {
+		if why := ambiguousFolder(n, d); why != "" {
+			g.skip(t, d, nil, fmt.Sprintf("table %s: %s", p.loc, why))
+			continue
+		}
 		if d.shape != nil && g.groupKey(d.shape) != win {
 			g.skip(t, d, nil, fmt.Sprintf("%s, unlike the other folders of table %s", d.shape.describe(), p.loc))
 			continue
@@ -180,7 +184,13 @@ func (g *grouper) newPlan(t *target, n *folder, name string) {
 		}
 	}
 	for _, d := range parts {
-		vals, _ := partitionValues(n, d, p.keys)
+		vals, err := partitionValues(n, d, p.keys)
+		if err != nil {
+			// A key spelled in another case than its siblings': readers
+			// would take it for another column.
+			g.skip(t, d, nil, fmt.Sprintf("table %s: %v, as its sibling folders name the key: rename it", p.loc, err))
+			continue
+		}
 		p.parts = append(p.parts, partPlan{values: vals, loc: t.location(d)})
 	}
 	g.plans = append(g.plans, p)
@@ -194,6 +204,10 @@ func (g *grouper) existingPlan(t *target, n *folder, ex *catalog.Table) {
 	for _, d := range folders {
 		if d.depth-n.depth != len(ex.PartitionKeys) {
 			g.skip(t, d, nil, fmt.Sprintf("%d folders below table %s.%s, whose partitions are %d deep", d.depth-n.depth, ex.Database, ex.Name, len(ex.PartitionKeys)))
+			continue
+		}
+		if why := ambiguousFolder(n, d); why != "" {
+			g.skip(t, d, nil, fmt.Sprintf("table %s.%s: %s", ex.Database, ex.Name, why))
 			continue
 		}
 		vals, err := partitionValues(n, d, ex.PartitionKeys)
@@ -254,14 +268,24 @@ func readsAs(ex *catalog.Table, s *shape) bool {
 func partitionKeys(n *folder, parts []*folder, depth int) []catalog.Column {
 	keys := make([]catalog.Column, depth)
 	for i := range depth {
+		// A key spelled in another case in some folders (Day=5 beside
+		// day=1) is still that key: the spelling most folders use names
+		// it, and newPlan skips the others, saying why.
 		name := ""
+		count := map[string]int{}
 		for j, d := range parts {
 			k, _, ok := hivePair(segments(n, d)[i])
-			if !ok || j > 0 && k != name {
+			if !ok || j > 0 && !strings.EqualFold(k, name) {
 				name = ""
 				break
 			}
 			name = k
+			count[k]++
+		}
+		for k, c := range count {
+			if name != "" && (c > count[name] || c == count[name] && k < name) {
+				name = k
+			}
 		}
 		if name == "" {
 			name = "partition_" + strconv.Itoa(i)
@@ -299,6 +323,20 @@ func segments(n, d *folder) []string {
 		return nil
 	}
 	return strings.Split(rel, "/")
+}
+
+// ambiguousFolder says what is wrong with a folder between table folder n
+// and d named k=v=w ("" when none is): readers split it differently
+// (Spark reads k as "v=w", DuckDB finds no column), so the engines refuse
+// it, and Hive writes an '=' in a value as %3D.
+func ambiguousFolder(n, d *folder) string {
+	for _, seg := range segments(n, d) {
+		if k, v, ok := strings.Cut(seg, "="); ok && k != "" && strings.Contains(v, "=") {
+			return fmt.Sprintf("partition folder %q has more than one '=', so its key and value are ambiguous "+
+				"(name it %s=%s: Hive writes '=' in a value as %%3D)", seg, k, strings.ReplaceAll(v, "=", "%3D"))
+		}
+	}
+	return ""
 }
 
 // hivePair splits a key=value folder name; the value is unescaped as Hive

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/internal/layout"
 	"github.com/tidemark-etl/tidemark/objstore"
 	"github.com/tidemark-etl/tidemark/source/files"
 	"github.com/tidemark-etl/tidemark/store"
@@ -83,6 +84,12 @@ type target struct {
 	tree *folder
 
 	listed, excluded int64
+
+	// sinks are the objects of the folders below the target's root that
+	// hold a _tidemark/ entry (a tidemark sink's output), by folder: the
+	// listing left them out.
+	sinks     map[string][]objstore.Object
+	sinkSkips []Skip
 }
 
 // ctx is the target's bookmark ctx.
@@ -110,8 +117,9 @@ func (t *target) key(f *file) string {
 
 // listTarget lists a target (hidden names, '_' and '.', are left out by
 // the store), drops what exclude matches, and marks each file new or
-// known against the crawler's bookmark.
-func listTarget(ctx context.Context, st store.Store, jobName string, cfg Target, loc string) (*target, error) {
+// known against the crawler's bookmark. A folder below the root holding
+// _tidemark/ is left out unless it is at tableLevel (sinkFolders).
+func listTarget(ctx context.Context, st store.Store, jobName string, cfg Target, loc string, tableLevel int) (*target, error) {
 	if !strings.Contains(loc, "://") {
 		info, err := os.Stat(loc)
 		if err != nil {
@@ -144,32 +152,76 @@ func listTarget(ctx context.Context, st store.Store, jobName string, cfg Target,
 		}
 		prev[f.Path] = f
 	}
-	for o, err := range obj.List(ctx, "") {
+	objs := obj.List(ctx, "")
+	if fs, ok := obj.(objstore.FolderSkipper); ok {
+		// A folder holding _tidemark/ is a tidemark sink's output: left
+		// out and reported (sinkFolders), unless it is a table folder.
+		objs = fs.ListSkipping(ctx, layout.MetaDir, func(dir string, o objstore.Object) {
+			if t.sinks == nil {
+				t.sinks = map[string][]objstore.Object{}
+			}
+			t.sinks[dir] = append(t.sinks[dir], o)
+		})
+	}
+	for o, err := range objs {
 		if err != nil {
 			return nil, fmt.Errorf("listing %s: %w", loc, err)
 		}
-		if slices.ContainsFunc(excl, func(re *regexp.Regexp) bool { return re.MatchString(o.Key) }) {
-			t.excluded++
-			continue
-		}
-		t.listed++
-		segs := strings.Split(o.Key, "/")
-		d := t.tree
-		for _, s := range segs[:len(segs)-1] {
-			d = d.child(s)
-		}
-		f := &file{obj: o, dir: d, rec: bookmark.File{Path: o.Key, Size: o.Size, MTime: o.ModTime.UnixNano(), ETag: o.ETag}}
-		if p, ok := prev[o.Key]; ok {
-			if !p.SameIdentity(f.rec) {
-				f.new, f.prev = true, &p
-			}
-		} else {
-			f.new = true
-		}
-		d.files = append(d.files, f)
+		t.add(o, excl, prev)
 	}
+	t.sinkFolders(tableLevel, excl, prev)
 	t.tree.walk(func(d *folder) {
 		slices.SortFunc(d.children, func(a, b *folder) int { return strings.Compare(a.name, b.name) })
 	})
 	return t, nil
+}
+
+// add puts a listed object in the target's tree, marked new or known
+// against the crawler's bookmark (prev), unless exclude drops it.
+func (t *target) add(o objstore.Object, excl []*regexp.Regexp, prev map[string]bookmark.File) {
+	if slices.ContainsFunc(excl, func(re *regexp.Regexp) bool { return re.MatchString(o.Key) }) {
+		t.excluded++
+		return
+	}
+	t.listed++
+	segs := strings.Split(o.Key, "/")
+	d := t.tree
+	for _, s := range segs[:len(segs)-1] {
+		d = d.child(s)
+	}
+	f := &file{obj: o, dir: d, rec: bookmark.File{Path: o.Key, Size: o.Size, MTime: o.ModTime.UnixNano(), ETag: o.ETag}}
+	if p, ok := prev[o.Key]; ok {
+		if !p.SameIdentity(f.rec) {
+			f.new, f.prev = true, &p
+		}
+	} else {
+		f.new = true
+	}
+	d.files = append(d.files, f)
+}
+
+// sinkFolders deals with the sink folders the listing left out: one at
+// table_level is a table of its own (a sink's table, crawled as such) and
+// goes back into the tree; any other would be read as a partition or a
+// part of another table, so that a job reading the table reads the sink's
+// output again (its own, when it is the job's sink): it is skipped and
+// reported, never registered.
+func (t *target) sinkFolders(tableLevel int, excl []*regexp.Regexp, prev map[string]bookmark.File) {
+	dirs := make([]string, 0, len(t.sinks))
+	for d := range t.sinks {
+		dirs = append(dirs, d)
+	}
+	slices.Sort(dirs)
+	for _, dir := range dirs {
+		if strings.Count(dir, "/")+1 == tableLevel {
+			for _, o := range t.sinks[dir] {
+				t.add(o, excl, prev)
+			}
+			continue
+		}
+		t.listed += int64(len(t.sinks[dir]))
+		t.sinkSkips = append(t.sinkSkips, Skip{Path: strings.TrimSuffix(t.location(&folder{path: dir}), "/") + "/",
+			Files: len(t.sinks[dir]), Reason: "holds " + layout.MetaDir + "/: it is a tidemark sink's output, which a job " +
+				"reading this table would read again; crawl it as a target of its own"})
+	}
 }

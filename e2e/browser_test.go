@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"testing"
+	"time"
 )
 
 // dashboardInput is what e2e/browser/dashboard.py checks the pages
@@ -161,4 +162,32 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestBrowserReadTokenAndRebinding: with --read-token a real chromium's
+// dashboard says the token is needed, and shows the jobs once it is typed;
+// a page under a DNS name rebound to 127.0.0.1 gets 403 for the dashboard
+// and for its same-origin fetch of the API, token or not.
+func TestBrowserReadTokenAndRebinding(t *testing.T) {
+	t.Parallel()
+	b := needBrowser(t)
+	f := newFixture(t, jobOpts{})
+	f.addCSV("a.csv", 5)
+	s := f.mustRun()
+	state := filepath.Join(f.dir, ".tidemark", "state.db")
+	token := randomToken(t)
+	f.secrets = append(f.secrets, token)
+	addr := loopbackAddr(t)
+	p := f.start([]string{"TIDEMARK_SERVE_TOKEN=" + token}, "serve", "--state", state, "--listen", addr,
+		"--token-env", "TIDEMARK_SERVE_TOKEN", "--read-token")
+	p.waitFor(t, "serving", 30*time.Second)
+	defer p.cmd.Process.Kill()
+	in := map[string]string{"url": "http://" + addr, "token": token, "job": s.Job, "artifacts": artifactsDir(t)}
+	var out struct {
+		Checked []string `json:"checked"`
+	}
+	runBrowserScript(t, b, "readtoken.py", in, &out)
+	if len(out.Checked) != 6 {
+		t.Errorf("the browser checked %v, want 6 things", out.Checked)
+	}
 }

@@ -8,7 +8,11 @@
 // (Spark Connect); engine/enginetest is the suite every one of them passes.
 package engine
 
-import "fmt"
+import (
+	"fmt"
+	"path"
+	"strings"
+)
 
 // InputError is bad input the engine found: it names file and line.
 type InputError struct {
@@ -42,4 +46,27 @@ func PartitionClash(source, file, column string, key bool) *InputError {
 	return &InputError{Source: source, File: file, Column: column,
 		Msg: what + " named like its partition folder (" + column + "=...); one of the two values would be lost: " +
 			"rename it or the folder, or set hive_partitioning: false"}
+}
+
+// PartitionFolders checks the key=value folders of a hive source's file
+// (its key, '/'-separated): a folder whose name holds a second '=' (k=v=w)
+// is an error naming the file and the folder, since readers split it
+// differently (Spark reads k as "v=w", DuckDB's pattern finds no column)
+// and Hive writes an '=' inside a value as %3D.
+func PartitionFolders(source, key string) *InputError {
+	dir := path.Dir(strings.TrimPrefix(key, "/"))
+	if dir == "." {
+		return nil
+	}
+	for _, seg := range strings.Split(dir, "/") {
+		k, v, ok := strings.Cut(seg, "=")
+		if !ok || k == "" || !strings.Contains(v, "=") {
+			continue
+		}
+		return &InputError{Source: source, File: key, Column: k,
+			Msg: fmt.Sprintf("partition folder %q has more than one '=', so its column and value are ambiguous: "+
+				"name it %s=%s (Hive writes '=' in a value as %%3D), or set hive_partitioning: false",
+				seg, k, strings.ReplaceAll(v, "=", "%3D"))}
+	}
+	return nil
 }

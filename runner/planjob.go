@@ -78,6 +78,18 @@ func Plan(ctx context.Context, spec *job.Spec, opts RunOptions) (*PlanResult, er
 		if err != nil {
 			return nil, err
 		}
+		// A sink inside a catalog source's folders is refused as run
+		// refuses it.
+		if rv, ok := src.(source.Resolver); ok {
+			err := rv.Resolve(ctx, st)
+			if err == nil {
+				err = checkCatalogSinks(ctx, spec, []source.Source{src}, st)
+			}
+			if err != nil {
+				src.Close()
+				return nil, err
+			}
+		}
 		prev, has := states[spec1.Ctx]
 		p, err := src.Plan(ctx, source.Request{Job: jobName, Mode: opts.Mode, State: st, Catalog: st, Prev: prev, HasPrev: has,
 			RangeRuns: rangeIDs, AllowChange: opts.AllowSourceChange, Now: now, Count: true})

@@ -251,6 +251,10 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 	if err := r.resolveSources(ctx); err != nil {
 		return nil, err
 	}
+	// And a sink inside a folder a catalog source reads.
+	if err := checkCatalogSinks(ctx, spec, r.sources, st); err != nil {
+		return nil, err
+	}
 	// So is a file source whose definition changed under its ctx.
 	if err := r.checkSourceDefinitions(ctx); err != nil {
 		return nil, err

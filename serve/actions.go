@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/tidemark-etl/tidemark/runner"
@@ -33,7 +32,7 @@ func (s *server) session(w http.ResponseWriter, r *http.Request) {
 		http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: hex.EncodeToString(b), Path: "/",
 			SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 	}
-	writeJSON(w, http.StatusOK, map[string]bool{"actions": s.opts.Token != ""})
+	writeJSON(w, http.StatusOK, map[string]bool{"actions": s.opts.Token != "", "reads_need_token": s.opts.ReadToken})
 }
 
 // authorize checks an action request: 404 when actions are off, 403
@@ -52,13 +51,7 @@ func (s *server) authorize(r *http.Request) error {
 	if err != nil || c.Value == "" || subtle.ConstantTimeCompare([]byte(h), []byte(c.Value)) != 1 {
 		return withStatus(http.StatusForbidden, fmt.Errorf("an action needs the header %s set to the cookie %s (GET /api/v1/session sets it)", csrfHeader, csrfCookie))
 	}
-	if o := r.Header.Get("Origin"); o != "" {
-		u, err := url.Parse(o)
-		if err != nil || u.Host != r.Host {
-			return withStatus(http.StatusForbidden, errors.New("an action must come from the dashboard's own origin"))
-		}
-	}
-	return nil
+	return s.checkOrigin(r)
 }
 
 // resetRequest is POST /api/v1/jobs/{job}/reset's body.

@@ -133,7 +133,8 @@ func (brokenStore) Jobs(context.Context) ([]string, error) { return nil, errDown
 
 // TestStoreDownIs503: an unreachable store answers 503 with a JSON error.
 func TestStoreDownIs503(t *testing.T) {
-	h, err := New(Options{Store: brokenStore{memory.New(memory.Options{})}})
+	// httptest.NewRequest's Host is example.com.
+	h, err := New(Options{Store: brokenStore{memory.New(memory.Options{})}, AllowHosts: []string{"example.com"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +156,7 @@ func TestStoreDownIs503(t *testing.T) {
 func TestErrorsAreJSON(t *testing.T) {
 	st := memory.New(memory.Options{})
 	fill(t, st, "j", 1)
-	h, err := New(Options{Store: st})
+	h, err := New(Options{Store: st, AllowHosts: []string{"example.com"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,7 +98,8 @@ func openAPIDoc() obj {
 	}
 	paths := obj{
 		"/api/v1/session": obj{"get": op("session", "Whether actions are on; sets the tidemark_csrf cookie", nil,
-			answer("ok", obj{"type": "object", "properties": obj{"actions": obj{"type": "boolean"}}}), errorsOf())},
+			answer("ok", obj{"type": "object", "properties": obj{"actions": obj{"type": "boolean"},
+				"reads_need_token": obj{"type": "boolean", "description": "reads need the token (serve --read-token)"}}}), errorsOf())},
 		"/api/v1/jobs": obj{"get": op("listJobs", "Every job: head, last run, backlog", nil,
 			answer("ok", obj{"type": "object", "properties": obj{"jobs": obj{"type": "array", "items": ref("JobSummary")}}}), errorsOf("503"))},
 		"/api/v1/jobs/{job}": obj{"get": op("getJob", "A job: head, bookmark, last run, job file", []obj{jobParam},

@@ -3,7 +3,9 @@
 // its OpenAPI document, the dashboard's embedded assets at / and, when
 // given, Prometheus metrics at /metrics. Reads use the store it is given
 // (opened read-only by the caller); actions (a reset) are off unless a
-// token is set, and open the store for writing only while they run.
+// token is set, and open the store for writing only while they run. Every
+// request must name the server in its Host header (hosts.go); reads may
+// be put behind the token too (Options.ReadToken).
 package serve
 
 import (
@@ -31,6 +33,18 @@ type Options struct {
 	// Token enables actions: a request must carry it as a bearer token.
 	// Empty: read-only, the action routes answer 404.
 	Token string
+	// ReadToken puts reads behind Token too: the API's routes (but the
+	// session and the OpenAPI document) and the metrics answer 401
+	// without it. It needs Token.
+	ReadToken bool
+	// Listen is the address the server listens on (host:port). A request
+	// is answered only when its Host header names it: that host, any
+	// loopback name when it is a loopback address ("" too), any IP
+	// address when it is every interface, or one of AllowHosts. Other
+	// Hosts (a page that rebound its DNS name to this address) get 403.
+	Listen string
+	// AllowHosts are more names (or host:port) the Host header may give.
+	AllowHosts []string
 	// Logger receives one line per action (the audit record) and errors.
 	Logger *slog.Logger
 	// Now is the clock of the plan cache; time.Now if nil.
@@ -81,6 +95,9 @@ var apiRoutes = []route{
 func New(opts Options) (http.Handler, error) {
 	if opts.Store == nil {
 		return nil, errors.New("serve: no state store")
+	}
+	if opts.ReadToken && opts.Token == "" {
+		return nil, errors.New("serve: reads cannot need a token when no token is set")
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -140,6 +157,15 @@ func (s *server) guard(h http.Handler) http.Handler {
 		hd.Set("X-Frame-Options", "DENY")
 		hd.Set("Referrer-Policy", "no-referrer")
 		hd.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
+		if err := s.checkHost(r); err != nil {
+			s.fail(w, r, 0, err)
+			return
+		}
+		if err := s.checkReadToken(r); err != nil {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			s.fail(w, r, 0, err)
+			return
+		}
 		defer func() {
 			if v := recover(); v != nil {
 				if v == http.ErrAbortHandler {

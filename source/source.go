@@ -47,6 +47,22 @@ type Resolver interface {
 	Resolve(ctx context.Context, cat catalog.Reader) error
 }
 
+// Placer is a Resolver whose folders are known only once resolved (a
+// catalog table's location and its partitions'): Places, called after
+// Resolve, returns them, with the s3: settings that open them, so that a
+// sink inside one is refused before the run is recorded. It changes
+// nothing.
+type Placer interface {
+	Places(ctx context.Context, cat catalog.Reader) ([]Place, map[string]string, error)
+}
+
+// Place is one folder a source reads: its location, and what it is for
+// messages ("table db.t", "partition day=3 of table db.t").
+type Place struct {
+	Location string
+	What     string
+}
+
 // StateReader is the part of the state store a source plans against.
 type StateReader interface {
 	Files(ctx context.Context, job, srcCtx string) iter.Seq2[bookmark.File, error]

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,8 +19,10 @@ import (
 
 // serveFlags are `tidemark serve`'s flags.
 type serveFlags struct {
-	listen   string
-	tokenEnv string
+	listen     string
+	tokenEnv   string
+	readToken  bool
+	allowHosts []string
 }
 
 // defaultListen is serve's address: loopback only.
@@ -42,6 +45,8 @@ func newServeCmd(g *globals) *cobra.Command {
 	c.Flags().StringVar(&g.state, "state", "", "state store location")
 	c.Flags().StringVar(&f.listen, "listen", defaultListen, "address to listen on (host:port)")
 	c.Flags().StringVar(&f.tokenEnv, "token-env", "", "environment variable holding the token that enables actions (reset)")
+	c.Flags().BoolVar(&f.readToken, "read-token", false, "reads (the API, /metrics) need the --token-env token too")
+	c.Flags().StringArrayVar(&f.allowHosts, "allow-host", nil, "a host name requests may give in Host besides the listen address (repeatable; e.g. behind a proxy)")
 	return c
 }
 
@@ -57,6 +62,14 @@ func runServe(ctx context.Context, g *globals, f *serveFlags) error {
 			return usageError{fmt.Errorf("--token-env %s: the variable is unset or empty", f.tokenEnv)}
 		}
 	}
+	if f.readToken && token == "" {
+		return usageError{errors.New("--read-token needs --token-env: the token reads must carry")}
+	}
+	for _, h := range f.allowHosts {
+		if h == "" || strings.ContainsAny(h, "/ *") {
+			return usageError{fmt.Errorf("--allow-host %q: want a host name, e.g. tidemark.example.com", h)}
+		}
+	}
 	log := g.logger()
 	loc, _ := tidemark.StateOrigin(g.state, nil)
 	st, err := tidemark.OpenExistingState(ctx, g.state, nil, true)
@@ -64,7 +77,8 @@ func runServe(ctx context.Context, g *globals, f *serveFlags) error {
 		return err
 	}
 	defer st.Close()
-	h, err := serve.New(serve.Options{Store: st, StateLocation: loc, Token: token, Logger: log})
+	h, err := serve.New(serve.Options{Store: st, StateLocation: loc, Token: token, Logger: log,
+		ReadToken: f.readToken, Listen: f.listen, AllowHosts: f.allowHosts})
 	if err != nil {
 		return err
 	}
@@ -73,7 +87,9 @@ func runServe(ctx context.Context, g *globals, f *serveFlags) error {
 		return usageError{fmt.Errorf("--listen %s: %w", f.listen, err)}
 	}
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		log.Warn("serving beyond this machine: anyone who can reach the address can read the state", "listen", f.listen)
+		if !f.readToken {
+			log.Warn("serving beyond this machine: anyone who can reach the address can read the state (--read-token puts reads behind the token)", "listen", f.listen)
+		}
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context {
 		return context.WithoutCancel(ctx)

@@ -124,6 +124,9 @@ func prepareInputs(src *engine.Source, n int, l *linker) (*inputs, error) {
 		}
 		var hive []string
 		if src.Hive {
+			if ie := engine.PartitionFolders(src.Ctx, f.Key); ie != nil {
+				return nil, ie
+			}
 			var err error
 			hive, err = hiveDirs(f.Key)
 			if err != nil {

@@ -154,6 +154,25 @@ func (s *suite) testHive(t *testing.T) {
 			equal(t, "file", ie.File, keys[1])
 		})
 	}
+
+	// A folder named k=v=w fails naming the file, the folder and what is
+	// wrong with it: readers split it differently, and Hive writes '=' in
+	// a value as %3D.
+	t.Run("folder_with_two_equals", func(t *testing.T) {
+		dir := t.TempDir()
+		src := engine.Source{Ctx: "h", Format: "csv", Hive: true, Files: []engine.Input{
+			input(t, dir, "k=v=w/a.csv", []byte("id\n1\n")),
+		}}
+		_, err := e.Execute(t.Context(), engine.Plan{Sources: []engine.Source{src}, Sinks: []engine.Sink{sink(t, "out", "h", "csv")}})
+		var ie *engine.InputError
+		if !errors.As(err, &ie) {
+			t.Fatalf("got error %v, want an *engine.InputError naming k=v=w/a.csv", err)
+		}
+		equal(t, "file", ie.File, "k=v=w/a.csv")
+		if !strings.Contains(ie.Msg, `"k=v=w"`) || !strings.Contains(ie.Msg, "more than one '='") {
+			t.Errorf("got %q, want the folder k=v=w named and its second '=' said", ie.Msg)
+		}
+	})
 }
 
 // testSchema applies a recorded schema instead of inferring one, in the

@@ -127,6 +127,9 @@ func partitionNames(key string) []string {
 // given files of both kinds reads one kind's rows and drops the others'
 // without a word (a file beside p=1/ under no folder at all).
 func samePartitions(src *engine.Source, first, in engine.Input) *engine.InputError {
+	if ie := engine.PartitionFolders(src.Ctx, in.Key); ie != nil {
+		return ie
+	}
 	for _, seg := range strings.Split(path.Dir(in.Key), "/") {
 		if k, v, ok := strings.Cut(seg, "="); ok && k != "" && v == "" {
 			// Spark's partition discovery fails inside (INTERNAL_ERROR),

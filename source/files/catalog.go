@@ -17,6 +17,7 @@ import (
 
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/catalog"
+	"github.com/tidemark-etl/tidemark/internal/layout"
 	"github.com/tidemark-etl/tidemark/job"
 	"github.com/tidemark-etl/tidemark/objstore"
 	"github.com/tidemark-etl/tidemark/source"
@@ -93,6 +94,33 @@ func (s *Source) Resolve(ctx context.Context, cat catalog.Reader) error {
 	return s.resolveCatalog(ctx, source.Request{Catalog: cat})
 }
 
+// Places returns a catalog source's folders once resolved
+// (source.Placer): every partition registered for its table, then the
+// table's location, whether push_down_predicate keeps it or not (a later run's
+// predicate may). A source with a path has none: the job file gives it.
+func (s *Source) Places(ctx context.Context, cat catalog.Reader) ([]source.Place, map[string]string, error) {
+	if s.cat == nil {
+		return nil, nil, nil
+	}
+	t := s.cat.table
+	name := t.Database + "." + t.Name
+	table := source.Place{Location: t.Location, What: "the location of table " + name}
+	var out []source.Place // the partitions first, the most precise to name
+	for p, err := range cat.Partitions(ctx, t.Database, t.Name) {
+		if err != nil {
+			return nil, nil, fmt.Errorf("source %s: %w", s.spec.Ctx, err)
+		}
+		var kv []string
+		for i, k := range t.PartitionKeys {
+			if i < len(p.Values) {
+				kv = append(kv, k.Name+"="+p.Values[i])
+			}
+		}
+		out = append(out, source.Place{Location: p.Location, What: fmt.Sprintf("partition %s of table %s", strings.Join(kv, "/"), name)})
+	}
+	return append(out, table), s.cfg.S3, nil
+}
+
 // jobFileError is a *job.Error at key of the source's block in the job
 // file (a plain error for a source the job file does not hold, as a Glue
 // script's).
@@ -135,7 +163,16 @@ func (s *Source) listCatalog(ctx context.Context, in source.Request) error {
 		prefixes = append(prefixes, rel)
 	}
 	slices.Sort(prefixes)
-	cr.prefixes = slices.Compact(prefixes)
+	// A partition whose folder lies in another kept one's (registered by
+	// hand, or through the Glue API) is listed with it: listed again, its
+	// files would come twice and out of order.
+	kept := prefixes[:0]
+	for _, p := range prefixes {
+		if n := len(kept); n == 0 || !strings.HasPrefix(p, kept[n-1]) {
+			kept = append(kept, p)
+		}
+	}
+	cr.prefixes = kept
 	return nil
 }
 
@@ -154,18 +191,67 @@ func partitionPrefix(table, part string) (string, error) {
 
 // listPartitions yields the objects of the partition folders to read, in
 // key order: the prefixes are sorted, end with '/', and none holds
-// another (they are folders of the same depth), so each prefix's keys
-// come after the previous one's.
+// another (listCatalog keeps the outer one), so each prefix's keys come
+// after the previous one's. Files under a folder below a partition's
+// that holds a _tidemark/ entry are another sink's output, left out and
+// counted as a path source leaves them out (sinkBelow).
 func (s *Source) listPartitions(ctx context.Context) iter.Seq2[objstore.Object, error] {
 	return func(yield func(objstore.Object, error) bool) {
+		marked := map[string]bool{}
 		for _, p := range s.cat.prefixes {
 			for o, err := range s.objs.List(ctx, p) {
-				if !yield(o, err) || err != nil {
+				if err != nil {
+					yield(o, err)
+					return
+				}
+				dir, err := s.sinkBelow(ctx, p, o.Key, marked)
+				if err != nil {
+					yield(objstore.Object{}, err)
+					return
+				}
+				if dir != "" {
+					s.inSinks++
+					if n := len(s.sinkDirs); n < 3 && (n == 0 || s.sinkDirs[n-1] != dir) {
+						s.sinkDirs = append(s.sinkDirs, dir)
+					}
+					continue
+				}
+				if !yield(o, nil) {
 					return
 				}
 			}
 		}
 	}
+}
+
+// sinkBelow returns the folder nearest partition prefix p, strictly below
+// it, on key's path that holds a _tidemark/ entry ("" if none), asking the
+// store once per folder (marked remembers): a small listing of
+// folder/_tidemark/, which names the hidden folder and so lists it. Only
+// files in subfolders of a partition cost one.
+func (s *Source) sinkBelow(ctx context.Context, p, key string, marked map[string]bool) (string, error) {
+	rel := strings.TrimPrefix(key, p)
+	for i := 0; i < len(rel); i++ {
+		if rel[i] != '/' {
+			continue
+		}
+		dir := p + rel[:i]
+		has, ok := marked[dir]
+		if !ok {
+			for _, err := range s.objs.List(ctx, dir+"/"+layout.MetaDir+"/") {
+				if err != nil {
+					return "", fmt.Errorf("listing %s: %w", dir, err)
+				}
+				has = true
+				break
+			}
+			marked[dir] = has
+		}
+		if has {
+			return dir, nil
+		}
+	}
+	return "", nil
 }
 
 // catalogSchema is the schema a catalog source's first run reads with:

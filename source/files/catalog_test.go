@@ -149,3 +149,85 @@ func TestCatalogSourcePrunes(t *testing.T) {
 		t.Errorf("plan of an unknown table: %v, want the tables there named", err)
 	}
 }
+
+// TestCatalogSourceSkipsNestedSink: another job's sink folder (it holds
+// _tidemark/) nested in a registered partition's folder is left out and
+// counted, as a path source leaves it out: its output is not this table's
+// input.
+func TestCatalogSourceSkipsNestedSink(t *testing.T) {
+	dir := t.TempDir()
+	loc := filepath.Join(dir, "sales")
+	writeFiles(t, loc, "day=1/a.csv", "day=1/out/part-r1-0.csv", "day=1/out/_tidemark/owner.json",
+		"day=1/out/p=1/part-r1-1.csv", "day=2/a.csv", "day=2/more/b.csv")
+	st := memory.New(memory.Options{})
+	tbl := catalog.Table{Database: "sales_db", Name: "orders_raw", Location: loc, Format: "csv",
+		Options: map[string]string{"header": "true"}, Columns: []catalog.Column{{Name: "id", Type: "BIGINT"}},
+		PartitionKeys: []catalog.Column{{Name: "day", Type: "VARCHAR"}}}
+	var parts []catalog.Partition
+	for _, d := range []string{"1", "2"} {
+		parts = append(parts, catalog.Partition{Database: "sales_db", Table: "orders_raw", Values: []string{d},
+			Location: filepath.Join(loc, "day="+d)})
+	}
+	if err := st.ApplyCatalog(t.Context(), catalog.Changes{Databases: []catalog.Database{{Name: "sales_db"}},
+		Tables: []catalog.TableChange{{Table: tbl}}, Partitions: parts}); err != nil {
+		t.Fatal(err)
+	}
+	spec := catalogJob(t, dir, "")
+	s, err := Open(t.Context(), spec, spec.Sources[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.PlanFiles(t.Context(), source.Request{Job: "j", Mode: bookmark.ModeEnable, State: st, Catalog: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range p.Take {
+		got = append(got, f.Path)
+	}
+	slices.Sort(got)
+	if want := []string{"day=1/a.csv", "day=2/a.csv", "day=2/more/b.csv"}; !slices.Equal(got, want) {
+		t.Errorf("planned %q, want %q (not the sink's files under day=1/out/)", got, want)
+	}
+	if s.inSinks != 2 {
+		t.Errorf("files counted in sinks: got %d, want 2", s.inSinks)
+	}
+}
+
+// TestCatalogSourceNestedPartitions: partitions whose folders nest (one
+// registered at day=1/, another at day=1/hour=2/, as a hand-made or
+// Glue-API registration may) list each file once.
+func TestCatalogSourceNestedPartitions(t *testing.T) {
+	dir := t.TempDir()
+	loc := filepath.Join(dir, "sales")
+	writeFiles(t, loc, "day=1/a.csv", "day=1/hour=2/b.csv", "day=2/c.csv")
+	st := memory.New(memory.Options{})
+	tbl := catalog.Table{Database: "sales_db", Name: "orders_raw", Location: loc, Format: "csv",
+		Options: map[string]string{"header": "true"}, Columns: []catalog.Column{{Name: "id", Type: "BIGINT"}},
+		PartitionKeys: []catalog.Column{{Name: "day", Type: "VARCHAR"}}}
+	var parts []catalog.Partition
+	for _, d := range []string{"day=1", "day=1/hour=2", "day=2"} {
+		parts = append(parts, catalog.Partition{Database: "sales_db", Table: "orders_raw", Values: []string{d},
+			Location: filepath.Join(loc, filepath.FromSlash(d))})
+	}
+	if err := st.ApplyCatalog(t.Context(), catalog.Changes{Databases: []catalog.Database{{Name: "sales_db"}},
+		Tables: []catalog.TableChange{{Table: tbl}}, Partitions: parts}); err != nil {
+		t.Fatal(err)
+	}
+	spec := catalogJob(t, dir, "")
+	s, err := Open(t.Context(), spec, spec.Sources[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.PlanFiles(t.Context(), source.Request{Job: "j", Mode: bookmark.ModeEnable, State: st, Catalog: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range p.Take {
+		got = append(got, f.Path)
+	}
+	if want := []string{"day=1/a.csv", "day=1/hour=2/b.csv", "day=2/c.csv"}; !slices.Equal(got, want) {
+		t.Errorf("planned %q, want %q, each once", got, want)
+	}
+}

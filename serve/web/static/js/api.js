@@ -36,11 +36,13 @@
   function request(method, path, body) {
     var headers = { "Accept": "application/json" };
     var init = { method: method, headers: headers, credentials: "same-origin", cache: "no-store" };
+    // The token goes with reads too: a server started with --read-token
+    // answers them only with it.
+    var t = TM.api.token();
+    if (t) headers["Authorization"] = "Bearer " + t;
     if (method !== "GET") {
       headers["Content-Type"] = "application/json";
       headers["X-Tidemark-CSRF"] = cookie("tidemark_csrf");
-      var t = TM.api.token();
-      if (t) headers["Authorization"] = "Bearer " + t;
       init.body = JSON.stringify(body || {});
     }
     return fetch(base + path, init).then(function (res) {

@@ -45,6 +45,7 @@
       TM.api.setToken(input.value.trim());
       input.value = "";
       tokenState();
+      if (session.reads_need_token) TM.render(); // the page could not be read without it
     });
     document.getElementById("token-clear").addEventListener("click", function () { TM.api.setToken(""); tokenState(); });
   }
