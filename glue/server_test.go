@@ -374,3 +374,50 @@ func TestSessionExclusions(t *testing.T) {
 		t.Errorf("a full path outside the folder: got HTTP %d %q, want 400 saying it would match nothing", code, e.Error)
 	}
 }
+
+// TestSessionRefusesACtxReused: a second read under one transformation_ctx
+// with another folder, format or options is refused (it would be given the
+// first read's files, its own folder never read), and so is a second write
+// under one ctx (or to one path without a ctx) to another place or format
+// (it would land in the first's folder); the same call again is still
+// answered as the first.
+func TestSessionRefusesACtxReused(t *testing.T) {
+	w := newWorld(t)
+	w.land(t, "a/1.csv", 1, 2)
+	w.land(t, "b/2.csv", 3, 2)
+	a, _ := newAPI(t, w.state, w.dir)
+	var b BeginResponse
+	a.must("begin", BeginRequest{Job: "sales"}, &b)
+	first := SourceRequest{RunID: b.RunID, Ctx: "orders", Paths: []string{"in/a"}, Format: "csv", Options: map[string]any{"withHeader": true}}
+	a.must("source", first, nil)
+	a.must("source", first, nil) // the same read again: idempotent
+	for _, again := range []SourceRequest{
+		{RunID: b.RunID, Ctx: "orders", Paths: []string{"in/b"}, Format: "csv", Options: map[string]any{"withHeader": true}},
+		{RunID: b.RunID, Ctx: "orders", Paths: []string{"in/a"}, Format: "json"},
+		{RunID: b.RunID, Ctx: "orders", Paths: []string{"in/a"}, Format: "csv"},
+	} {
+		code, e := a.call("source", again, nil)
+		if code != http.StatusBadRequest || e.ExitCode != 2 || !strings.Contains(e.Error, `"orders"`) {
+			t.Errorf("a second read of ctx orders (%v %s %v): got HTTP %d exit %d %q, want 400, exit 2, naming the ctx",
+				again.Paths, again.Format, again.Options, code, e.ExitCode, e.Error)
+		}
+	}
+	sk := SinkRequest{RunID: b.RunID, Ctx: "out", Path: "out1", Format: "csv"}
+	a.must("sink", sk, nil)
+	a.must("sink", sk, nil)
+	for _, again := range []SinkRequest{
+		{RunID: b.RunID, Ctx: "out", Path: "out2", Format: "csv"},
+		{RunID: b.RunID, Ctx: "out", Path: "out1", Format: "parquet"},
+		{RunID: b.RunID, Ctx: "out", Path: "out1", Format: "csv", PartitionKeys: []string{"id"}},
+	} {
+		code, e := a.call("sink", again, nil)
+		if code != http.StatusBadRequest || e.ExitCode != 2 || !strings.Contains(e.Error, `"out"`) {
+			t.Errorf("a second write of ctx out (%s %s %v): got HTTP %d exit %d %q, want 400, exit 2, naming the ctx",
+				again.Path, again.Format, again.PartitionKeys, code, e.ExitCode, e.Error)
+		}
+	}
+	a.must("sink", SinkRequest{RunID: b.RunID, Path: "out3", Format: "csv"}, nil)
+	if code, e := a.call("sink", SinkRequest{RunID: b.RunID, Path: "out3", Format: "json"}, nil); code != http.StatusBadRequest || !strings.Contains(e.Error, "out3") {
+		t.Errorf("a second write to out3 without a ctx in another format: got HTTP %d %q, want 400 naming out3", code, e.Error)
+	}
+}
