@@ -53,6 +53,8 @@ type ScriptError struct {
 	// Committed are the runs its job.commit() published before it ended:
 	// their output and bookmarks are in.
 	Committed []string
+	// Began says whether it began a run (job.init()) at all.
+	Began bool
 }
 
 // ExitCode is the exit code `tidemark glue run` exits with: the script's
@@ -72,6 +74,9 @@ func (e *ScriptError) Error() string {
 	if len(e.Committed) > 0 {
 		return fmt.Sprintf("script %s %s after job.commit() published run %s (its output and bookmark are in); "+
 			"nothing it wrote after that was published", e.Script, how, strings.Join(e.Committed, ", "))
+	}
+	if !e.Began {
+		return fmt.Sprintf("script %s %s before it began a run (job.init()); nothing was read or published", e.Script, how)
 	}
 	if e.Signal != "" {
 		return fmt.Sprintf("script %s %s; nothing it wrote was published", e.Script, how)
@@ -155,7 +160,7 @@ func Launch(ctx context.Context, o LaunchOptions) error {
 		sv.Close(actx, "the script failed before job.commit(); nothing it wrote was published")
 		var ee *exec.ExitError
 		if errors.As(werr, &ee) {
-			se := &ScriptError{Script: o.Script, Code: ee.ExitCode(), Committed: sv.committed()}
+			se := &ScriptError{Script: o.Script, Code: ee.ExitCode(), Committed: sv.committed(), Began: sv.began()}
 			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 				se.Signal = ws.Signal().String()
 			}

@@ -379,6 +379,13 @@ func (sv *Server) committed() []string {
 	return ids
 }
 
+// began reports whether any run was begun on this server.
+func (sv *Server) began() bool {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	return len(sv.runs) > 0 || len(sv.finished) > 0
+}
+
 func (sv *Server) run(id string) (*run, error) {
 	sv.mu.Lock()
 	defer sv.mu.Unlock()

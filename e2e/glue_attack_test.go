@@ -1,0 +1,160 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// attackScript is a Glue-style script that does what --CASE says: the
+// ways a script can misuse transformation_ctx, its reads and writes and
+// job.commit() (issue #20's pass over the Glue face). --IN and --OUT are
+// as glueScript's; --OTHER is a second folder.
+const attackScript = `import sys
+from pyspark.context import SparkContext
+from awsglue.context import GlueContext
+from awsglue.job import Job
+from awsglue.utils import getResolvedOptions
+
+args = getResolvedOptions(sys.argv, ["JOB_NAME", "IN", "OUT", "OTHER", "CASE"])
+case = args["CASE"]
+glue_context = GlueContext(SparkContext.getOrCreate())
+job = Job(glue_context)
+job.init(args["JOB_NAME"], args)
+
+def read(path, ctx):
+    return glue_context.create_dynamic_frame.from_options(
+        connection_type="s3", connection_options={"paths": [path], "recurse": True},
+        format="csv", format_options={"withHeader": True}, transformation_ctx=ctx)
+
+def write(frame, path, ctx):
+    glue_context.write_dynamic_frame.from_options(
+        frame=frame, connection_type="s3", connection_options={"path": path},
+        format="parquet", transformation_ctx=ctx)
+
+if case == "reuse_read":
+    a = read(args["IN"], "orders_source")
+    b = read(args["OTHER"], "orders_source")
+    write(a, args["OUT"], "orders_sink")
+    write(b, args["OUT"], "orders_sink")
+elif case == "reuse_write":
+    a = read(args["IN"], "orders_source")
+    write(a, args["OUT"], "orders_sink")
+    write(a, args["OTHER"] + "/y", "orders_sink")
+elif case == "same_ctx_read_write":
+    write(read(args["IN"], "orders"), args["OUT"], "orders")
+elif case == "no_ctx":
+    write(read(args["IN"], ""), args["OUT"], "orders_sink")
+elif case == "sink_in_later_source":
+    a = read(args["IN"], "orders_source")
+    write(a, args["OUT"] + "/inner", "orders_sink")
+    read(args["OUT"], "outer_source")
+elif case == "raise_after_write":
+    write(read(args["IN"], "orders_source"), args["OUT"], "orders_sink")
+    raise RuntimeError("the script's own failure after its write")
+elif case == "no_commit":
+    write(read(args["IN"], "orders_source"), args["OUT"], "orders_sink")
+    sys.exit(0)
+elif case == "commit_twice":
+    write(read(args["IN"], "orders_source"), args["OUT"], "orders_sink")
+    job.commit()
+elif case == "write_after_commit":
+    a = read(args["IN"], "orders_source")
+    write(a, args["OUT"], "orders_sink")
+    job.commit()
+    write(a, args["OTHER"], "late_sink")
+else:
+    write(read(args["IN"], "orders_source"), args["OUT"], "orders_sink")
+job.commit()
+print("COMMITTED", flush=True)
+`
+
+// attackWorld is a glueWorld running attackScript, with a second folder.
+func attackWorld(t *testing.T) (*glueWorld, place) {
+	t.Helper()
+	w := newGlueWorld(t, local)
+	if err := os.WriteFile(filepath.Join(w.dir, "script.py"), []byte(attackScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return w, newPlace(t, local, w.dir, "other")
+}
+
+func (w *glueWorld) attack(t *testing.T, other place, c string, extra ...string) result {
+	t.Helper()
+	a := []string{"--JOB_NAME", "sales", "--IN", w.in.loc(), "--OUT", w.out.loc(), "--OTHER", other.loc(), "--CASE", c,
+		"--job-bookmark-option", "job-bookmark-enable"}
+	return w.glue(t, nil, append(a, extra...)...)
+}
+
+// published counts the data files published under dir (recursively),
+// _tidemark/ and other _ or . names left out.
+func published(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if p != dir && (strings.HasPrefix(d.Name(), "_") || strings.HasPrefix(d.Name(), ".")) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.IsDir() {
+			n++
+		}
+		return nil
+	})
+	return n
+}
+
+// TestGlueCtxReusedIsRefused: issue #20 item 1. Two reads of two folders
+// under one transformation_ctx, and two writes to two folders under one,
+// are refused with exit 2 naming the ctx; nothing is published and the
+// bookmark stays where it was (before, the second read was given the
+// first read's files and the second write landed in the first's folder,
+// exit 0).
+func TestGlueCtxReusedIsRefused(t *testing.T) {
+	w, other := attackWorld(t)
+	w.land(t, "mon", 2, 1)
+	other.put(t, "x/other.csv", []byte("order_id,product,amount\n900,p0,1.5\n"))
+	for _, c := range []string{"reuse_read", "reuse_write"} {
+		r := w.attack(t, other, c)
+		if r.code != 2 || !strings.Contains(r.stderr, `transformation_ctx "orders_s`) || strings.Contains(r.stderr, "Traceback") {
+			t.Errorf("%s: got %v, want exit 2 naming the ctx, without a traceback", c, r)
+		}
+		if n := published(t, w.out.mirror(t)) + published(t, filepath.Join(w.dir, "other", "other", "y")); n != 0 {
+			t.Errorf("%s: %d files published, want none", c, n)
+		}
+		if v := w.bookmark(t)["version"]; v != float64(0) {
+			t.Errorf("%s: the bookmark is at version %v, want 0", c, v)
+		}
+	}
+}
+
+// TestGlueWithoutPyspark: issue #24. A Python without pyspark (here one
+// started with -S, so its site-packages are not read) makes glue run exit
+// 2 saying what to install, not a traceback; with SPARK_REMOTE it names
+// the Spark Connect client.
+func TestGlueWithoutPyspark(t *testing.T) {
+	w := newGlueWorld(t, local)
+	bare := filepath.Join(w.dir, "bare-python")
+	if err := os.WriteFile(bare, []byte("#!/bin/sh\nexec "+w.python+" -S \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.python = bare
+	w.land(t, "mon", 1, 1)
+	for _, env := range [][]string{nil, {"SPARK_REMOTE=sc://127.0.0.1:1"}} {
+		r := w.glue(t, env, w.args("job-bookmark-enable", "none")...)
+		want := "pip install 'pyspark==4.0.*'"
+		if env != nil {
+			want = "pip install 'pyspark[connect]==4.0.*'"
+		}
+		if r.code != 2 || !strings.Contains(r.stderr, "pyspark is not installed for ") || !strings.Contains(r.stderr, want) ||
+			strings.Contains(r.stderr, "Traceback") || !strings.Contains(r.stderr, "before it began a run") {
+			t.Errorf("%v: got %v, want exit 2 saying %s, no traceback, and that no run began", env, r, want)
+		}
+	}
+}
