@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -156,5 +157,45 @@ func TestGlueWithoutPyspark(t *testing.T) {
 			strings.Contains(r.stderr, "Traceback") || !strings.Contains(r.stderr, "before it began a run") {
 			t.Errorf("%v: got %v, want exit 2 saying %s, no traceback, and that no run began", env, r, want)
 		}
+	}
+}
+
+// TestGlueCountsRowsRead: issue #20 item 17. A Glue run that read 1,001
+// rows records 1,001 rows read for its source (runs, and from there the
+// dashboard and /metrics), not 0, and prints tidemark run's summary; a
+// source read without a ctx is counted too, under its made-up name.
+func TestGlueCountsRowsRead(t *testing.T) {
+	w, other := attackWorld(t)
+	id := 1
+	for f, n := range []int{500, 500, 1} {
+		var b strings.Builder
+		b.WriteString("order_id,product,amount\n")
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&b, "%d,p%d,%d.25\n", id, id%3, id)
+			id++
+		}
+		w.in.put(t, fmt.Sprintf("mon/orders-%d.csv", f), []byte(b.String()))
+	}
+	r := w.attack(t, other, "plain")
+	if r.code != 0 {
+		t.Fatalf("the run: %v", r)
+	}
+	wantIDs(t, w.ids(t), id, "after the run")
+	src := w.runs(t)[0]["sources"].(map[string]any)["orders_source"].(map[string]any)
+	if src["rows"] != float64(1001) || src["files"] != float64(3) {
+		t.Errorf("runs: source orders_source %v, want 3 files and 1001 rows read", src)
+	}
+	for _, want := range []string{"run ", ": succeeded (mode enable", "  source orders_source: 3 files, ", ", 1001 rows\n", "  sink orders_sink: "} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("glue run's stderr lacks the run summary's %q:\n%s", want, r.stderr)
+		}
+	}
+	r = w.attack(t, other, "no_ctx")
+	if r.code != 0 {
+		t.Fatalf("the run without a ctx: %v", r)
+	}
+	src, _ = w.runs(t)[0]["sources"].(map[string]any)["unbookmarked_1"].(map[string]any)
+	if src == nil || src["rows"] != float64(1001) {
+		t.Errorf("runs: a source read without a ctx recorded %v, want 1001 rows read", w.runs(t)[0]["sources"])
 	}
 }

@@ -39,6 +39,9 @@ type LaunchOptions struct {
 	// LeaseTTL is the runs' lease TTL (0: tidemark's default).
 	LeaseTTL time.Duration
 	Log      *slog.Logger
+	// Summary, if set, is given the outcome of each run the script began,
+	// in the order begun, once the script ended (tidemark run's summary).
+	Summary func(*runner.Result)
 }
 
 // ErrNoCommit is a script that began a run and ended without job.commit():
@@ -113,6 +116,13 @@ func Launch(ctx context.Context, o LaunchOptions) error {
 	hs := &http.Server{Handler: sv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
 	defer hs.Close()
+	if o.Summary != nil {
+		defer func() {
+			for _, res := range sv.Ended() {
+				o.Summary(res)
+			}
+		}()
+	}
 
 	python := o.Python
 	if python == "" {

@@ -379,6 +379,25 @@ func (sv *Server) committed() []string {
 	return ids
 }
 
+// Ended returns the outcomes of the runs that ended, in the order begun
+// (run ids sort by their start).
+func (sv *Server) Ended() []*runner.Result {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	ids := make([]string, 0, len(sv.finished))
+	for id, r := range sv.finished {
+		if r.res != nil {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	out := make([]*runner.Result, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, sv.finished[id].res)
+	}
+	return out
+}
+
 // began reports whether any run was begun on this server.
 func (sv *Server) began() bool {
 	sv.mu.Lock()

@@ -123,7 +123,7 @@ func sinkOf(req SinkRequest, n int) (job.Sink, error) {
 // sourceResponse is what the program is told of a planned source.
 func sourceResponse(req SourceRequest, src job.Source, in engine.Source) SourceResponse {
 	cfg := src.Config.(*files.Config)
-	out := SourceResponse{Ctx: req.Ctx, Format: in.Format, Options: in.Options, Files: []InputFile{}, Schema: in.Schema}
+	out := SourceResponse{Ctx: req.Ctx, Name: src.Ctx, Format: in.Format, Options: in.Options, Files: []InputFile{}, Schema: in.Schema}
 	if out.Format == "" { // nothing to read: the engine's view was not made
 		out.Format, out.Options = cfg.Format, cfg.Options
 	}

@@ -143,17 +143,19 @@ class DynamicFrameReader:
         return self._frame(resp, transformation_ctx)
 
     def _frame(self, resp, ctx):
+        name = resp.get("name") or ctx  # a source without a ctx is recorded under a name made up
         if not resp.get("files"):
             # Nothing new: the frame is empty, of the recorded schema, and its
             # DataFrame is made only if the script uses it, so that a run with
             # nothing new need not start Spark.
             if self._gc._job is not None:
-                self._gc._job._read(ctx, schema=[dict(c) for c in resp.get("schema") or []])
+                self._gc._job._read(name, schema=[dict(c) for c in resp.get("schema") or []])
             gc = self._gc
             return DynamicFrame._empty(lambda: _read(gc.spark_session, resp), gc, ctx)
         df = _read(self._gc.spark_session, resp)
         if self._gc._job is not None:
-            self._gc._job._read(ctx, schema=schema_of(df, widen=resp.get("schema") is None))
+            # job.commit() counts its rows: the run records what it read.
+            self._gc._job._read(name, schema=schema_of(df, widen=resp.get("schema") is None), frame=df)
         return DynamicFrame(df, self._gc, ctx)
 
 

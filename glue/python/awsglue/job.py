@@ -68,12 +68,15 @@ class Job:
             raise RuntimeError("%s needs a run: call Job(glue_context).init(args['JOB_NAME'], args) first" % what)
         return self._run["run_id"]
 
-    def _read(self, ctx, rows=None, schema=None):
-        rep = self._sources.setdefault(ctx, {})
-        if rows is not None:
-            rep["rows"] = rep.get("rows", 0) + rows
+    def _read(self, name, schema=None, frame=None):
+        """Records a source read: the schema it was read with and the
+        DataFrame of its new files, whose rows job.commit() counts (a second
+        read of the same source is the same files: counted once)."""
+        rep = self._sources.setdefault(name, {})
         if schema is not None:
             rep["schema"] = schema
+        if frame is not None:
+            rep["frame"] = frame
 
     def commit(self):
         """Publishes the run's output and advances the bookmark; a second call
@@ -82,7 +85,14 @@ class Job:
             return self._committed
         run_id = self._require("job.commit()")
         _fault("before-commit")
-        sources = {k: v for k, v in self._sources.items() if k}
+        sources = {}
+        for name, rep in self._sources.items():
+            if not name:
+                continue
+            out = {k: v for k, v in rep.items() if k != "frame"}
+            if rep.get("frame") is not None:
+                out["rows"] = rep["frame"].count()  # the rows of the files read, as tidemark run counts them
+            sources[name] = out
         self._committed = _client.client().call("commit", {"run_id": run_id, "sources": sources})
         return self._committed
 
