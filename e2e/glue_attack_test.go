@@ -51,6 +51,8 @@ elif case == "sink_in_later_source":
     a = read(args["IN"], "orders_source")
     write(a, args["OUT"] + "/inner", "orders_sink")
     read(args["OUT"], "outer_source")
+elif case == "sink_in_source":
+    write(read(args["IN"], "orders_source"), args["IN"] + "/out", "orders_sink")
 elif case == "raise_after_write":
     write(read(args["IN"], "orders_source"), args["OUT"], "orders_sink")
     raise RuntimeError("the script's own failure after its write")
@@ -197,5 +199,49 @@ func TestGlueCountsRowsRead(t *testing.T) {
 	src, _ = w.runs(t)[0]["sources"].(map[string]any)["unbookmarked_1"].(map[string]any)
 	if src == nil || src["rows"] != float64(1001) {
 		t.Errorf("runs: a source read without a ctx recorded %v, want 1001 rows read", w.runs(t)[0]["sources"])
+	}
+}
+
+// TestGlueHostileScripts: issue #20's pass over the Glue face, a script
+// at a time: each case's exit code, what was published and where the
+// bookmark is.
+func TestGlueHostileScripts(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		code      int    // want; -1: any non-zero
+		stderr    string // want in stderr
+		published bool   // the orders are in OUT, once
+		version   float64
+	}{
+		{"same_ctx_read_write", 0, "", true, 1},
+		{"sink_in_source", 2, "", false, 0},
+		{"sink_in_later_source", 2, "outer_source", false, 0},
+		{"raise_after_write", 1, "the script's own failure after its write", false, 0},
+		{"no_commit", 1, "without job.commit()", false, 0},
+		{"commit_twice", 0, "", true, 1},
+		{"write_after_commit", -1, "after job.commit() published run", true, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w, other := attackWorld(t)
+			next := w.land(t, "mon", 2, 1)
+			r := w.attack(t, other, c.name)
+			if c.code >= 0 && r.code != c.code || c.code < 0 && r.code == 0 || !strings.Contains(r.stderr, c.stderr) {
+				t.Errorf("got %v, want exit %d and %q", r, c.code, c.stderr)
+			}
+			if strings.Contains(r.stderr, "Traceback") != (c.name == "raise_after_write") {
+				t.Errorf("a traceback where none is wanted, or none where the script raised:\n%s", r.stderr)
+			}
+			if c.published {
+				wantIDs(t, w.ids(t), next, "after the run")
+			} else if n := published(t, w.out.mirror(t)) + published(t, filepath.Join(w.in.mirror(t), "out")); n != 0 {
+				t.Errorf("%d files published, want none", n)
+			}
+			if n := published(t, filepath.Join(w.dir, "other", "other")); n != 0 {
+				t.Errorf("%d files published in OTHER, want none", n)
+			}
+			if v := w.bookmark(t)["version"]; v != c.version {
+				t.Errorf("the bookmark is at version %v, want %v", v, c.version)
+			}
+		})
 	}
 }

@@ -421,3 +421,24 @@ func TestSessionRefusesACtxReused(t *testing.T) {
 		t.Errorf("a second write to out3 without a ctx in another format: got HTTP %d %q, want 400 naming out3", code, e.Error)
 	}
 }
+
+// TestSessionRefusesASourceHoldingASink: a read of a folder that holds a
+// sink readied earlier in the run is refused, as a sink inside a source
+// is (it would read the job's own output as input, again each run).
+func TestSessionRefusesASourceHoldingASink(t *testing.T) {
+	w := newWorld(t)
+	w.land(t, "a.csv", 1, 2)
+	a, _ := newAPI(t, w.state, w.dir)
+	var b BeginResponse
+	a.must("begin", BeginRequest{Job: "sales"}, &b)
+	a.must("source", SourceRequest{RunID: b.RunID, Ctx: "orders", Paths: []string{"in"}, Format: "csv"}, nil)
+	a.must("sink", SinkRequest{RunID: b.RunID, Ctx: "out", Path: "outer/inner", Format: "csv"}, nil)
+	if err := os.MkdirAll(filepath.Join(w.dir, "outer"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, e := a.call("source", SourceRequest{RunID: b.RunID, Ctx: "outer", Paths: []string{"outer"}, Format: "csv"}, nil)
+	if code != http.StatusBadRequest || e.ExitCode != 2 || !strings.Contains(e.Error, "outer") {
+		t.Errorf("a source holding the sink: got HTTP %d exit %d %q, want 400, exit 2, naming it", code, e.ExitCode, e.Error)
+	}
+	t.Logf("%s", e.Error)
+}
