@@ -4,7 +4,7 @@ import os
 import sys
 
 from . import _client
-from .utils import _parse
+from .utils import _bookmark_options, _parse
 
 
 def _fault(step):
@@ -40,10 +40,11 @@ class Job:
 
     def init(self, job_name, args=None):
         args = dict(args or {})
-        argv = _parse(sys.argv)
-        option = args.get("job_bookmark_option") or argv.get("job-bookmark-option") or "job-bookmark-disable"
-        start = args.get("job_bookmark_from") or argv.get("job-bookmark-from")
-        end = args.get("job_bookmark_to") or argv.get("job-bookmark-to")
+        if "job_bookmark_option" in args:  # resolved by getResolvedOptions
+            option = args.get("job_bookmark_option") or "job-bookmark-disable"
+            start, end = args.get("job_bookmark_from"), args.get("job_bookmark_to")
+        else:
+            option, start, end = _bookmark_options(_parse(sys.argv), strict=False)
         body = {"job": job_name, "mode": option, "reads": self._glue_context._reads()}
         if start or end:
             body["from"], body["to"] = start or "", end or ""
