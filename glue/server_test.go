@@ -442,3 +442,28 @@ func TestSessionRefusesASourceHoldingASink(t *testing.T) {
 	}
 	t.Logf("%s", e.Error)
 }
+
+// TestSessionPartitionValuesDecoded: the value of a key=value folder is
+// percent-decoded, as both engines read it (DuckDB writes product=日本 as
+// product=%E6%97%A5%E6%9C%AC; it was handed over as that text).
+func TestSessionPartitionValuesDecoded(t *testing.T) {
+	w := newWorld(t)
+	w.land(t, "product=%E6%97%A5%E6%9C%AC/1.csv", 1, 1)
+	w.land(t, "product=x%20y%25z/2.csv", 2, 1)
+	w.land(t, "product=plain/3.csv", 3, 1)
+	a, _ := newAPI(t, w.state, w.dir)
+	var b BeginResponse
+	a.must("begin", BeginRequest{Job: "sales"}, &b)
+	var src SourceResponse
+	a.must("source", SourceRequest{RunID: b.RunID, Ctx: "orders", Paths: []string{"in"}, Format: "csv", Recurse: ptr(true)}, &src)
+	var got []string
+	for _, f := range src.Files {
+		got = append(got, f.Partition["product"])
+	}
+	sort.Strings(got)
+	if want := []string{"plain", "x y%z", "日本"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("partition values %q, want %q", got, want)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"net/url"
 	"path"
 	"regexp"
 	"sort"
@@ -133,7 +134,8 @@ func sourceResponse(req SourceRequest, src job.Source, in engine.Source) SourceR
 	return out
 }
 
-// partitionOf reads the key=value folders of a key.
+// partitionOf reads the key=value folders of a key, percent-decoded as
+// both engines read them (DuckDB writes product=日本 encoded).
 func partitionOf(key string) map[string]string {
 	dir := path.Dir(key)
 	if dir == "." {
@@ -144,6 +146,9 @@ func partitionOf(key string) map[string]string {
 		k, v, ok := strings.Cut(part, "=")
 		if !ok || k == "" {
 			continue
+		}
+		if dec, err := url.PathUnescape(v); err == nil {
+			v = dec
 		}
 		if out == nil {
 			out = map[string]string{}

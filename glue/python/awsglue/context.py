@@ -226,6 +226,8 @@ def _read(spark, resp):
         df = reader(data_schema).load(locations)
         _refuse_partition_named_columns(resp, df.columns, keys, locations)
         for k, v in zip(keys, values):
+            if v == _HIVE_NULL:
+                v = None  # Hive's folder of NULLs
             df = df.withColumn(k, F.lit(v).cast("string"))
         frames.append(df)
     return reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), frames)
@@ -250,6 +252,10 @@ class _timestamps_without_zone:
             self._spark.conf.unset("spark.sql.timestampType")
         else:
             self._spark.conf.set("spark.sql.timestampType", self._old)
+
+
+# _HIVE_NULL is the folder name Spark and DuckDB write a NULL partition value as.
+_HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 
 
 def _partition_keys(files):
