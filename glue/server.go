@@ -409,6 +409,10 @@ func (sv *Server) run(id string) (*run, error) {
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	r, ok := sv.runs[id]
+	if _, ended := sv.finished[id]; !ok && ended {
+		return nil, fmt.Errorf("%w: run %q already ended (job.commit() or an abort): nothing read or written after it "+
+			"belongs to a run; call job.init() again to begin another", runner.ErrUsage, id)
+	}
 	if !ok {
 		return nil, fmt.Errorf("%w: no open run %q on this server (begin one first)", runner.ErrUsage, id)
 	}

@@ -467,3 +467,18 @@ func TestSessionPartitionValuesDecoded(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestSessionCallAfterCommit: a read after job.commit() is told that its
+// run already ended, not that there is no such run.
+func TestSessionCallAfterCommit(t *testing.T) {
+	w := newWorld(t)
+	w.land(t, "a.csv", 1, 1)
+	a, _ := newAPI(t, w.state, w.dir)
+	var b BeginResponse
+	a.must("begin", BeginRequest{Job: "sales"}, &b)
+	a.must("commit", CommitRequest{RunID: b.RunID}, nil)
+	code, e := a.call("source", SourceRequest{RunID: b.RunID, Ctx: "late", Paths: []string{"in"}, Format: "csv"}, nil)
+	if code != http.StatusBadRequest || !strings.Contains(e.Error, "already ended") || !strings.Contains(e.Error, "job.init()") {
+		t.Errorf("a read after the commit: got HTTP %d %q, want 400 saying the run already ended", code, e.Error)
+	}
+}
