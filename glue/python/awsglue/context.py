@@ -214,6 +214,8 @@ def _read(spark, resp):
         # will: with the types it records, each file's header checked.
         with _timestamps_without_zone(spark):
             inferred = reader(None).load([f["location"] for f in files]).schema
+        if fmt == "json":
+            inferred = _in_file_order(spark, files[0]["location"], inferred)
         data_schema = _first_schema(inferred, fmt == "csv" and not header)
     if schema and fmt == "json":
         _refuse_new_fields(spark, resp, [c["name"] for c in schema if c["name"] not in keys], keys)
@@ -252,6 +254,33 @@ class _timestamps_without_zone:
             self._spark.conf.unset("spark.sql.timestampType")
         else:
             self._spark.conf.set("spark.sql.timestampType", self._old)
+
+
+class _Pairs(list):
+    """A JSON object's (key, value) pairs, in the file's order."""
+
+
+def _in_file_order(spark, location, inferred, sample=1000):
+    """inferred (a JSON schema, which Spark sorts by name) with its fields
+    in the order the first file writes its keys, as tidemark run reads
+    them; fields its first lines lack follow in Spark's order."""
+    import json as _json
+
+    from pyspark.sql import types as T
+
+    order = []
+    for row in spark.read.text(location).limit(sample).collect():
+        try:
+            pairs = _json.loads(row[0], object_pairs_hook=_Pairs)
+        except ValueError:
+            continue
+        if isinstance(pairs, _Pairs):  # an object: its keys in the file's order
+            for k, _ in pairs:
+                if k not in order:
+                    order.append(k)
+    rank = {k: i for i, k in enumerate(order)}
+    fields = sorted(inferred.fields, key=lambda f: rank.get(f.name, len(rank)))  # stable: the rest keep their order
+    return T.StructType(fields)
 
 
 # _HIVE_NULL is the folder name Spark and DuckDB write a NULL partition value as.
