@@ -79,7 +79,10 @@ type CatalogRef struct {
 
 // SourceResponse is what the program reads for one source.
 type SourceResponse struct {
-	Ctx    string `json:"ctx"`
+	Ctx string `json:"ctx"`
+	// Name is what the run records the source as: Ctx, or the name made up
+	// for a source without one. CommitRequest.Sources is keyed by it.
+	Name   string `json:"name"`
 	Format string `json:"format"`
 	// Options are the source's reader options as tidemark records them.
 	Options map[string]any `json:"options,omitempty"`
@@ -133,8 +136,8 @@ type SinkResponse struct {
 // every source's bookmark, in one state-store transaction.
 type CommitRequest struct {
 	RunID string `json:"run_id"`
-	// Sources report, per ctx, the rows read and the schema read with
-	// (both optional).
+	// Sources report, per source Name, the rows read and the schema read
+	// with (both optional).
 	Sources map[string]SourceReport `json:"sources,omitempty"`
 }
 

@@ -39,6 +39,9 @@ type LaunchOptions struct {
 	// LeaseTTL is the runs' lease TTL (0: tidemark's default).
 	LeaseTTL time.Duration
 	Log      *slog.Logger
+	// Summary, if set, is given the outcome of each run the script began,
+	// in the order begun, once the script ended (tidemark run's summary).
+	Summary func(*runner.Result)
 }
 
 // ErrNoCommit is a script that began a run and ended without job.commit():
@@ -53,6 +56,8 @@ type ScriptError struct {
 	// Committed are the runs its job.commit() published before it ended:
 	// their output and bookmarks are in.
 	Committed []string
+	// Began says whether it began a run (job.init()) at all.
+	Began bool
 }
 
 // ExitCode is the exit code `tidemark glue run` exits with: the script's
@@ -72,6 +77,9 @@ func (e *ScriptError) Error() string {
 	if len(e.Committed) > 0 {
 		return fmt.Sprintf("script %s %s after job.commit() published run %s (its output and bookmark are in); "+
 			"nothing it wrote after that was published", e.Script, how, strings.Join(e.Committed, ", "))
+	}
+	if !e.Began {
+		return fmt.Sprintf("script %s %s before it began a run (job.init()); nothing was read or published", e.Script, how)
 	}
 	if e.Signal != "" {
 		return fmt.Sprintf("script %s %s; nothing it wrote was published", e.Script, how)
@@ -108,6 +116,13 @@ func Launch(ctx context.Context, o LaunchOptions) error {
 	hs := &http.Server{Handler: sv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
 	defer hs.Close()
+	if o.Summary != nil {
+		defer func() {
+			for _, res := range sv.Ended() {
+				o.Summary(res)
+			}
+		}()
+	}
 
 	python := o.Python
 	if python == "" {
@@ -155,7 +170,7 @@ func Launch(ctx context.Context, o LaunchOptions) error {
 		sv.Close(actx, "the script failed before job.commit(); nothing it wrote was published")
 		var ee *exec.ExitError
 		if errors.As(werr, &ee) {
-			se := &ScriptError{Script: o.Script, Code: ee.ExitCode(), Committed: sv.committed()}
+			se := &ScriptError{Script: o.Script, Code: ee.ExitCode(), Committed: sv.committed(), Began: sv.began()}
 			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 				se.Signal = ws.Signal().String()
 			}

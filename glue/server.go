@@ -1,6 +1,7 @@
 package glue
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,9 +46,17 @@ type Server struct {
 type run struct {
 	s       *runner.Session
 	begin   BeginResponse
-	sources map[string]SourceResponse // by the ctx asked for
-	sinks   map[string]SinkResponse
+	sources map[string]answer[SourceResponse] // by the ctx asked for
+	sinks   map[string]answer[SinkResponse]
 	n       int // sources and sinks asked for, for the names made up
+}
+
+// answer is the first answer to a source or sink call, and the request
+// it answered (without its run id) to know the same call again by.
+type answer[T any] struct {
+	req   []byte
+	shown string
+	out   T
 }
 
 // result is an ended run's outcome, kept for a repeated commit or abort.
@@ -141,7 +151,7 @@ func (sv *Server) begin(ctx context.Context, body json.RawMessage) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	r := &run{s: s, sources: map[string]SourceResponse{}, sinks: map[string]SinkResponse{},
+	r := &run{s: s, sources: map[string]answer[SourceResponse]{}, sinks: map[string]answer[SinkResponse]{},
 		begin: BeginResponse{RunID: s.RunID(), Job: s.Job(), Mode: string(s.Mode()), Version: s.Version()}}
 	if sv.runs == nil {
 		sv.runs, sv.open, sv.finished = map[string]*run{}, map[string]*run{}, map[string]*result{}
@@ -164,7 +174,14 @@ func (sv *Server) source(ctx context.Context, body json.RawMessage) (any, error)
 	if key == "" {
 		key = string(body) // a source without a bookmark is known by what it reads
 	}
-	return once(sv, r, r.sources, key, func(n int) (SourceResponse, error) {
+	same := req
+	same.RunID = ""
+	reused := func(first string) error {
+		return fmt.Errorf("%w: transformation_ctx %q is already this run's read of %s: a second read under one ctx "+
+			"with other paths, format or options would be given the first read's files; give each read its own transformation_ctx",
+			runner.ErrUsage, req.Ctx, first)
+	}
+	return once(sv, r, r.sources, key, same, readShown(req), reused, func(n int) (SourceResponse, error) {
 		src, noBookmark, err := sourceOf(req, n)
 		if err != nil {
 			return SourceResponse{}, err
@@ -190,7 +207,19 @@ func (sv *Server) sink(ctx context.Context, body json.RawMessage) (any, error) {
 	if key == "" {
 		key = req.Path
 	}
-	return once(sv, r, r.sinks, key, func(n int) (SinkResponse, error) {
+	same := req
+	same.RunID = ""
+	reused := func(first string) error {
+		if req.Ctx == "" {
+			return fmt.Errorf("%w: two writes to %s without a transformation_ctx differ (the first was %s): "+
+				"the second would land in the first's folder as the first's format; give each write its own transformation_ctx",
+				runner.ErrUsage, secret.Redact(req.Path), first)
+		}
+		return fmt.Errorf("%w: transformation_ctx %q is already this run's write to %s: a second write under one ctx "+
+			"to another path, format or partitioning would land in the first's folder; give each write its own transformation_ctx",
+			runner.ErrUsage, req.Ctx, first)
+	}
+	return once(sv, r, r.sinks, key, same, writeShown(req), reused, func(n int) (SinkResponse, error) {
 		k, err := sinkOf(req, n)
 		if err != nil {
 			return SinkResponse{}, err
@@ -205,12 +234,23 @@ func (sv *Server) sink(ctx context.Context, body json.RawMessage) (any, error) {
 
 // once answers a repeated source or sink call of run r with its first
 // answer (the verbs are idempotent), and otherwise makes the answer with
-// the part's number in the run (for the names made up) and keeps it.
-func once[T any](sv *Server, r *run, answers map[string]T, key string, build func(n int) (T, error)) (any, error) {
+// the part's number in the run (for the names made up) and keeps it. A
+// call under a key already answered for another request (req, the request
+// without its run id, shown as shown) is refused with reused(the first's
+// shown): its key, the ctx, is one source's bookmark or one sink's folder.
+func once[T any](sv *Server, r *run, answers map[string]answer[T], key string, req any, shown string,
+	reused func(first string) error, build func(n int) (T, error)) (any, error) {
+	fp, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
 	sv.mu.Lock()
-	if out, ok := answers[key]; ok {
+	if a, ok := answers[key]; ok {
 		sv.mu.Unlock()
-		return out, nil
+		if !bytes.Equal(a.req, fp) {
+			return nil, reused(a.shown)
+		}
+		return a.out, nil
 	}
 	r.n++
 	n := r.n
@@ -220,9 +260,26 @@ func once[T any](sv *Server, r *run, answers map[string]T, key string, build fun
 		return nil, err
 	}
 	sv.mu.Lock()
-	answers[key] = out
+	answers[key] = answer[T]{req: fp, shown: shown, out: out}
 	sv.mu.Unlock()
 	return out, nil
+}
+
+// readShown describes a read for an error message.
+func readShown(req SourceRequest) string {
+	if c := req.Catalog; c != nil {
+		return fmt.Sprintf("the catalog table %s.%s", c.Database, c.Table)
+	}
+	var paths []string
+	for _, p := range req.Paths {
+		paths = append(paths, secret.Redact(p))
+	}
+	return fmt.Sprintf("%s (format %s)", strings.Join(paths, ", "), req.Format)
+}
+
+// writeShown describes a write for an error message.
+func writeShown(req SinkRequest) string {
+	return fmt.Sprintf("%s (format %s)", secret.Redact(req.Path), req.Format)
 }
 
 func (sv *Server) commit(ctx context.Context, body json.RawMessage) (any, error) {
@@ -322,10 +379,40 @@ func (sv *Server) committed() []string {
 	return ids
 }
 
+// Ended returns the outcomes of the runs that ended, in the order begun
+// (run ids sort by their start).
+func (sv *Server) Ended() []*runner.Result {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	ids := make([]string, 0, len(sv.finished))
+	for id, r := range sv.finished {
+		if r.res != nil {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	out := make([]*runner.Result, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, sv.finished[id].res)
+	}
+	return out
+}
+
+// began reports whether any run was begun on this server.
+func (sv *Server) began() bool {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	return len(sv.runs) > 0 || len(sv.finished) > 0
+}
+
 func (sv *Server) run(id string) (*run, error) {
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	r, ok := sv.runs[id]
+	if _, ended := sv.finished[id]; !ok && ended {
+		return nil, fmt.Errorf("%w: run %q already ended (job.commit() or an abort): nothing read or written after it "+
+			"belongs to a run; call job.init() again to begin another", runner.ErrUsage, id)
+	}
 	if !ok {
 		return nil, fmt.Errorf("%w: no open run %q on this server (begin one first)", runner.ErrUsage, id)
 	}

@@ -374,3 +374,111 @@ func TestSessionExclusions(t *testing.T) {
 		t.Errorf("a full path outside the folder: got HTTP %d %q, want 400 saying it would match nothing", code, e.Error)
 	}
 }
+
+// TestSessionRefusesACtxReused: a second read under one transformation_ctx
+// with another folder, format or options is refused (it would be given the
+// first read's files, its own folder never read), and so is a second write
+// under one ctx (or to one path without a ctx) to another place or format
+// (it would land in the first's folder); the same call again is still
+// answered as the first.
+func TestSessionRefusesACtxReused(t *testing.T) {
+	w := newWorld(t)
+	w.land(t, "a/1.csv", 1, 2)
+	w.land(t, "b/2.csv", 3, 2)
+	a, _ := newAPI(t, w.state, w.dir)
+	var b BeginResponse
+	a.must("begin", BeginRequest{Job: "sales"}, &b)
+	first := SourceRequest{RunID: b.RunID, Ctx: "orders", Paths: []string{"in/a"}, Format: "csv", Options: map[string]any{"withHeader": true}}
+	a.must("source", first, nil)
+	a.must("source", first, nil) // the same read again: idempotent
+	for _, again := range []SourceRequest{
+		{RunID: b.RunID, Ctx: "orders", Paths: []string{"in/b"}, Format: "csv", Options: map[string]any{"withHeader": true}},
+		{RunID: b.RunID, Ctx: "orders", Paths: []string{"in/a"}, Format: "json"},
+		{RunID: b.RunID, Ctx: "orders", Paths: []string{"in/a"}, Format: "csv"},
+	} {
+		code, e := a.call("source", again, nil)
+		if code != http.StatusBadRequest || e.ExitCode != 2 || !strings.Contains(e.Error, `"orders"`) {
+			t.Errorf("a second read of ctx orders (%v %s %v): got HTTP %d exit %d %q, want 400, exit 2, naming the ctx",
+				again.Paths, again.Format, again.Options, code, e.ExitCode, e.Error)
+		}
+	}
+	sk := SinkRequest{RunID: b.RunID, Ctx: "out", Path: "out1", Format: "csv"}
+	a.must("sink", sk, nil)
+	a.must("sink", sk, nil)
+	for _, again := range []SinkRequest{
+		{RunID: b.RunID, Ctx: "out", Path: "out2", Format: "csv"},
+		{RunID: b.RunID, Ctx: "out", Path: "out1", Format: "parquet"},
+		{RunID: b.RunID, Ctx: "out", Path: "out1", Format: "csv", PartitionKeys: []string{"id"}},
+	} {
+		code, e := a.call("sink", again, nil)
+		if code != http.StatusBadRequest || e.ExitCode != 2 || !strings.Contains(e.Error, `"out"`) {
+			t.Errorf("a second write of ctx out (%s %s %v): got HTTP %d exit %d %q, want 400, exit 2, naming the ctx",
+				again.Path, again.Format, again.PartitionKeys, code, e.ExitCode, e.Error)
+		}
+	}
+	a.must("sink", SinkRequest{RunID: b.RunID, Path: "out3", Format: "csv"}, nil)
+	if code, e := a.call("sink", SinkRequest{RunID: b.RunID, Path: "out3", Format: "json"}, nil); code != http.StatusBadRequest || !strings.Contains(e.Error, "out3") {
+		t.Errorf("a second write to out3 without a ctx in another format: got HTTP %d %q, want 400 naming out3", code, e.Error)
+	}
+}
+
+// TestSessionRefusesASourceHoldingASink: a read of a folder that holds a
+// sink readied earlier in the run is refused, as a sink inside a source
+// is (it would read the job's own output as input, again each run).
+func TestSessionRefusesASourceHoldingASink(t *testing.T) {
+	w := newWorld(t)
+	w.land(t, "a.csv", 1, 2)
+	a, _ := newAPI(t, w.state, w.dir)
+	var b BeginResponse
+	a.must("begin", BeginRequest{Job: "sales"}, &b)
+	a.must("source", SourceRequest{RunID: b.RunID, Ctx: "orders", Paths: []string{"in"}, Format: "csv"}, nil)
+	a.must("sink", SinkRequest{RunID: b.RunID, Ctx: "out", Path: "outer/inner", Format: "csv"}, nil)
+	if err := os.MkdirAll(filepath.Join(w.dir, "outer"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, e := a.call("source", SourceRequest{RunID: b.RunID, Ctx: "outer", Paths: []string{"outer"}, Format: "csv"}, nil)
+	if code != http.StatusBadRequest || e.ExitCode != 2 || !strings.Contains(e.Error, "outer") {
+		t.Errorf("a source holding the sink: got HTTP %d exit %d %q, want 400, exit 2, naming it", code, e.ExitCode, e.Error)
+	}
+	t.Logf("%s", e.Error)
+}
+
+// TestSessionPartitionValuesDecoded: the value of a key=value folder is
+// percent-decoded, as both engines read it (DuckDB writes product=日本 as
+// product=%E6%97%A5%E6%9C%AC; it was handed over as that text).
+func TestSessionPartitionValuesDecoded(t *testing.T) {
+	w := newWorld(t)
+	w.land(t, "product=%E6%97%A5%E6%9C%AC/1.csv", 1, 1)
+	w.land(t, "product=x%20y%25z/2.csv", 2, 1)
+	w.land(t, "product=plain/3.csv", 3, 1)
+	a, _ := newAPI(t, w.state, w.dir)
+	var b BeginResponse
+	a.must("begin", BeginRequest{Job: "sales"}, &b)
+	var src SourceResponse
+	a.must("source", SourceRequest{RunID: b.RunID, Ctx: "orders", Paths: []string{"in"}, Format: "csv", Recurse: ptr(true)}, &src)
+	var got []string
+	for _, f := range src.Files {
+		got = append(got, f.Partition["product"])
+	}
+	sort.Strings(got)
+	if want := []string{"plain", "x y%z", "日本"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("partition values %q, want %q", got, want)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestSessionCallAfterCommit: a read after job.commit() is told that its
+// run already ended, not that there is no such run.
+func TestSessionCallAfterCommit(t *testing.T) {
+	w := newWorld(t)
+	w.land(t, "a.csv", 1, 1)
+	a, _ := newAPI(t, w.state, w.dir)
+	var b BeginResponse
+	a.must("begin", BeginRequest{Job: "sales"}, &b)
+	a.must("commit", CommitRequest{RunID: b.RunID}, nil)
+	code, e := a.call("source", SourceRequest{RunID: b.RunID, Ctx: "late", Paths: []string{"in"}, Format: "csv"}, nil)
+	if code != http.StatusBadRequest || !strings.Contains(e.Error, "already ended") || !strings.Contains(e.Error, "job.init()") {
+		t.Errorf("a read after the commit: got HTTP %d %q, want 400 saying the run already ended", code, e.Error)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"net/url"
 	"path"
 	"regexp"
 	"sort"
@@ -123,7 +124,7 @@ func sinkOf(req SinkRequest, n int) (job.Sink, error) {
 // sourceResponse is what the program is told of a planned source.
 func sourceResponse(req SourceRequest, src job.Source, in engine.Source) SourceResponse {
 	cfg := src.Config.(*files.Config)
-	out := SourceResponse{Ctx: req.Ctx, Format: in.Format, Options: in.Options, Files: []InputFile{}, Schema: in.Schema}
+	out := SourceResponse{Ctx: req.Ctx, Name: src.Ctx, Format: in.Format, Options: in.Options, Files: []InputFile{}, Schema: in.Schema}
 	if out.Format == "" { // nothing to read: the engine's view was not made
 		out.Format, out.Options = cfg.Format, cfg.Options
 	}
@@ -133,7 +134,8 @@ func sourceResponse(req SourceRequest, src job.Source, in engine.Source) SourceR
 	return out
 }
 
-// partitionOf reads the key=value folders of a key.
+// partitionOf reads the key=value folders of a key, percent-decoded as
+// both engines read them (DuckDB writes product=日本 encoded).
 func partitionOf(key string) map[string]string {
 	dir := path.Dir(key)
 	if dir == "." {
@@ -144,6 +146,9 @@ func partitionOf(key string) map[string]string {
 		k, v, ok := strings.Cut(part, "=")
 		if !ok || k == "" {
 			continue
+		}
+		if dec, err := url.PathUnescape(v); err == nil {
+			v = dec
 		}
 		if out == nil {
 			out = map[string]string{}

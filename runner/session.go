@@ -181,6 +181,12 @@ func (s *Session) Source(ctx context.Context, src job.Source, noBookmark bool) (
 		return engine.Source{}, fmt.Errorf("%w: %v", ErrUsage, err)
 	}
 	r.spec.Sources = append(r.spec.Sources, src)
+	// A source read after a sink was readied may hold that sink's folder
+	// (or the state): it would read the job's own output as input.
+	if err := checkSinkPaths(r.spec, r.opts.State); err != nil {
+		r.spec.Sources = r.spec.Sources[:len(r.spec.Sources)-1]
+		return engine.Source{}, err
+	}
 	opened, err := source.Open(ctx, r.spec, r.spec.Sources[len(r.spec.Sources)-1])
 	if err != nil {
 		r.spec.Sources = r.spec.Sources[:len(r.spec.Sources)-1]

@@ -71,8 +71,21 @@ func runGlue(ctx context.Context, g *globals, f *glueFlags, script string, args 
 	if err != nil {
 		return err
 	}
+	log := g.logger()
+	summary := printSummary
+	if g.logFormat == "json" {
+		summary = func(r *tidemark.Result) {
+			attrs := []any{"run_id", r.RunID, "status", r.Status, "mode", r.Mode, "attempt", r.Attempt,
+				"duration_ms", r.DurationMS, "sources", r.Sources, "sinks", r.Sinks}
+			if r.Error != "" {
+				log.Error("run finished", append(attrs, "error", r.Error)...)
+				return
+			}
+			log.Info("run finished", attrs...)
+		}
+	}
 	return glue.Launch(ctx, glue.LaunchOptions{Script: script, Args: args, Python: f.python, State: state,
-		HostID: host, Stdin: os.Stdin, Log: g.logger()})
+		HostID: host, Stdin: os.Stdin, Log: log, Summary: summary})
 }
 
 // runGlueServe is `tidemark glue serve`: it prints {"url": ...} on one

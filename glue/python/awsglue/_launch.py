@@ -157,13 +157,52 @@ def main():
     # The shims from the package's module, not this __main__ copy of it, so
     # that GlueContext knows their stand-ins by class.
     from awsglue import _launch
+    from awsglue._client import TidemarkError
+    from awsglue.utils import GlueArgumentError
 
     remote = os.environ.get("SPARK_REMOTE")
+    _launch._need_pyspark(remote)
     if remote:
         _launch._connect_shim(remote)
     else:
         _launch._lazy_shim()
-    runpy.run_path(script, run_name="__main__")
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except TidemarkError as e:
+        # tidemark refused a call (a ctx reused, a sink inside a source, a
+        # held lease): its message and exit code, not a traceback.
+        _exit("tidemark: %s" % e, e.exit_code or 1)
+    except GlueArgumentError as e:
+        _exit("tidemark: the script's arguments: %s" % e, 2)
+
+
+# PYSPARK is the pyspark the package is written and tested against.
+PYSPARK = "4.0.*"
+
+
+def _exit(message, code):
+    sys.stdout.flush()
+    sys.stderr.write(message + "\n")
+    sys.stderr.flush()
+    raise SystemExit(code)
+
+
+def _need_pyspark(remote):
+    """Exits 2 saying what to install when this Python lacks pyspark (or,
+    with SPARK_REMOTE, the Spark Connect client's dependencies)."""
+    try:
+        import pyspark
+    except ImportError:
+        extra = "[connect]" if remote else ""
+        _exit("tidemark: pyspark is not installed for %s: pip install 'pyspark%s==%s' (or run with --python naming "
+              "a Python that has it)" % (sys.executable, extra, PYSPARK), 2)
+    if remote:
+        try:
+            import pyspark.sql.connect.session  # noqa: F401  (checks pandas, pyarrow, grpcio, ...)
+        except ImportError as e:
+            version = ".".join(pyspark.__version__.split(".")[:2]) + ".*"
+            _exit("tidemark: SPARK_REMOTE is set but pyspark's Spark Connect client is incomplete for %s (%s): "
+                  "pip install 'pyspark[connect]==%s'" % (sys.executable, str(e).strip().splitlines()[0], version), 2)
 
 
 if __name__ == "__main__":

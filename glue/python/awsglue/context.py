@@ -143,17 +143,19 @@ class DynamicFrameReader:
         return self._frame(resp, transformation_ctx)
 
     def _frame(self, resp, ctx):
+        name = resp.get("name") or ctx  # a source without a ctx is recorded under a name made up
         if not resp.get("files"):
             # Nothing new: the frame is empty, of the recorded schema, and its
             # DataFrame is made only if the script uses it, so that a run with
             # nothing new need not start Spark.
             if self._gc._job is not None:
-                self._gc._job._read(ctx, schema=[dict(c) for c in resp.get("schema") or []])
+                self._gc._job._read(name, schema=[dict(c) for c in resp.get("schema") or []])
             gc = self._gc
             return DynamicFrame._empty(lambda: _read(gc.spark_session, resp), gc, ctx)
         df = _read(self._gc.spark_session, resp)
         if self._gc._job is not None:
-            self._gc._job._read(ctx, schema=schema_of(df, widen=resp.get("schema") is None))
+            # job.commit() counts its rows: the run records what it read.
+            self._gc._job._read(name, schema=schema_of(df, widen=resp.get("schema") is None), frame=df)
         return DynamicFrame(df, self._gc, ctx)
 
 
@@ -186,6 +188,15 @@ def _read(spark, resp):
             # would read a file whose header orders the columns otherwise by
             # position, its values under the wrong names.
             r = r.option("header", header).option("enforceSchema", not header)
+            # A quote inside a quoted field is doubled ("a ""b"""), as RFC 4180
+            # and tidemark's engines read it; Spark's default escape, \,
+            # would keep the quotes in the value.
+            r = r.option("escape", '"')
+        if fmt in ("csv", "json"):
+            # A timestamp written without a zone, in a column that has some
+            # with one, is UTC, as tidemark's engines read it; not the
+            # session's time zone.
+            r = r.option("timeZone", "UTC")
             for ours, theirs in (("delim", "sep"), ("quote", "quote"), ("escape", "escape")):
                 if opts.get(ours) not in (None, ""):
                     r = r.option(theirs, opts[ours])
@@ -201,7 +212,11 @@ def _read(spark, resp):
     if data_schema is None and fmt != "parquet":
         # A first run infers over every file, then reads as every later run
         # will: with the types it records, each file's header checked.
-        data_schema = _first_schema(reader(None).load([f["location"] for f in files]).schema, fmt == "csv" and not header)
+        with _timestamps_without_zone(spark):
+            inferred = reader(None).load([f["location"] for f in files]).schema
+        if fmt == "json":
+            inferred = _in_file_order(spark, files[0]["location"], inferred)
+        data_schema = _first_schema(inferred, fmt == "csv" and not header)
     if schema and fmt == "json":
         _refuse_new_fields(spark, resp, [c["name"] for c in schema if c["name"] not in keys], keys)
     groups = {}
@@ -213,9 +228,63 @@ def _read(spark, resp):
         df = reader(data_schema).load(locations)
         _refuse_partition_named_columns(resp, df.columns, keys, locations)
         for k, v in zip(keys, values):
+            if v == _HIVE_NULL:
+                v = None  # Hive's folder of NULLs
             df = df.withColumn(k, F.lit(v).cast("string"))
         frames.append(df)
     return reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), frames)
+
+
+class _timestamps_without_zone:
+    """Infers a timestamp written without a zone as TIMESTAMP_NTZ, as
+    tidemark's engines read it (Spark's default reads it in the session's
+    time zone, and writes the instant: 10:11 in New York became 15:11);
+    one written with a zone stays a TIMESTAMP."""
+
+    def __init__(self, spark):
+        self._spark = spark
+        self._old = None
+
+    def __enter__(self):
+        self._old = self._spark.conf.get("spark.sql.timestampType", None)
+        self._spark.conf.set("spark.sql.timestampType", "TIMESTAMP_NTZ")
+
+    def __exit__(self, *exc):
+        if self._old is None:
+            self._spark.conf.unset("spark.sql.timestampType")
+        else:
+            self._spark.conf.set("spark.sql.timestampType", self._old)
+
+
+class _Pairs(list):
+    """A JSON object's (key, value) pairs, in the file's order."""
+
+
+def _in_file_order(spark, location, inferred, sample=1000):
+    """inferred (a JSON schema, which Spark sorts by name) with its fields
+    in the order the first file writes its keys, as tidemark run reads
+    them; fields its first lines lack follow in Spark's order."""
+    import json as _json
+
+    from pyspark.sql import types as T
+
+    order = []
+    for row in spark.read.text(location).limit(sample).collect():
+        try:
+            pairs = _json.loads(row[0], object_pairs_hook=_Pairs)
+        except ValueError:
+            continue
+        if isinstance(pairs, _Pairs):  # an object: its keys in the file's order
+            for k, _ in pairs:
+                if k not in order:
+                    order.append(k)
+    rank = {k: i for i, k in enumerate(order)}
+    fields = sorted(inferred.fields, key=lambda f: rank.get(f.name, len(rank)))  # stable: the rest keep their order
+    return T.StructType(fields)
+
+
+# _HIVE_NULL is the folder name Spark and DuckDB write a NULL partition value as.
+_HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 
 
 def _partition_keys(files):
@@ -332,9 +401,21 @@ class DynamicFrameWriter:
             w.option("compression", body["options"]["compression"]).parquet(resp["location"])
         elif fmt == "csv":
             w = w.option("header", _bool(fopts.get("writeHeader"), True))
+            w = w.option("escape", fopts.get("escaper") or '"')  # RFC 4180's doubled quote, not Spark's \
+            if fopts.get("quoteChar"):
+                w = w.option("quote", fopts["quoteChar"])
             if fopts.get("separator"):
                 w = w.option("sep", fopts["separator"])
-            w.csv(resp["location"])
+            _full_timestamps(w).csv(resp["location"])
         else:
-            w.json(resp["location"])
+            _full_timestamps(w).json(resp["location"])
         return frame
+
+
+def _full_timestamps(w):
+    """Writes timestamps to the microsecond, as read (Spark's default text
+    formats stop at the millisecond), in UTC (not the session's zone)."""
+    return (w.option("timestampFormat", "yyyy-MM-dd HH:mm:ss.SSSSSSXXX")
+             .option("timestampNTZFormat", "yyyy-MM-dd HH:mm:ss.SSSSSS")
+             .option("timeZone", "UTC")
+             .option("ignoreNullFields", False))  # JSON: a null is written, as tidemark's engines write it

@@ -4,7 +4,7 @@ import os
 import sys
 
 from . import _client
-from .utils import _parse
+from .utils import _bookmark_options, _parse
 
 
 def _fault(step):
@@ -40,10 +40,11 @@ class Job:
 
     def init(self, job_name, args=None):
         args = dict(args or {})
-        argv = _parse(sys.argv)
-        option = args.get("job_bookmark_option") or argv.get("job-bookmark-option") or "job-bookmark-disable"
-        start = args.get("job_bookmark_from") or argv.get("job-bookmark-from")
-        end = args.get("job_bookmark_to") or argv.get("job-bookmark-to")
+        if "job_bookmark_option" in args:  # resolved by getResolvedOptions
+            option = args.get("job_bookmark_option") or "job-bookmark-disable"
+            start, end = args.get("job_bookmark_from"), args.get("job_bookmark_to")
+        else:
+            option, start, end = _bookmark_options(_parse(sys.argv), strict=False)
         body = {"job": job_name, "mode": option, "reads": self._glue_context._reads()}
         if start or end:
             body["from"], body["to"] = start or "", end or ""
@@ -68,12 +69,15 @@ class Job:
             raise RuntimeError("%s needs a run: call Job(glue_context).init(args['JOB_NAME'], args) first" % what)
         return self._run["run_id"]
 
-    def _read(self, ctx, rows=None, schema=None):
-        rep = self._sources.setdefault(ctx, {})
-        if rows is not None:
-            rep["rows"] = rep.get("rows", 0) + rows
+    def _read(self, name, schema=None, frame=None):
+        """Records a source read: the schema it was read with and the
+        DataFrame of its new files, whose rows job.commit() counts (a second
+        read of the same source is the same files: counted once)."""
+        rep = self._sources.setdefault(name, {})
         if schema is not None:
             rep["schema"] = schema
+        if frame is not None:
+            rep["frame"] = frame
 
     def commit(self):
         """Publishes the run's output and advances the bookmark; a second call
@@ -82,7 +86,14 @@ class Job:
             return self._committed
         run_id = self._require("job.commit()")
         _fault("before-commit")
-        sources = {k: v for k, v in self._sources.items() if k}
+        sources = {}
+        for name, rep in self._sources.items():
+            if not name:
+                continue
+            out = {k: v for k, v in rep.items() if k != "frame"}
+            if rep.get("frame") is not None:
+                out["rows"] = rep["frame"].count()  # the rows of the files read, as tidemark run counts them
+            sources[name] = out
         self._committed = _client.client().call("commit", {"run_id": run_id, "sources": sources})
         return self._committed
 

@@ -52,17 +52,37 @@ def getResolvedOptions(args, options):
             missing.append("--" + name)
     if missing:
         raise GlueArgumentError("the following arguments are required: " + ", ".join(missing))
-    option = parsed.get("job-bookmark-option") or "job-bookmark-disable"
-    if option not in _BOOKMARK_OPTIONS:
-        raise GlueArgumentError(
-            "argument --job-bookmark-option: invalid choice: %r (choose from %s)" % (option, ", ".join(_BOOKMARK_OPTIONS))
-        )
-    start, end = parsed.get("job-bookmark-from"), parsed.get("job-bookmark-to")
-    if (start is None) != (end is None):
-        raise GlueArgumentError("--job-bookmark-from and --job-bookmark-to go together")
-    if start is not None and option != "job-bookmark-pause":
-        raise GlueArgumentError("--job-bookmark-from and --job-bookmark-to are only allowed with --job-bookmark-option job-bookmark-pause")
+    option, start, end = _bookmark_options(parsed)
     result["job_bookmark_option"] = option
     result["job_bookmark_from"] = start
     result["job_bookmark_to"] = end
     return result
+
+
+def _bookmark_options(parsed, strict=True):
+    """The bookmark option, from and to of parsed argv (_parse), checked.
+    A spelling Glue would ignore, running with job-bookmark-disable and
+    reading everything again (--job_bookmark_option, the option without a
+    value), is refused. strict checks the option's value and from/to as
+    Glue does (Job.init leaves that to tidemark, which also takes the short
+    spellings)."""
+    for key in ("job-bookmark-option", "job-bookmark-from", "job-bookmark-to"):
+        wrong = key.replace("-", "_")
+        if wrong in parsed:
+            raise GlueArgumentError("--%s is not Glue's spelling: write --%s (Glue would ignore it, and run with "
+                                    "job-bookmark-disable)" % (wrong, key))
+        if key in parsed and parsed[key] is None:
+            raise GlueArgumentError("argument --%s: expected one argument" % key)
+    option = parsed.get("job-bookmark-option") or "job-bookmark-disable"
+    start, end = parsed.get("job-bookmark-from"), parsed.get("job-bookmark-to")
+    if not strict:
+        return option, start, end
+    if option not in _BOOKMARK_OPTIONS:
+        raise GlueArgumentError(
+            "argument --job-bookmark-option: invalid choice: %r (choose from %s)" % (option, ", ".join(_BOOKMARK_OPTIONS))
+        )
+    if (start is None) != (end is None):
+        raise GlueArgumentError("--job-bookmark-from and --job-bookmark-to go together")
+    if start is not None and option != "job-bookmark-pause":
+        raise GlueArgumentError("--job-bookmark-from and --job-bookmark-to are only allowed with --job-bookmark-option job-bookmark-pause")
+    return option, start, end

@@ -104,6 +104,24 @@ class ReadTest(unittest.TestCase):
         self.assertEqual(df.columns, ["order_id", "year", "month"])
         self.assertEqual(sorted(tuple(r) for r in df.collect()), [(1, "2026", "01"), (2, "2026", "02")])
 
+    def test_json_columns_in_file_order(self):
+        # A first run's JSON columns come in the order the file writes its
+        # keys, as tidemark run reads them (Spark's inference sorts them by
+        # name: a CSV sink's columns came out in another order).
+        f = self.put("a.json", '{"id": 1, "zeta": "z", "alpha": 2.5}\n{"id": 2, "beta": true, "zeta": "y"}\n')
+        df = _read(self.spark, {"format": "json", "options": {}, "files": [f], "schema": None})
+        self.assertEqual(df.columns, ["id", "zeta", "alpha", "beta"])
+        self.assertEqual(sorted(tuple(r) for r in df.collect()), [(1, "z", 2.5, None), (2, "y", None, True)])
+
+    def test_partition_null_folder(self):
+        # Hive's folder of NULLs (what Spark and DuckDB write a NULL
+        # partition value as) reads as NULL, not as its name.
+        a = self.put("product=__HIVE_DEFAULT_PARTITION__/a.csv", "order_id\n1\n")
+        b = self.put("product=p1/b.csv", "order_id\n2\n")
+        a["partition"], b["partition"] = {"product": "__HIVE_DEFAULT_PARTITION__"}, {"product": "p1"}
+        df = _read(self.spark, self.resp([a, b]))
+        self.assertEqual(sorted(tuple(r) for r in df.collect()), [(1, None), (2, "p1")])
+
     def test_first_run_bad_records_fail(self):
         # A first run reads as later runs do (FAILFAST): a malformed JSON
         # line is no _corrupt_record column in the output, a CSV row with a

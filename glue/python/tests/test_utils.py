@@ -30,6 +30,14 @@ class GetResolvedOptions(unittest.TestCase):
             (["s.py", "--JOB_NAME", "j", "--job-bookmark-option", "job-bookmark-pause", "--job-bookmark-from", "r1"],
              ["JOB_NAME"], "go together"),
             (["s.py", "--JOB_NAME", "j"], ["--JOB_NAME"], "without '--'"),
+            # Spellings Glue would ignore, running with job-bookmark-disable:
+            # refused rather than read everything again.
+            (["s.py", "--JOB_NAME", "j", "--job_bookmark_option", "job-bookmark-enable"], ["JOB_NAME"],
+             "write --job-bookmark-option"),
+            (["s.py", "--JOB_NAME", "j", "--job-bookmark-option"], ["JOB_NAME"],
+             "argument --job-bookmark-option: expected one argument"),
+            (["s.py", "--JOB_NAME", "j", "--job-bookmark-option", "job-bookmark-pause", "--job_bookmark_from", "r1",
+              "--job_bookmark_to", "r2"], ["JOB_NAME"], "write --job-bookmark-from"),
         ]
         for argv, names, want in cases:
             with self.subTest(argv=argv, names=names):
@@ -47,3 +55,18 @@ class GetResolvedOptions(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class JobInitOptions(unittest.TestCase):
+    """Job.init reads the bookmark option from argv when the script did not
+    resolve it: the same spellings are refused there."""
+
+    def test_refused(self):
+        from awsglue.utils import _bookmark_options, _parse
+
+        for argv in (["s.py", "--job_bookmark_option", "job-bookmark-enable"], ["s.py", "--job-bookmark-option"]):
+            with self.subTest(argv=argv):
+                with self.assertRaises(GlueArgumentError):
+                    _bookmark_options(_parse(argv))
+        self.assertEqual(_bookmark_options(_parse(["s.py", "--job-bookmark-option", "job-bookmark-enable"])),
+                         ("job-bookmark-enable", None, None))
