@@ -119,40 +119,48 @@ func (s *Sink) Cleanup(ctx context.Context, dead func(runID string) (bool, error
 			log.Warn("incomplete uploads of runs this job's state does not know are left alone", "root", root, "uploads", others)
 		}
 	}
+	// The run folders under staging: one listing of folders where the
+	// store has it (an empty folder a killed engine left, or on S3 the
+	// folder markers a Hadoop writer makes, is seen too, and a no-op run
+	// sends one request as before), else of the staged files.
 	deadRuns := map[string]int{}
-	foreign := 0
-	for o, err := range s.objs.List(ctx, stagingDir+"/") {
-		if err != nil {
-			return err
-		}
-		id, _, _ := strings.Cut(strings.TrimPrefix(o.Key, stagingDir+"/"), "/")
-		if isDead(id) {
-			deadRuns[id]++
-		} else {
-			foreign++
-		}
-	}
-	// A dead run's staging folder that holds no file (the engine was
-	// killed before it wrote one: an empty local folder, or on S3 the
-	// folder markers a Hadoop writer makes) is not listed above.
+	foreign, unit := 0, "files"
 	if fl, ok := s.objs.(objstore.FolderLister); ok {
 		for id, err := range fl.Folders(ctx, stagingDir+"/") {
 			if err != nil {
 				return fmt.Errorf("cleaning %s: %w", root, err)
 			}
-			if _, seen := deadRuns[id]; !seen && isDead(id) {
-				deadRuns[id] = 0
+			if isDead(id) {
+				deadRuns[id] = -1
+			} else {
+				foreign, unit = foreign+1, "runs"
+			}
+		}
+	} else {
+		for o, err := range s.objs.List(ctx, stagingDir+"/") {
+			if err != nil {
+				return err
+			}
+			id, _, _ := strings.Cut(strings.TrimPrefix(o.Key, stagingDir+"/"), "/")
+			if isDead(id) {
+				deadRuns[id]++
+			} else {
+				foreign++
 			}
 		}
 	}
 	for id, n := range deadRuns {
-		log.Info("deleting staged output of a run that did not commit", "root", root, "run", id, "files", n)
+		if n >= 0 {
+			log.Info("deleting staged output of a run that did not commit", "root", root, "run", id, "files", n)
+		} else {
+			log.Info("deleting staged output of a run that did not commit", "root", root, "run", id)
+		}
 		if err := s.objs.DeletePrefix(ctx, stagingPrefix(id)); err != nil {
 			return fmt.Errorf("cleaning %s: %w", root, err)
 		}
 	}
 	if foreign > 0 {
-		log.Warn("staged files of runs this job's state does not know are left alone", "root", root, "files", foreign,
+		log.Warn("staged files of runs this job's state does not know are left alone", "root", root, unit, foreign,
 			"folder", layout.Join(root, stagingDir+"/"))
 	}
 	return nil
