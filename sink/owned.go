@@ -83,6 +83,8 @@ type OwnedError struct {
 	// Publish is the committed run that was refused when it came to
 	// publish: the location was handed over after the run claimed it.
 	Publish string
+	// Table is set when Owner is a SQL table sink's ownership row.
+	Table bool
 }
 
 func (e *OwnedError) Error() string {
@@ -95,6 +97,21 @@ func (e *OwnedError) Error() string {
 			"run's input itself; loading it too would put it there twice. Nothing of the run was loaded. Run the job from "+
 			"the state store that loaded run %s", e.Sink, e.Publish, e.Job, e.State.Location, e.State.ID, e.Location,
 			e.LastRun, e.LastRun)
+	case e.Publish != "" && e.Table:
+		return fmt.Sprintf("sink %s: run %s of job %q committed in the state store %s (id %s), but its rows were not loaded: "+
+			"table %s was taken over by the state store %s (id %s) after the run began (`tidemark state copy` and a run "+
+			"from the copy), whose bookmark reads this run's input itself; loading it too would put it there twice. Nothing "+
+			"of the run was loaded. Run the job from the state store that owns the table; if that store is stuck too (its "+
+			"own run refused at another sink), run it there with `tidemark run JOBFILE --adopt-sink`, which loads its "+
+			"committed runs and takes every sink location over", e.Sink, e.Publish, e.Job, e.State.Location, e.State.ID,
+			e.Location, o.StateStore, o.StateStoreID)
+	case e.Table && !e.Purge:
+		return fmt.Sprintf("sink %s: table %s belongs to job %q of the state store %s (id %s) (its row in _tidemark_owners), "+
+			"not to this one, %s (id %s), whose state does not hold that store's history (the store was copied before that "+
+			"store's claim or reset, or another store runs the job): running on would load input again that the table "+
+			"already holds, or lose rows that store counts as loaded. Run the job from the state store that owns the table; "+
+			"or take the table over on purpose with `tidemark run JOBFILE --adopt-sink` (the rows already there stay)",
+			e.Sink, e.Location, e.Job, o.StateStore, o.StateStoreID, e.State.Location, e.State.ID)
 	case e.Publish != "":
 		return fmt.Sprintf("sink %s: run %s of job %q committed in the state store %s (id %s), but its output was not "+
 			"published: %s was handed over to job %q of the state store %s (id %s) after the run began (`tidemark state "+
