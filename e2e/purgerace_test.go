@@ -57,16 +57,16 @@ func TestPurgeRefusedAfterCopyLoadedNothingTable(t *testing.T) {
 // location before the reset deletes anything (the reset paused at
 // purge-checked). The purge is then refused and deletes nothing the copy
 // counts as published; the copy goes on with every record once. For a
-// file sink and for a SQL table sink.
+// file sink on a local disk and on S3, and for a SQL table sink.
 func TestPurgeRacesCopyClaim(t *testing.T) {
 	t.Parallel()
-	for _, kind := range []string{"files", "table"} {
+	for _, kind := range []string{"files-" + string(local), "files-" + string(onS3), "table"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			var f *fixture
 			var ids func() []int64
-			if kind == "files" {
-				f = newFixture(t, jobOpts{})
+			if be, ok := strings.CutPrefix(kind, "files-"); ok {
+				f = newFixtureOn(t, backend(be), jobOpts{})
 				ids = func() []int64 { return orderIDs(f.readSink()) }
 			} else {
 				var table *sqltest.DB
