@@ -270,3 +270,44 @@ func TestTableSinkOlderTidemark(t *testing.T) {
 	}
 	assertIDSet(t, "table orders_out at the end", tableOrderIDs(t, table), orderIDs(concat(monday, tuesday, wednesday)))
 }
+
+// TestAdoptTableSinkPastLoadCheck: the old store's run, committed while
+// the copy's first run loaded the same rows, is refused at its load. The
+// copy is then given up on purpose: its rows are deleted by hand (its
+// marker stays) and the old store goes on with `--adopt-sink`, which
+// takes the table over and loads its committed run past the load-time
+// check; every row is in the table once, and the copy is refused after.
+func TestAdoptTableSinkPastLoadCheck(t *testing.T) {
+	t.Parallel()
+	eachSQL(t, sqlServerKinds, func(t *testing.T, f *sqlFixture) {
+		f.createOrders()
+		f.insertOrders(idRange(1, 10)...)
+		f.writeJob(sqlJob{noFiles: true, table: "orders_out"})
+		f.mustRun()
+		dst := filepath.Join(t.TempDir(), "copy.db")
+		if r := f.tidemark(nil, "state", "copy", "--from", filepath.Join(f.dir, ".tidemark", "state.db"), "--to", dst); r.code != 0 {
+			t.Fatalf("state copy: got exit %d, want 0\n%v", r.code, r)
+		}
+		f.insertOrders(idRange(11, 13)...)
+		old := f.start([]string{"TIDEMARK_FAULT=after-commit:sleep=25s"}, "run", f.jobPath, "--json")
+		old.waitFor(t, "fault: paused at after-commit", 2*time.Minute)
+		copied := f.mustRun("--state", dst)
+		if old.exited() {
+			t.Fatal("the old store's run resumed before the copy's run had loaded: the pause is too short for this machine")
+		}
+		r := f.wait(old)
+		if r.code != 2 || !strings.Contains(r.stdout, "sink_owned") {
+			t.Fatalf("the old store's run loading after the copy's: got exit %d, want 2 (sink_owned)\n%v", r.code, r)
+		}
+		assertMentions(t, r, "--adopt-sink")
+		f.exec("DELETE FROM orders_out WHERE _tidemark_run_id = '" + copied.RunID + "'")
+		f.mustRun("--adopt-sink")
+		assertIDSet(t, "after the old store adopted the table", f.tableIDs("orders_out"), idRange(1, 13))
+		f.insertOrders(14)
+		f.mustRun()
+		assertIDSet(t, "after the old store's next run", f.tableIDs("orders_out"), idRange(1, 14))
+		if _, r := f.run(nil, "--state", dst); r.code != 2 || !strings.Contains(r.stdout, "sink_owned") {
+			t.Errorf("a run of the copy after the old store adopted the table: got exit %d, want 2 (sink_owned)\n%v", r.code, r)
+		}
+	})
+}

@@ -95,15 +95,18 @@ func (e *OwnedError) Error() string {
 			"table %s holds rows of run %s of the job (its marker in _tidemark_runs), which this state store has no record "+
 			"of: another state store (a copy made with `tidemark state copy`) runs the job now, and its bookmark reads this "+
 			"run's input itself; loading it too would put it there twice. Nothing of the run was loaded. Run the job from "+
-			"the state store that loaded run %s", e.Sink, e.Publish, e.Job, e.State.Location, e.State.ID, e.Location,
-			e.LastRun, e.LastRun)
+			"the state store that loaded run %s. Only if that store is given up (gone, or refused at another sink of the "+
+			"job): `tidemark run JOBFILE --adopt-sink` from this one takes every sink over and loads this run (what the "+
+			"other store loaded of the same input stays: delete it first, or expect it twice)", e.Sink, e.Publish, e.Job,
+			e.State.Location, e.State.ID, e.Location, e.LastRun, e.LastRun)
 	case e.Publish != "" && e.Table:
 		return fmt.Sprintf("sink %s: run %s of job %q committed in the state store %s (id %s), but its rows were not loaded: "+
 			"table %s was taken over by the state store %s (id %s) after the run began (`tidemark state copy` and a run "+
 			"from the copy), whose bookmark reads this run's input itself; loading it too would put it there twice. Nothing "+
-			"of the run was loaded. Run the job from the state store that owns the table; if that store is stuck too (its "+
-			"own run refused at another sink), run it there with `tidemark run JOBFILE --adopt-sink`, which loads its "+
-			"committed runs and takes every sink location over", e.Sink, e.Publish, e.Job, e.State.Location, e.State.ID,
+			"of the run was loaded. Run the job from the state store that owns the table. Only if that store is given up "+
+			"(gone, or refused at another sink of the job): `tidemark run JOBFILE --adopt-sink` from this one takes every "+
+			"sink over and loads this run (what the other store loaded of the same input stays: delete it first, or "+
+			"expect it twice)", e.Sink, e.Publish, e.Job, e.State.Location, e.State.ID,
 			e.Location, o.StateStore, o.StateStoreID)
 	case e.Table && !e.Purge:
 		return fmt.Sprintf("sink %s: table %s belongs to job %q of the state store %s (id %s) (its row in _tidemark_owners), "+
