@@ -311,3 +311,21 @@ func TestAdoptTableSinkPastLoadCheck(t *testing.T) {
 		}
 	})
 }
+
+// TestClaimedByUnknownSaysWhy: a location whose record names, as the run
+// that claimed it, a run this state has no record of (and nothing else it
+// does not know) is refused with a message that says so: a copy of the
+// state runs the job there, or that run was refused before it was
+// recorded, and then --adopt-sink takes the location back.
+func TestClaimedByUnknownSaysWhy(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, jobOpts{})
+	f.addCSVs("monday", 1, 10)
+	f.mustRun()
+	dst := filepath.Join(t.TempDir(), "copy.db")
+	f.copyState(dst)
+	claimed := f.mustRun("--state", dst) // takes the location over, publishes nothing
+	f.addCSVs("tuesday", 1, 10)
+	_, r := f.runExpect(2)
+	assertMentions(t, r, "claimed_by", claimed.RunID, dst, "refused at another sink before it was recorded", "--adopt-sink")
+}

@@ -85,6 +85,9 @@ type OwnedError struct {
 	Publish string
 	// Table is set when Owner is a SQL table sink's ownership row.
 	Table bool
+	// UnknownClaim is the record's claimed_by when it is the one thing of
+	// the record this state has no record of.
+	UnknownClaim string
 }
 
 func (e *OwnedError) Error() string {
@@ -153,6 +156,14 @@ func (e *OwnedError) Error() string {
 			"no output yet. If no run of that state store is under way (it was lost, or is not used any more), take the location "+
 			"over with `tidemark run JOBFILE --adopt-sink`; or write to a new sink path",
 			e.Sink, e.Location, o.Job, o.StateStore, o.StateStoreID, e.State.Location, e.State.ID)
+	case o.Job == e.Job && e.UnknownClaim != "":
+		return fmt.Sprintf("sink %s: %s was taken over for the state store %s (id %s) by run %s of job %q (claimed_by in "+
+			"its ownership record), which this state store, %s (id %s), has no record of; it knows the rest of the "+
+			"location's history. Either a copy of this state (`tidemark state copy`) runs the job there now: run it from "+
+			"that store; or run %s was refused at another sink before it was recorded (a tidemark that claimed sinks one "+
+			"at a time), and no store knows it: then take the location back with `tidemark run JOBFILE --adopt-sink` "+
+			"(nothing is read twice: this state holds the location's history)", e.Sink, e.Location, o.StateStore,
+			o.StateStoreID, e.UnknownClaim, o.Job, e.State.Location, e.State.ID, e.UnknownClaim)
 	case o.StateStoreID != e.State.ID:
 		which := fmt.Sprintf("recorded in the state store %s (id %s), not in this one, %s (id %s)",
 			o.StateStore, o.StateStoreID, e.State.Location, e.State.ID)

@@ -168,7 +168,12 @@ func claimOnce(ctx context.Context, s objstore.Store, sinkCtx string, want sink.
 			return err
 		}
 		if !empty || cur.StateStore != want.StateStore {
-			return &sink.OwnedError{Sink: sinkCtx, Job: want.Job, Version: want.Version, Owner: cur, Empty: empty}
+			claim, err := unknownClaim(cur, want, knows)
+			if err != nil {
+				return err
+			}
+			return &sink.OwnedError{Sink: sinkCtx, Job: want.Job, Version: want.Version, Owner: cur, Empty: empty,
+				UnknownClaim: claim}
 		}
 		// The state store at the same place was made anew (deleted
 		// after a failed first run, say): its predecessor is gone
@@ -190,6 +195,26 @@ func claimOnce(ctx context.Context, s objstore.Store, sinkCtx string, want sink.
 	}
 	log.Info("claimed the sink location for this job", "sink", sinkCtx, "record", joinLoc(s.Root(), ownerKey))
 	return nil
+}
+
+// unknownClaim is the record's claimed_by when it is all this state does
+// not know of the record (its last run known, its version not newer): the
+// record was taken over by a run of another copy of the state, or by a
+// run that was refused before it was recorded.
+func unknownClaim(cur, want sink.Owner, knows func(runID string) (bool, error)) (string, error) {
+	if cur.ClaimedBy == "" || cur.LastRun == "" || cur.Version > want.Version {
+		return "", nil // nothing published there that this state knows: a lost state reads the same
+	}
+	for _, id := range []string{cur.ClaimedBy, cur.LastRun} {
+		known, err := knows(id)
+		if err != nil {
+			return "", err
+		}
+		if known == (id == cur.ClaimedBy) {
+			return "", nil
+		}
+	}
+	return cur.ClaimedBy, nil
 }
 
 // knowsAll reports whether the state knows every run a record names (its
