@@ -122,9 +122,11 @@ func TestPurgeThenCopyClaimRefused(t *testing.T) {
 			f.copyState(dst)
 			f.reset("--purge-output")
 			assertIDSet(t, "the sink after the purge", ids(), nil)
-			if _, r := f.run(nil, "--state", dst); r.code != 2 || !strings.Contains(r.stdout, "sink_owned") {
+			_, r := f.run(nil, "--state", dst)
+			if r.code != 2 || !strings.Contains(r.stdout, "sink_owned") {
 				t.Errorf("the copy's run after the store copied from purged: got exit %d, want 2 (sink_owned)\n%v", r.code, r)
 			}
+			assertMentions(t, r, f.stateFile(), "copy its state again")
 			assertIDSet(t, "the sink after the copy's run", ids(), nil)
 			assertFiles(t, "the run of the store that purged", f.mustRun(), 1)
 			assertIDSet(t, "the sink at the end", ids(), orderIDs(monday))

@@ -88,6 +88,10 @@ type OwnedError struct {
 	// UnknownClaim is the record's claimed_by when it is the one thing of
 	// the record this state has no record of.
 	UnknownClaim string
+	// Behind: the record names another state store of the job at a later
+	// version than this state's, and this state knows the runs it names:
+	// that store reset the job (a purge, say) after this state was copied.
+	Behind bool
 }
 
 func (e *OwnedError) Error() string {
@@ -111,6 +115,13 @@ func (e *OwnedError) Error() string {
 			"sink over and loads this run (what the other store loaded of the same input stays: delete it first, or "+
 			"expect it twice)", e.Sink, e.Publish, e.Job, e.State.Location, e.State.ID,
 			e.Location, o.StateStore, o.StateStoreID)
+	case o.Job == e.Job && e.Behind:
+		return fmt.Sprintf("sink %s: %s belongs to job %q of the state store %s (id %s) at bookmark version %d, later than "+
+			"this state store's, %s (id %s, version %d), which was copied from it (or from a common original) before that "+
+			"store reset the job (`bookmark reset`, perhaps with --purge-output): this state counts output as published that "+
+			"may have been deleted there, and running on would lose it. Run the job from that store, or copy its state again "+
+			"(`tidemark state copy`)", e.Sink, e.Location, o.Job, o.StateStore, o.StateStoreID, o.Version, e.State.Location,
+			e.State.ID, e.Version)
 	case e.Table && !e.Purge:
 		return fmt.Sprintf("sink %s: table %s belongs to job %q of the state store %s (id %s) (its row in _tidemark_owners), "+
 			"not to this one, %s (id %s), whose state does not hold that store's history (the store was copied before that "+

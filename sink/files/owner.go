@@ -172,8 +172,14 @@ func claimOnce(ctx context.Context, s objstore.Store, sinkCtx string, want sink.
 			if err != nil {
 				return err
 			}
+			behind := false
+			if cur.Version > want.Version && cur.Newest() != "" {
+				if behind, err = knowsAll(cur, knows); err != nil {
+					return err
+				}
+			}
 			return &sink.OwnedError{Sink: sinkCtx, Job: want.Job, Version: want.Version, Owner: cur, Empty: empty,
-				UnknownClaim: claim}
+				UnknownClaim: claim, Behind: behind}
 		}
 		// The state store at the same place was made anew (deleted
 		// after a failed first run, say): its predecessor is gone

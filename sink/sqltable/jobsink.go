@@ -129,8 +129,17 @@ func (j *JobSink) Claim(ctx context.Context, c sink.Claim) error {
 			}
 			return &mine, err
 		}
+		behind := false
+		if o.Version > c.Version {
+			h := o
+			h.Version = c.Version
+			var err error
+			if behind, err = holdsHistory(ctx, h, c); err != nil {
+				return nil, err
+			}
+		}
 		return nil, &sink.OwnedError{Sink: j.cfg.Ctx, Location: j.cfg.Table, Job: c.Job, State: c.Identity,
-			Version: c.Version, Owner: o.sinkOwner(c.Job), Table: true}
+			Version: c.Version, Owner: o.sinkOwner(c.Job), Table: true, Behind: behind}
 	}
 	if c.CheckOnly {
 		write := claim
