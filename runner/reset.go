@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidemark-etl/tidemark/internal/fault"
 	"github.com/tidemark-etl/tidemark/sink"
 	"github.com/tidemark-etl/tidemark/store"
 )
@@ -81,7 +82,14 @@ func Reset(ctx context.Context, st store.Store, jobName string, opts ResetOption
 		return nil, err
 	}
 	if opts.Purge {
-		if err := checkPurge(ctx, st, jobName, runs, targetSeq); err != nil {
+		if err := checkPurge(ctx, st, jobName, runs, targetSeq, false); err != nil {
+			return nil, err
+		}
+		fault.At(fault.PurgeChecked)
+		// Checked again and taken over in one conditional write per
+		// location: a claim of another store between the check above and
+		// the deletes refuses the purge here, before anything changes.
+		if err := checkPurge(ctx, st, jobName, runs, targetSeq, true); err != nil {
 			return nil, err
 		}
 	}
@@ -158,8 +166,10 @@ func resetTarget(runs []store.Run, jobName, toRun string) (int64, error) {
 // the purged runs published to is no longer the job's under this state
 // store (sink.PurgeChecker): after `state copy` another store's runs have
 // published there, or another job took it over, and that bookmark counts
-// the output as published.
-func checkPurge(ctx context.Context, st store.Store, jobName string, runs []store.Run, targetSeq int64) error {
+// the output as published. With take, each location is also taken over
+// for the version the reset commits (TakeForPurge), so that a claim of
+// another store racing the reset fails from then on.
+func checkPurge(ctx context.Context, st store.Store, jobName string, runs []store.Run, targetSeq int64, take bool) error {
 	id, err := st.Identity(ctx)
 	if err != nil {
 		return err
@@ -169,6 +179,9 @@ func checkPurge(ctx context.Context, st store.Store, jobName string, runs []stor
 		return fmt.Errorf("reading bookmark: %w", err)
 	}
 	c := sink.Claim{Job: jobName, Identity: id, Version: head.Version, Known: knownRun(st, jobName)}
+	if take {
+		c.Version++ // Reset commits a new head version, the next one
+	}
 	seen := map[string]bool{}
 	for _, r := range runs {
 		if r.Seq <= targetSeq || r.Status != store.StatusSucceeded || r.Purged {
@@ -188,7 +201,9 @@ func checkPurge(ctx context.Context, st store.Store, jobName string, runs []stor
 			if err != nil {
 				return err
 			}
-			if pc, ok := loc.(sink.PurgeChecker); ok {
+			if pc, ok := loc.(sink.PurgeChecker); ok && take {
+				err = pc.TakeForPurge(ctx, c)
+			} else if ok {
 				err = pc.CheckPurge(ctx, c)
 			}
 			loc.Close()

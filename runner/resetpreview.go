@@ -26,7 +26,7 @@ func resetPreview(ctx context.Context, st store.Store, jobName string, opts Rese
 		return nil, err
 	}
 	if opts.Purge {
-		if err := checkPurge(ctx, st, jobName, runs, targetSeq); err != nil {
+		if err := checkPurge(ctx, st, jobName, runs, targetSeq, false); err != nil {
 			return nil, err
 		}
 	}

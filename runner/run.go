@@ -359,19 +359,25 @@ func (r *runner) close() {
 }
 
 // claimSinks makes sure every sink's location is the job's own under this
-// state store before anything of the run touches a sink.
+// state store before anything of the run touches a sink. Every sink is
+// checked before any is claimed: a claim takes a location over from the
+// store a copy was made of and names the run, so a run refused at a later
+// sink would leave an earlier one naming a run no store records (and the
+// store copied from, which still runs the job, refused there).
 func (r *runner) claimSinks(ctx context.Context) error {
-	for _, k := range r.sinks {
-		if err := r.claim(ctx, k); err != nil {
-			return err
+	for _, check := range []bool{true, false} {
+		for _, k := range r.sinks {
+			if err := r.claim(ctx, k, check); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
 // claim makes sure one sink's location is the job's own under this state
-// store.
-func (r *runner) claim(ctx context.Context, k sink.Sink) error {
+// store (check: checks only).
+func (r *runner) claim(ctx context.Context, k sink.Sink, check bool) error {
 	id, err := r.st.Identity(ctx)
 	if err != nil {
 		return err
@@ -381,7 +387,7 @@ func (r *runner) claim(ctx context.Context, k sink.Sink) error {
 		return fmt.Errorf("reading bookmark: %w", err)
 	}
 	c := sink.Claim{Job: r.job, Identity: id, Version: head.Version, Mode: r.opts.Mode, Adopt: r.opts.AdoptSink,
-		RunID: r.rec.RunID, Known: knownRun(r.st, r.job), Log: r.log}
+		RunID: r.rec.RunID, Known: knownRun(r.st, r.job), CheckOnly: check, Log: r.log}
 	return k.Claim(ctx, c)
 }
 

@@ -267,7 +267,7 @@ func (s *Session) Sink(ctx context.Context, k job.Sink) (engine.Sink, error) {
 		undo()
 		return engine.Sink{}, err
 	}
-	if err := r.claim(ctx, opened); err != nil {
+	if err := r.claim(ctx, opened, false); err != nil {
 		_ = opened.Close()
 		undo()
 		return engine.Sink{}, err

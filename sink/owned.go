@@ -83,6 +83,15 @@ type OwnedError struct {
 	// Publish is the committed run that was refused when it came to
 	// publish: the location was handed over after the run claimed it.
 	Publish string
+	// Table is set when Owner is a SQL table sink's ownership row.
+	Table bool
+	// UnknownClaim is the record's claimed_by when it is the one thing of
+	// the record this state has no record of.
+	UnknownClaim string
+	// Behind: the record names another state store of the job at a later
+	// version than this state's, and this state knows the runs it names:
+	// that store reset the job (a purge, say) after this state was copied.
+	Behind bool
 }
 
 func (e *OwnedError) Error() string {
@@ -93,8 +102,33 @@ func (e *OwnedError) Error() string {
 			"table %s holds rows of run %s of the job (its marker in _tidemark_runs), which this state store has no record "+
 			"of: another state store (a copy made with `tidemark state copy`) runs the job now, and its bookmark reads this "+
 			"run's input itself; loading it too would put it there twice. Nothing of the run was loaded. Run the job from "+
-			"the state store that loaded run %s", e.Sink, e.Publish, e.Job, e.State.Location, e.State.ID, e.Location,
-			e.LastRun, e.LastRun)
+			"the state store that loaded run %s. Only if that store is given up (gone, or refused at another sink of the "+
+			"job): `tidemark run JOBFILE --adopt-sink` from this one takes every sink over and loads this run (what the "+
+			"other store loaded of the same input stays: delete it first, or expect it twice)", e.Sink, e.Publish, e.Job,
+			e.State.Location, e.State.ID, e.Location, e.LastRun, e.LastRun)
+	case e.Publish != "" && e.Table:
+		return fmt.Sprintf("sink %s: run %s of job %q committed in the state store %s (id %s), but its rows were not loaded: "+
+			"table %s was taken over by the state store %s (id %s) after the run began (`tidemark state copy` and a run "+
+			"from the copy), whose bookmark reads this run's input itself; loading it too would put it there twice. Nothing "+
+			"of the run was loaded. Run the job from the state store that owns the table. Only if that store is given up "+
+			"(gone, or refused at another sink of the job): `tidemark run JOBFILE --adopt-sink` from this one takes every "+
+			"sink over and loads this run (what the other store loaded of the same input stays: delete it first, or "+
+			"expect it twice)", e.Sink, e.Publish, e.Job, e.State.Location, e.State.ID,
+			e.Location, o.StateStore, o.StateStoreID)
+	case o.Job == e.Job && e.Behind:
+		return fmt.Sprintf("sink %s: %s belongs to job %q of the state store %s (id %s) at bookmark version %d, later than "+
+			"this state store's, %s (id %s, version %d), which was copied from it (or from a common original) before that "+
+			"store reset the job (`bookmark reset`, perhaps with --purge-output): this state counts output as published that "+
+			"may have been deleted there, and running on would lose it. Run the job from that store, or copy its state again "+
+			"(`tidemark state copy`)", e.Sink, e.Location, o.Job, o.StateStore, o.StateStoreID, o.Version, e.State.Location,
+			e.State.ID, e.Version)
+	case e.Table && !e.Purge:
+		return fmt.Sprintf("sink %s: table %s belongs to job %q of the state store %s (id %s) (its row in _tidemark_owners), "+
+			"not to this one, %s (id %s), whose state does not hold that store's history (the store was copied before that "+
+			"store's claim or reset, or another store runs the job): running on would load input again that the table "+
+			"already holds, or lose rows that store counts as loaded. Run the job from the state store that owns the table; "+
+			"or take the table over on purpose with `tidemark run JOBFILE --adopt-sink` (the rows already there stay)",
+			e.Sink, e.Location, e.Job, o.StateStore, o.StateStoreID, e.State.Location, e.State.ID)
 	case e.Publish != "":
 		return fmt.Sprintf("sink %s: run %s of job %q committed in the state store %s (id %s), but its output was not "+
 			"published: %s was handed over to job %q of the state store %s (id %s) after the run began (`tidemark state "+
@@ -133,6 +167,14 @@ func (e *OwnedError) Error() string {
 			"no output yet. If no run of that state store is under way (it was lost, or is not used any more), take the location "+
 			"over with `tidemark run JOBFILE --adopt-sink`; or write to a new sink path",
 			e.Sink, e.Location, o.Job, o.StateStore, o.StateStoreID, e.State.Location, e.State.ID)
+	case o.Job == e.Job && e.UnknownClaim != "":
+		return fmt.Sprintf("sink %s: %s was taken over for the state store %s (id %s) by run %s of job %q (claimed_by in "+
+			"its ownership record), which this state store, %s (id %s), has no record of; it knows the rest of the "+
+			"location's history. Either a copy of this state (`tidemark state copy`) runs the job there now: run it from "+
+			"that store; or run %s was refused at another sink before it was recorded (a tidemark that claimed sinks one "+
+			"at a time), and no store knows it: then take the location back with `tidemark run JOBFILE --adopt-sink` "+
+			"(nothing is read twice: this state holds the location's history)", e.Sink, e.Location, o.StateStore,
+			o.StateStoreID, e.UnknownClaim, o.Job, e.State.Location, e.State.ID, e.UnknownClaim)
 	case o.StateStoreID != e.State.ID:
 		which := fmt.Sprintf("recorded in the state store %s (id %s), not in this one, %s (id %s)",
 			o.StateStore, o.StateStoreID, e.State.Location, e.State.ID)

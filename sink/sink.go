@@ -90,7 +90,11 @@ type Claim struct {
 	RunID string
 	// Known reports whether the state store has a record of a run.
 	Known func(ctx context.Context, runID string) (bool, error)
-	Log   *slog.Logger
+	// CheckOnly makes Claim check and write nothing: a run checks every
+	// sink so before it claims any, so that a sink that refuses it leaves
+	// no other's record naming a run that is never recorded.
+	CheckOnly bool
+	Log       *slog.Logger
 }
 
 // Staging is a sink's staging area for one execution.
@@ -153,6 +157,14 @@ type Location interface {
 // read; a reset calls it for every location before it changes anything.
 type PurgeChecker interface {
 	CheckPurge(ctx context.Context, c Claim) error
+	// TakeForPurge makes the location this job's under c.Identity at
+	// c.Version (the version the reset commits) before anything there is
+	// deleted, after the same checks as CheckPurge, in one conditional
+	// write: a claim of another store that races it either comes first
+	// and refuses the purge (a *OwnedError, Purge set), or comes after
+	// and is refused itself, the record naming a version that store's
+	// state does not have. Idempotent.
+	TakeForPurge(ctx context.Context, c Claim) error
 }
 
 // Publication is one run's publishing at one location.

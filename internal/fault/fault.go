@@ -22,9 +22,13 @@ const (
 	MidPublish   = "mid-publish"   // first staged file moved to its final name
 	AfterPublish = "after-publish" // all moved, run not yet marked published
 	AfterBatch   = "after-batch"   // a batch of a run read in batches committed and published, the next not begun
+
+	// PurgeChecked is a step of `bookmark reset --purge-output`: every sink
+	// location was checked, nothing was reset or deleted yet.
+	PurgeChecked = "purge-checked"
 )
 
-// Steps lists every step, for tests.
+// Steps lists every step of a run, for tests.
 var Steps = []string{AfterPlan, MidRead, AfterStage, AfterCommit, MidPublish, AfterPublish, AfterBatch}
 
 var armed, pause = parse(os.Getenv("TIDEMARK_FAULT"))

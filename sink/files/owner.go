@@ -76,11 +76,14 @@ func parentLocations(root string) []string {
 // location without a record that may not be claimed (unless adopt). Every
 // write of the record is conditional on what was read (createOwner,
 // putOwner): a claim that races another claim or a publish reads the
-// record again and decides again.
+// record again and decides again. dry checks and writes nothing.
 func claimSink(ctx context.Context, s objstore.Store, sinkCtx string, want sink.Owner, mode bookmark.Mode, adopt bool,
-	knows func(runID string) (bool, error), parents func() error, log *slog.Logger) error {
+	knows func(runID string) (bool, error), parents func() error, dry bool, log *slog.Logger) error {
+	if dry { // the claim that follows says what it does
+		log = slog.New(slog.DiscardHandler)
+	}
 	for range claimAttempts {
-		err := claimOnce(ctx, s, sinkCtx, want, mode, adopt, knows, parents, log)
+		err := claimOnce(ctx, s, sinkCtx, want, mode, adopt, knows, parents, dry, log)
 		if errors.Is(err, objstore.ErrExists) || errors.Is(err, objstore.ErrStale) {
 			continue // another claimed it or published meanwhile: read what it wrote
 		}
@@ -91,11 +94,15 @@ func claimSink(ctx context.Context, s objstore.Store, sinkCtx string, want sink.
 
 // claimOnce is one round of claimSink.
 func claimOnce(ctx context.Context, s objstore.Store, sinkCtx string, want sink.Owner, mode bookmark.Mode, adopt bool,
-	knows func(runID string) (bool, error), parents func() error, log *slog.Logger) error {
+	knows func(runID string) (bool, error), parents func() error, dry bool, log *slog.Logger) error {
+	put := putOwner
+	if dry { // checked only: nothing is written
+		put = func(context.Context, objstore.Store, sink.Owner, string) error { return nil }
+	}
 	cur, version, ok, err := readOwnerVersion(ctx, s)
 	if errors.Is(err, errBadOwner) && adopt {
 		log.Warn("adopting a sink location whose ownership record is damaged: it is replaced", "sink", sinkCtx, "err", err)
-		return putOwner(ctx, s, want, version)
+		return put(ctx, s, want, version)
 	}
 	if err != nil {
 		return err
@@ -116,7 +123,7 @@ func claimOnce(ctx context.Context, s objstore.Store, sinkCtx string, want sink.
 			log.Warn("adopting a sink location: it now belongs to this job and state; the output already there stays",
 				"sink", sinkCtx, "previous_job", cur.Job, "previous_state_store", cur.StateStore, "previous_version", cur.Version)
 		}
-		return putOwner(ctx, s, want, version)
+		return put(ctx, s, want, version)
 	case ok:
 		if cur.Owns(want.Job, store.Identity{ID: want.StateStoreID}) && cur.Version <= want.Version && unknown == "" {
 			return nil
@@ -151,7 +158,7 @@ func claimOnce(ctx context.Context, s objstore.Store, sinkCtx string, want sink.
 				// nor purge here from then on.
 				moved := want
 				moved.LastRun = cur.LastRun
-				return putOwner(ctx, s, moved, version)
+				return put(ctx, s, moved, version)
 			}
 		}
 		// Refused if the location holds anything of it; if not,
@@ -161,25 +168,59 @@ func claimOnce(ctx context.Context, s objstore.Store, sinkCtx string, want sink.
 			return err
 		}
 		if !empty || cur.StateStore != want.StateStore {
-			return &sink.OwnedError{Sink: sinkCtx, Job: want.Job, Version: want.Version, Owner: cur, Empty: empty}
+			claim, err := unknownClaim(cur, want, knows)
+			if err != nil {
+				return err
+			}
+			behind := false
+			if cur.Version > want.Version && cur.Newest() != "" {
+				if behind, err = knowsAll(cur, knows); err != nil {
+					return err
+				}
+			}
+			return &sink.OwnedError{Sink: sinkCtx, Job: want.Job, Version: want.Version, Owner: cur, Empty: empty,
+				UnknownClaim: claim, Behind: behind}
 		}
 		// The state store at the same place was made anew (deleted
 		// after a failed first run, say): its predecessor is gone
 		// and left nothing here, so the new one takes the record.
 		log.Warn("claiming the sink location anew: its record names this job's state store as it was before it was made "+
 			"anew, and it holds no output", "sink", sinkCtx, "previous_state_store_id", cur.StateStoreID)
-		return putOwner(ctx, s, want, version)
+		return put(ctx, s, want, version)
 	}
 	if !adopt {
 		if err := parents(); err != nil {
 			return err
 		}
 	}
+	if dry {
+		return nil
+	}
 	if err := createOwner(ctx, s, want); err != nil {
 		return err
 	}
 	log.Info("claimed the sink location for this job", "sink", sinkCtx, "record", joinLoc(s.Root(), ownerKey))
 	return nil
+}
+
+// unknownClaim is the record's claimed_by when it is all this state does
+// not know of the record (its last run known, its version not newer): the
+// record was taken over by a run of another copy of the state, or by a
+// run that was refused before it was recorded.
+func unknownClaim(cur, want sink.Owner, knows func(runID string) (bool, error)) (string, error) {
+	if cur.ClaimedBy == "" || cur.LastRun == "" || cur.Version > want.Version {
+		return "", nil // nothing published there that this state knows: a lost state reads the same
+	}
+	for _, id := range []string{cur.ClaimedBy, cur.LastRun} {
+		known, err := knows(id)
+		if err != nil {
+			return "", err
+		}
+		if known == (id == cur.ClaimedBy) {
+			return "", nil
+		}
+	}
+	return cur.ClaimedBy, nil
 }
 
 // knowsAll reports whether the state knows every run a record names (its
@@ -416,6 +457,11 @@ func (l *location) CheckPurge(ctx context.Context, c sink.Claim) error {
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", joinLoc(l.root, ownerKey), err)
 	}
+	return l.checkPurgeOf(ctx, cur, c)
+}
+
+// checkPurgeOf is CheckPurge on the record cur.
+func (l *location) checkPurgeOf(ctx context.Context, cur sink.Owner, c sink.Claim) error {
 	if cur.Owns(c.Job, c.Identity) {
 		return nil
 	}
@@ -427,4 +473,40 @@ func (l *location) CheckPurge(ctx context.Context, c sink.Claim) error {
 	}
 	return &sink.OwnedError{Location: layout.Name(l.root), Job: c.Job, State: c.Identity, Version: c.Version,
 		Owner: cur, Purge: true}
+}
+
+// TakeForPurge rewrites the record for c's state store at c.Version (the
+// version the reset commits) before the purge deletes anything here,
+// conditionally on the record CheckPurge's checks passed on: a claim by
+// the copy of the state (or the store it was copied from) that lands
+// between the reset's checks and its deletes makes the write fail, and
+// the purge is refused on reading the record again; one that lands after
+// it finds a version that store's state does not have and is refused.
+// A location without a record, or with a damaged one, is left as it is
+// (CheckPurge).
+func (l *location) TakeForPurge(ctx context.Context, c sink.Claim) error {
+	for range claimAttempts {
+		cur, version, ok, err := readOwnerVersion(ctx, l.objs)
+		if errors.Is(err, errBadOwner) || err == nil && !ok {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := l.checkPurgeOf(ctx, cur, c); err != nil {
+			return err
+		}
+		if cur.Owns(c.Job, c.Identity) && cur.Version >= c.Version {
+			return nil
+		}
+		taken := cur
+		taken.StateStoreID, taken.StateStore = c.Identity.ID, store.Redact(c.Identity.Location)
+		taken.Version, taken.UpdatedAt = max(cur.Version, c.Version), time.Now().UTC()
+		err = putOwner(ctx, l.objs, taken, version)
+		if errors.Is(err, objstore.ErrStale) {
+			continue // claimed meanwhile: check again
+		}
+		return err
+	}
+	return fmt.Errorf("taking %s over for a purge: its ownership record keeps changing", joinLoc(l.root, ownerKey))
 }

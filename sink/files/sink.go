@@ -79,7 +79,7 @@ func (s *Sink) Claim(ctx context.Context, c sink.Claim) error {
 		Version: c.Version, CreatedAt: now, UpdatedAt: now, ClaimedBy: c.RunID}
 	knows := func(runID string) (bool, error) { return c.Known(ctx, runID) }
 	parents := func() error { return checkParents(ctx, s.root, s.spec.Ctx, c.Job) }
-	if err := claimSink(ctx, s.objs, s.spec.Ctx, want, c.Mode, c.Adopt, knows, parents, c.Log); err != nil {
+	if err := claimSink(ctx, s.objs, s.spec.Ctx, want, c.Mode, c.Adopt, knows, parents, c.CheckOnly, c.Log); err != nil {
 		var owned *sink.OwnedError
 		if errors.As(err, &owned) {
 			owned.Location, owned.State = layout.Name(s.root), c.Identity

@@ -72,28 +72,111 @@ func (j *JobSink) Close() error {
 
 // Claim refuses a run whose state has no record of the newest run of the
 // job that loaded into the table (its marker row names the job and run):
-// the state was lost or is older than the table. A disable run, or one
-// that adopts the sink, is not checked.
+// the state was lost or is older than the table. It then makes the
+// table's ownership row name this state store: a table without one is
+// claimed; one of another store whose history this one holds (`tidemark
+// state copy` made it: it knows the run that claimed the table, at a
+// version no newer than its own) is taken over, conditionally under the
+// table's lock, and that store is refused from then on at its claims,
+// loads and purges; any other is refused. With Adopt the row is rewritten
+// for this store whatever it says (no check). A disable run is not
+// checked and claims nothing.
 func (j *JobSink) Claim(ctx context.Context, c sink.Claim) error {
-	if c.Adopt || c.Mode == bookmark.ModeDisable {
+	if c.Mode == bookmark.ModeDisable {
 		return nil
 	}
 	k, err := j.conn(ctx)
 	if err != nil {
 		return err
 	}
-	last, err := k.LastRun(ctx, c.Job)
-	if err != nil || last == "" {
-		return err
+	mine := Owner{StateStoreID: c.Identity.ID, StateStore: store.Redact(c.Identity.Location), Version: c.Version,
+		ClaimedBy: c.RunID}
+	if !c.Adopt {
+		last, err := k.LastRun(ctx, c.Job)
+		if err != nil {
+			return err
+		}
+		if last != "" {
+			known, err := c.Known(ctx, last)
+			if err != nil {
+				return fmt.Errorf("reading run %s: %w", last, err)
+			}
+			if !known {
+				return &sink.OwnedError{Sink: j.cfg.Ctx, Location: j.cfg.Table, Job: c.Job, State: c.Identity, LastRun: last}
+			}
+		}
 	}
-	known, err := c.Known(ctx, last)
+	claim := func(o Owner, ok bool) (*Owner, error) {
+		switch {
+		case c.Adopt && ok && o == mine:
+			return nil, nil
+		case c.Adopt:
+			if ok && o.StateStoreID != mine.StateStoreID && c.Log != nil && !c.CheckOnly {
+				c.Log.Warn("adopting a table sink: it now belongs to this job and state; the rows already there stay",
+					"sink", j.cfg.Ctx, "previous_state_store", o.StateStore)
+			}
+			return &mine, nil
+		case !ok:
+			return &mine, nil
+		case o.StateStoreID == mine.StateStoreID:
+			return nil, nil
+		}
+		if heldBy, err := holdsHistory(ctx, o, c); err != nil || heldBy {
+			if c.Log != nil && heldBy && !c.CheckOnly {
+				c.Log.Info("claiming the table sink for this state store: it holds the history of the one the table's "+
+					"ownership row names (state copy)", "sink", j.cfg.Ctx, "previous_state_store", o.StateStore,
+					"claimed_by", o.ClaimedBy)
+			}
+			return &mine, err
+		}
+		behind := false
+		if o.Version > c.Version {
+			h := o
+			h.Version = c.Version
+			var err error
+			if behind, err = holdsHistory(ctx, h, c); err != nil {
+				return nil, err
+			}
+		}
+		return nil, &sink.OwnedError{Sink: j.cfg.Ctx, Location: j.cfg.Table, Job: c.Job, State: c.Identity,
+			Version: c.Version, Owner: o.sinkOwner(c.Job), Table: true, Behind: behind}
+	}
+	if c.CheckOnly {
+		write := claim
+		claim = func(o Owner, ok bool) (*Owner, error) {
+			_, err := write(o, ok)
+			return nil, err
+		}
+	}
+	err = k.WithOwner(ctx, c.Job, claim)
+	var owned *sink.OwnedError
+	if err != nil && !errors.As(err, &owned) {
+		return k.fail("claiming the table", err)
+	}
+	return err
+}
+
+// holdsHistory reports whether c's state holds the history of the store
+// an ownership row names: it knows the run that claimed the table, and
+// is at the row's version or later.
+func holdsHistory(ctx context.Context, o Owner, c sink.Claim) (bool, error) {
+	if o.Version > c.Version {
+		return false, nil
+	}
+	if o.ClaimedBy == "" {
+		return true, nil
+	}
+	known, err := c.Known(ctx, o.ClaimedBy)
 	if err != nil {
-		return fmt.Errorf("reading run %s: %w", last, err)
+		return false, fmt.Errorf("reading run %s: %w", o.ClaimedBy, err)
 	}
-	if !known {
-		return &sink.OwnedError{Sink: j.cfg.Ctx, Location: j.cfg.Table, Job: c.Job, State: c.Identity, LastRun: last}
-	}
-	return nil
+	return known, nil
+}
+
+// sinkOwner is the row as a sink.Owner, for errors.
+func (o Owner) sinkOwner(job string) sink.Owner {
+	return sink.Owner{Job: job, StateStoreID: o.StateStoreID, StateStore: o.StateStore, Version: o.Version,
+		ClaimedBy: o.ClaimedBy}
 }
 
 // Cleanup drops the staging tables of the job's dead runs.
@@ -187,15 +270,20 @@ func (l *tableLocation) Publish(ctx context.Context, p sink.Publication) error {
 			return err == nil, err
 		}
 	}
-	err := l.k.PublishKnown(ctx, p.Job, p.RunID, known)
+	id, err := p.State.Identity(ctx)
+	if err != nil {
+		return err
+	}
+	err = l.k.PublishKnown(ctx, p.Job, p.RunID, id.ID, known)
 	var newer *NewerRunError
 	if errors.As(err, &newer) {
-		id, ierr := p.State.Identity(ctx)
-		if ierr != nil {
-			return ierr
-		}
 		return &sink.OwnedError{Sink: l.k.cfg.Ctx, Location: l.k.cfg.Table, Job: p.Job, State: id, LastRun: newer.Run,
 			Publish: p.RunID}
+	}
+	var notOwner *NotOwnerError
+	if errors.As(err, &notOwner) {
+		return &sink.OwnedError{Sink: l.k.cfg.Ctx, Location: l.k.cfg.Table, Job: p.Job, State: id,
+			Owner: notOwner.Owner.sinkOwner(p.Job), Publish: p.RunID, Table: true}
 	}
 	if err != nil {
 		return fmt.Errorf("publishing run %s into table %s: %w", p.RunID, l.k.cfg.Table, err)
@@ -223,17 +311,64 @@ var _ sink.PurgeChecker = (*tableLocation)(nil)
 
 // CheckPurge refuses a reset's purge when the table holds rows of a run
 // of the job that the state has no record of (the newest marker, as
-// Claim reads it): a copy of the state runs the job now.
+// Claim reads it), or when its ownership row names another state store
+// whose history c's does not hold (see Claim): a copy of the state runs
+// the job now, even if its runs loaded nothing yet.
 func (l *tableLocation) CheckPurge(ctx context.Context, c sink.Claim) error {
+	return l.purgeCheck(ctx, c, false)
+}
+
+// TakeForPurge is CheckPurge that, in the same transaction under the
+// table's lock, makes the ownership row name c's store at c.Version (the
+// version the reset commits): a claim of the copy (or of the store it was
+// copied from) either came first and refuses the purge, or comes after and
+// finds a version its state does not have.
+func (l *tableLocation) TakeForPurge(ctx context.Context, c sink.Claim) error {
+	return l.purgeCheck(ctx, c, true)
+}
+
+func (l *tableLocation) purgeCheck(ctx context.Context, c sink.Claim, take bool) error {
 	last, err := l.k.LastRun(ctx, c.Job)
-	if err != nil || last == "" {
+	if err != nil {
 		return err
 	}
-	known, err := c.Known(ctx, last)
-	if err != nil || known {
-		return err
+	if last != "" {
+		known, err := c.Known(ctx, last)
+		if err != nil {
+			return err
+		}
+		if !known {
+			return &sink.OwnedError{Location: l.k.cfg.Table, Job: c.Job, State: c.Identity, LastRun: last, Purge: true}
+		}
 	}
-	return &sink.OwnedError{Location: l.k.cfg.Table, Job: c.Job, State: c.Identity, LastRun: last, Purge: true}
+	err = l.k.WithOwner(ctx, c.Job, func(o Owner, ok bool) (*Owner, error) {
+		if ok && o.StateStoreID != c.Identity.ID {
+			held, err := holdsHistory(ctx, o, c)
+			if err != nil {
+				return nil, err
+			}
+			if !held {
+				return nil, &sink.OwnedError{Location: l.k.cfg.Table, Job: c.Job, State: c.Identity, Version: c.Version,
+					Owner: o.sinkOwner(c.Job), Purge: true}
+			}
+		}
+		if !take || ok && o.StateStoreID == c.Identity.ID && o.Version >= c.Version {
+			return nil, nil
+		}
+		taken := Owner{StateStoreID: c.Identity.ID, StateStore: store.Redact(c.Identity.Location), Version: c.Version}
+		if ok {
+			taken.Version = max(o.Version, c.Version)
+			if o.StateStoreID == c.Identity.ID {
+				taken.ClaimedBy = o.ClaimedBy
+			}
+		}
+		return &taken, nil
+	})
+	var owned *sink.OwnedError
+	if err != nil && !errors.As(err, &owned) {
+		return l.k.fail("checking the table's ownership for a purge", err)
+	}
+	return err
 }
 
 var _ sink.Appender = (*JobSink)(nil)

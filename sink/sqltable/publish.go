@@ -19,7 +19,15 @@ import (
 // forward after a crash). A run with neither marker nor staging table
 // cannot be published: that is an error.
 func (k *Sink) Publish(ctx context.Context, job, runID string) error {
-	return k.PublishKnown(ctx, job, runID, nil)
+	return k.PublishKnown(ctx, job, runID, "", nil)
+}
+
+// NotOwnerError is PublishKnown's refusal when the table's ownership row
+// names another state store than the publishing one.
+type NotOwnerError struct{ Owner Owner }
+
+func (e *NotOwnerError) Error() string {
+	return fmt.Sprintf("the table belongs to the state store %s (id %s)", e.Owner.StateStore, e.Owner.StateStoreID)
 }
 
 // ErrNewerRun is returned (wrapped in a *NewerRunError) by PublishKnown
@@ -35,14 +43,17 @@ func (e *NewerRunError) Unwrap() error { return ErrNewerRun }
 
 // PublishKnown is Publish that first checks, in the publishing transaction
 // and under a lock that other publishers of the table take too, that the
-// newest marker of the job is of a run known (the state has a record of
-// it): a run of another state store of the job (a `tidemark state copy`
+// table's ownership row names the publishing state store storeID (a
+// *NotOwnerError if it names another: a claim of that store took the
+// table over after this run claimed it). A table without the row (loaded
+// by an older tidemark) is checked by its markers: the newest marker of
+// the job must be of a run known (the state has a record of it): a run of another state store of the job (a `tidemark state copy`
 // of this one, or this one's original) that loaded after the newest run
 // this state knows means that store runs the job now, and its bookmark
 // reads this run's input itself. A table holding no marker this state
 // knows (a history adopted with --adopt-sink, or a new one) is not
 // refused: the run's claim checked it. known nil checks nothing.
-func (k *Sink) PublishKnown(ctx context.Context, job, runID string, known func(ctx context.Context, runID string) (bool, error)) error {
+func (k *Sink) PublishKnown(ctx context.Context, job, runID, storeID string, known func(ctx context.Context, runID string) (bool, error)) error {
 	if err := k.ensureMeta(ctx); err != nil {
 		return k.fail("publishing run "+runID, err)
 	}
@@ -66,8 +77,16 @@ func (k *Sink) PublishKnown(ctx context.Context, job, runID string, known func(c
 			return err
 		}
 		if known != nil {
-			if err := k.checkNewest(ctx, tx, job, known); err != nil {
+			o, ok, err := k.readOwner(ctx, tx, job)
+			switch {
+			case err != nil:
 				return err
+			case ok && o.StateStoreID != storeID:
+				return &NotOwnerError{Owner: o}
+			case !ok:
+				if err := k.checkNewest(ctx, tx, job, known); err != nil {
+					return err
+				}
 			}
 		}
 		if k.k == sqldb.Postgres {
@@ -109,7 +128,8 @@ func (k *Sink) PublishKnown(ctx context.Context, job, runID string, known func(c
 		return nil
 	})
 	var newer *NewerRunError
-	if errors.As(err, &newer) {
+	var notOwner *NotOwnerError
+	if errors.As(err, &newer) || errors.As(err, &notOwner) {
 		return err
 	}
 	if err != nil {

@@ -38,7 +38,7 @@ func (k *Sink) ensureMeta(ctx context.Context) error {
 			return fmt.Errorf("creating tidemark's bookkeeping tables: %w", err)
 		}
 	}
-	return nil
+	return k.ensureOwners(ctx)
 }
 
 // tableColumns returns the columns of table n, nil when it does not exist.
