@@ -363,9 +363,14 @@ func (r *runner) close() {
 // checked before any is claimed: a claim takes a location over from the
 // store a copy was made of and names the run, so a run refused at a later
 // sink would leave an earlier one naming a run no store records (and the
-// store copied from, which still runs the job, refused there).
+// store copied from, which still runs the job, refused there). A job of
+// one sink needs no check first: its claim is the only one.
 func (r *runner) claimSinks(ctx context.Context) error {
-	for _, check := range []bool{true, false} {
+	passes := []bool{true, false}
+	if len(r.sinks) < 2 {
+		passes = passes[1:]
+	}
+	for _, check := range passes {
 		for _, k := range r.sinks {
 			if err := r.claim(ctx, k, check); err != nil {
 				return err
