@@ -107,6 +107,9 @@ func (x *execution) openSource(ctx context.Context, src *engine.Source, n int) (
 	if err := r.settleSchema(ctx, x.c); err != nil {
 		return st, err
 	}
+	if err := r.exactNumbers(x.links); err != nil {
+		return st, err
+	}
 	if src.Format == "parquet" {
 		if st.rows, err = r.checkParquet(ctx, x.c); err != nil {
 			return st, err

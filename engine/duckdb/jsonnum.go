@@ -1,0 +1,369 @@
+package duckdb
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/tidemark-etl/tidemark/engine"
+)
+
+// JSON numbers kept as written. DuckDB's JSON reader parses every number
+// with a fraction or an exponent into a DOUBLE before anything sees it: in
+// a DECIMAL(38,10) column -99999999.9999999999 became -100000000.0000000000
+// with exit 0, and in a VARCHAR column 1.50 became "1.5" and 1e3 "1000.0".
+// So before a JSON source with VARCHAR or DECIMAL columns is read, its files
+// are scanned for such a number as the value of one of those keys; a file
+// that has one is read from a copy in which those numbers are JSON strings
+// of their text (the same lines, the same line numbers), which the column
+// then reads as written: a VARCHAR keeps the text, a DECIMAL converts it
+// exactly or not at all (strict.go). Integers are read exactly as they
+// are. A compressed file that has one is refused, naming file, line and
+// column. The scan looks at each line once with two byte searches per
+// key; a line with a backslash (a key may be escaped) or a candidate value
+// is tokenized.
+
+// exactKeys are the JSON keys of r's file columns whose number values
+// must be kept as written: VARCHAR and DECIMAL columns.
+func (r *reader) exactKeys() map[string]bool {
+	if r.src.Format != "json" || r.src.Stream || r.src.Exact || r.rescuing() {
+		return nil
+	}
+	var keys map[string]bool
+	for _, c := range r.data {
+		t := strings.ToUpper(strings.TrimSpace(c.Type))
+		if t == "VARCHAR" || reDecimal.MatchString(t) {
+			if keys == nil {
+				keys = map[string]bool{}
+			}
+			keys[c.Name] = true
+		}
+	}
+	return keys
+}
+
+// exactNumbers makes r read each file that has a number to keep as
+// written from a copy with those numbers quoted (see above).
+func (r *reader) exactNumbers(l *linker) error {
+	keys := r.exactKeys()
+	if len(keys) == 0 || len(r.in.paths) == 0 {
+		return nil
+	}
+	pats := make([][]byte, 0, len(keys))
+	for k := range keys {
+		pat, _ := json.Marshal(k)
+		pats = append(pats, pat)
+	}
+	type found struct {
+		line int64
+		col  string
+		err  error
+	}
+	res := make([]found, len(r.in.paths))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 2)
+	for i, p := range r.in.paths {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			res[i].line, res[i].col, res[i].err = firstInexact(p, keys, pats)
+		}()
+	}
+	wg.Wait()
+	for i, p := range r.in.paths {
+		f := res[i]
+		if f.err != nil {
+			return &engine.InputError{Source: r.src.Ctx, File: r.in.keys[i], Msg: "checking JSON numbers: " + f.err.Error()}
+		}
+		if f.line == 0 {
+			continue
+		}
+		if compressionSuffix(p) != "" {
+			return &engine.InputError{Source: r.src.Ctx, File: r.in.keys[i], Line: f.line, Column: f.col,
+				Msg: "a JSON number in a VARCHAR or DECIMAL column would be read as a DOUBLE, changing its digits; " +
+					"write it as a JSON string, or decompress the file"}
+		}
+		q, err := quotedCopy(l, r.n, i, p, r.in.keys[i], keys)
+		if err != nil {
+			return fmt.Errorf("source %s: %s: %w", r.src.Ctx, r.in.keys[i], err)
+		}
+		delete(r.in.byKey, p)
+		r.in.paths[i] = q
+		r.in.byKey[q] = r.in.keys[i]
+	}
+	return nil // the chunks' paths are slices of r.in.paths
+}
+
+// openLines opens the file p for reading its lines, decompressed as
+// DuckDB would by its name.
+func openLines(p string) (io.Reader, func(), error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch compressionSuffix(p) {
+	case ".gz", ".gzip":
+		z, err := gzip.NewReader(f)
+		if err != nil {
+			f.Close()
+			return nil, nil, err
+		}
+		return z, func() { z.Close(); f.Close() }, nil
+	case ".zst", ".zstd":
+		z, err := zstd.NewReader(f)
+		if err != nil {
+			f.Close()
+			return nil, nil, err
+		}
+		return z, func() { z.Close(); f.Close() }, nil
+	}
+	return f, func() { f.Close() }, nil
+}
+
+// firstInexact returns the first line of the file (and its column) that
+// has a number to keep as written, 0 when none does.
+func firstInexact(p string, keys map[string]bool, pats [][]byte) (int64, string, error) {
+	in, closeFn, err := openLines(p)
+	if err != nil {
+		return 0, "", err
+	}
+	defer closeFn()
+	br := bufio.NewReaderSize(in, 1<<20)
+	var n int64
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A line longer than the buffer: read it whole.
+			rest, err2 := br.ReadBytes('\n')
+			line = append(append([]byte(nil), line...), rest...)
+			err = err2
+		}
+		if len(line) > 0 {
+			n++
+			if mayHave(line, pats) {
+				if col := inexactKey(line, keys, nil); col != "" {
+					return n, col, nil
+				}
+			}
+		}
+		if err == io.EOF {
+			return 0, "", nil
+		}
+		if err != nil {
+			return 0, "", err
+		}
+	}
+}
+
+// mayHave reports whether line may have a number to keep as written: one of
+// the keys followed by a colon and a number, or a backslash anywhere.
+func mayHave(line []byte, pats [][]byte) bool {
+	if bytes.IndexByte(line, '\\') >= 0 {
+		return true
+	}
+	for _, pat := range pats {
+		for rest := line; ; {
+			i := bytes.Index(rest, pat)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(pat):]
+			v := bytes.TrimLeft(rest, " \t\r")
+			if len(v) > 0 && v[0] == ':' {
+				v = bytes.TrimLeft(v[1:], " \t\r")
+				if len(v) > 0 && (v[0] == '-' || (v[0] >= '0' && v[0] <= '9')) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// inexactKey tokenizes line, a JSON object, and returns the first of keys
+// whose value is a number DuckDB would not keep as written (a fraction, an
+// exponent, or -0), "" when none is or the line is not an object. With
+// spans non-nil it appends the [start, end) of every such number instead.
+func inexactKey(line []byte, keys map[string]bool, spans *[][2]int) string {
+	s := &scanner{b: line}
+	s.ws()
+	if !s.eat('{') {
+		return ""
+	}
+	for {
+		s.ws()
+		if s.eat('}') {
+			return ""
+		}
+		start := s.i
+		if !s.str() {
+			return ""
+		}
+		var k string
+		if json.Unmarshal(line[start:s.i], &k) != nil {
+			return ""
+		}
+		s.ws()
+		if !s.eat(':') {
+			return ""
+		}
+		s.ws()
+		vs := s.i
+		if !s.value() {
+			return ""
+		}
+		if v := line[vs:s.i]; keys[k] && len(v) > 0 && (v[0] == '-' || (v[0] >= '0' && v[0] <= '9')) &&
+			(bytes.ContainsAny(v, ".eE") || bytes.HasPrefix(v, []byte("-0"))) {
+			if spans == nil {
+				return k
+			}
+			*spans = append(*spans, [2]int{vs, s.i})
+		}
+		s.ws()
+		if !s.eat(',') {
+			return ""
+		}
+	}
+}
+
+// scanner walks JSON text without decoding it.
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (s *scanner) ws() {
+	for s.i < len(s.b) && (s.b[s.i] == ' ' || s.b[s.i] == '\t' || s.b[s.i] == '\r' || s.b[s.i] == '\n') {
+		s.i++
+	}
+}
+
+func (s *scanner) eat(c byte) bool {
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// str passes a string, quotes included.
+func (s *scanner) str() bool {
+	if !s.eat('"') {
+		return false
+	}
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case '\\':
+			s.i += 2
+		case '"':
+			s.i++
+			return true
+		default:
+			s.i++
+		}
+	}
+	return false
+}
+
+// value passes one value: a string, an object or array (nested), or a
+// literal or number (up to the next delimiter).
+func (s *scanner) value() bool {
+	if s.i >= len(s.b) {
+		return false
+	}
+	switch s.b[s.i] {
+	case '"':
+		return s.str()
+	case '{', '[':
+		depth := 0
+		for s.i < len(s.b) {
+			switch s.b[s.i] {
+			case '"':
+				if !s.str() {
+					return false
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					s.i++
+					return true
+				}
+			}
+			s.i++
+		}
+		return false
+	}
+	start := s.i
+	for s.i < len(s.b) && !bytes.ContainsRune([]byte(",}] \t\r\n"), rune(s.b[s.i])) {
+		s.i++
+	}
+	return s.i > start
+}
+
+// quotedCopy writes a copy of the plain file p (read path of input i) in
+// which every number of keys that DuckDB would not keep as written is a
+// JSON string of its text, line for line, and returns its path.
+func quotedCopy(l *linker, n, i int, p, key string, keys map[string]bool) (string, error) {
+	root, err := l.root()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(root, fmt.Sprint(n), "exact")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	q := filepath.Join(dir, fmt.Sprintf("%d_%s", i, sanitize(path.Base(key))))
+	in, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer in.Close()
+	out, err := os.Create(q)
+	if err != nil {
+		return "", err
+	}
+	w := bufio.NewWriterSize(out, 1<<20)
+	br := bufio.NewReaderSize(in, 1<<20)
+	var spans [][2]int
+	for {
+		line, rerr := br.ReadBytes('\n')
+		spans = spans[:0]
+		inexactKey(line, keys, &spans)
+		last := 0
+		for _, sp := range spans {
+			w.Write(line[last:sp[0]])
+			w.WriteByte('"')
+			w.Write(line[sp[0]:sp[1]])
+			w.WriteByte('"')
+			last = sp[1]
+		}
+		w.Write(line[last:])
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			out.Close()
+			return "", rerr
+		}
+	}
+	if err := w.Flush(); err != nil {
+		out.Close()
+		return "", err
+	}
+	return q, out.Close()
+}
