@@ -102,6 +102,10 @@ func (r *reader) exactNumbers(l *linker) error {
 		delete(r.in.byKey, p)
 		r.in.paths[i] = q
 		r.in.byKey[q] = r.in.keys[i]
+		if r.in.quoted == nil {
+			r.in.quoted = map[string]string{}
+		}
+		r.in.quoted[q] = p
 	}
 	return nil // the chunks' paths are slices of r.in.paths
 }
@@ -366,4 +370,31 @@ func quotedCopy(l *linker, n, i int, p, key string, keys map[string]bool) (strin
 		return "", err
 	}
 	return q, out.Close()
+}
+
+// originalLines replaces the text of found lines of a quoted copy (read
+// path q) with the lines of the file it was copied from, which rejects
+// show as written.
+func (in *inputs) originalLines(q string, found []foundLine) error {
+	p, ok := in.quoted[q]
+	if !ok || len(found) == 0 {
+		return nil
+	}
+	at := make(map[int64]int, len(found))
+	for i, f := range found {
+		at[f.line] = i
+	}
+	rd, closeFn, err := openLines(p)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	sc := bufio.NewScanner(rd)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	for n := int64(1); sc.Scan(); n++ {
+		if i, ok := at[n]; ok {
+			found[i].raw = strings.TrimSuffix(sc.Text(), "\r")
+		}
+	}
+	return sc.Err()
 }

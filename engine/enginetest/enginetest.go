@@ -51,6 +51,7 @@ func Run(t *testing.T, c Config) {
 	t.Run("NotCut", s.testNotCut)
 	t.Run("NotCutSkipped", s.testNotCutSkipped)
 	t.Run("JSONNumbersAsWritten", s.testJSONNumbersAsWritten)
+	t.Run("JSONNumbersQuarantined", s.testJSONNumbersQuarantined)
 	t.Run("ColumnsDiffer", s.testColumnsDiffer)
 	t.Run("PartitionTexts", s.testPartitionTexts)
 	t.Run("EvolveCSV", s.evolving(s.testEvolveCSV))
