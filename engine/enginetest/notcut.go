@@ -84,8 +84,11 @@ func (s *suite) testNotCutSkipped(t *testing.T) {
 	for _, c := range []struct {
 		name, typ, good, bad, read string
 	}{
+		{"date_with_time", "DATE", "2026-01-02", "2026-01-02 10:30:00", "2026-01-02"},
 		{"timestamp_7_digits", "TIMESTAMP", "2026-01-02 10:00:00.1234560", "2026-01-02 10:00:00.1234567", "2026-01-02 10:00:00.123456"},
+		{"timestamptz_7_digits", "TIMESTAMP WITH TIME ZONE", "2026-01-02 10:00:00.1234560+00", "2026-01-02 10:00:00.0000001+00", "2026-01-02 10:00:00.123456+00"},
 		{"decimal_places", "DECIMAL(5,2)", "1.230", "1.234", "1.23"},
+		{"decimal_exponent", "DECIMAL(5,2)", "1.5e-1", "1.5e-3", "0.15"},
 		{"tinyint_range", "TINYINT", "127", "128", "127"},
 		{"double_range", "DOUBLE", "1.5", "1e400", "1.5"},
 	} {
@@ -98,7 +101,7 @@ func (s *suite) testNotCutSkipped(t *testing.T) {
 				if format == "csv" {
 					return fmt.Sprintf("%d,%s\n", id, v)
 				}
-				if c.typ != "TIMESTAMP" {
+				if c.typ == "TINYINT" || c.typ == "DOUBLE" || strings.HasPrefix(c.typ, "DECIMAL") {
 					return fmt.Sprintf(`{"id":%d,"v":%s}`+"\n", id, v) // a JSON number
 				}
 				return fmt.Sprintf(`{"id":%d,"v":%q}`+"\n", id, v)
