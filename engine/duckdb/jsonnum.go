@@ -60,10 +60,16 @@ func (r *reader) exactNumbers(l *linker) error {
 	if len(keys) == 0 || len(r.in.paths) == 0 {
 		return nil
 	}
+	// A key is searched for as written between quotes; one that a file
+	// can only hold escaped (a quote, a backslash, a control character)
+	// makes every line one to tokenize (a nil pattern).
 	pats := make([][]byte, 0, len(keys))
 	for k := range keys {
-		pat, _ := json.Marshal(k)
-		pats = append(pats, pat)
+		if strings.ContainsFunc(k, func(c rune) bool { return c == '"' || c == '\\' || c < 0x20 }) {
+			pats = append(pats, nil)
+			continue
+		}
+		pats = append(pats, []byte(`"`+k+`"`))
 	}
 	type found struct {
 		line int64
@@ -219,6 +225,9 @@ func mayHave(lines []byte, pats [][]byte) bool {
 		return true
 	}
 	for _, pat := range pats {
+		if pat == nil {
+			return true
+		}
 		for rest := lines; ; {
 			i := bytes.Index(rest, pat)
 			if i < 0 {

@@ -30,6 +30,28 @@ func TestJSONNumbersTricky(t *testing.T) {
 	equal(t, "rows", got, want)
 }
 
+// TestJSONNumbersOddKeys: keys that JSON's encoders would escape (<, &)
+// or that a file can only hold escaped (a quote) are found too.
+func TestJSONNumbersOddKeys(t *testing.T) {
+	e := newEngine(t)
+	root := t.TempDir()
+	for _, c := range []struct {
+		line string
+		cols []bookmark.Column
+		want string
+	}{
+		{`{"a<b":1.50,"a&b":1e3}`, []bookmark.Column{{Name: "a<b", Type: "VARCHAR"}, {Name: "a&b", Type: "DECIMAL(10,2)"}}, "1.50|1000"},
+		{`{"q\"k":2.50}`, []bookmark.Column{{Name: `q"k`, Type: "VARCHAR"}}, "2.50"},
+	} {
+		out := filepath.Join(t.TempDir(), "out")
+		res := execute(t, e, engine.Plan{Sources: []engine.Source{{Ctx: "n", Format: "json", Schema: c.cols,
+			Files: []engine.Input{input(t, root, "n.json", []byte(c.line+"\n"))}}},
+			Sinks: []engine.Sink{{Ctx: "out", From: "n", Format: "parquet", Location: out}}})
+		got := query(t, "SELECT * FROM read_parquet('"+filepath.Join(out, res.Sinks["out"].Files[0].Path)+"')")
+		equal(t, c.line, got, []string{c.want})
+	}
+}
+
 // TestJSONNumbersCompressed: a compressed file with a number a VARCHAR or
 // DECIMAL column would read changed is refused, naming file, line and
 // column; one without is read.
