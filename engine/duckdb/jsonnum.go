@@ -54,11 +54,25 @@ func (r *reader) exactKeys() map[string]bool {
 }
 
 // exactNumbers makes r read each file that has a number to keep as
-// written from a copy with those numbers quoted (see above).
+// written from a copy with those numbers quoted (see above). It is called
+// before schema evolution reads the files (whose widening pass would take
+// -99999999.9999999999 for a DOUBLE) and again after, for the columns it
+// added; a key's numbers are quoted once.
 func (r *reader) exactNumbers(l *linker) error {
 	keys := r.exactKeys()
-	if len(keys) == 0 || len(r.in.paths) == 0 {
+	fresh := false
+	for k := range keys {
+		fresh = fresh || !r.exactDone[k]
+	}
+	if !fresh || len(r.in.paths) == 0 || l == nil {
 		return nil
+	}
+	pass := len(r.exactDone)
+	if r.exactDone == nil {
+		r.exactDone = map[string]bool{}
+	}
+	for k := range keys {
+		r.exactDone[k] = true
 	}
 	// A key is searched for as written between quotes; one that a file
 	// can only hold escaped (a quote, a backslash, a control character)
@@ -101,7 +115,7 @@ func (r *reader) exactNumbers(l *linker) error {
 				Msg: "a JSON number in a VARCHAR or DECIMAL column would be read as a DOUBLE, changing its digits; " +
 					"write it as a JSON string, or decompress the file"}
 		}
-		q, err := quotedCopy(l, r.n, i, p, r.in.keys[i], keys)
+		q, err := quotedCopy(l, fmt.Sprintf("%d/exact%d", r.n, pass), i, p, r.in.keys[i], keys)
 		if err != nil {
 			return fmt.Errorf("source %s: %s: %w", r.src.Ctx, r.in.keys[i], err)
 		}
@@ -111,7 +125,12 @@ func (r *reader) exactNumbers(l *linker) error {
 		if r.in.quoted == nil {
 			r.in.quoted = map[string]string{}
 		}
-		r.in.quoted[q] = p
+		orig := p
+		if o, ok := r.in.quoted[p]; ok { // a copy of a copy: the file is the first's
+			orig = o
+			delete(r.in.quoted, p)
+		}
+		r.in.quoted[q] = orig
 	}
 	return nil // the chunks' paths are slices of r.in.paths
 }
@@ -369,15 +388,16 @@ func (s *scanner) value() bool {
 	return s.i > start
 }
 
-// quotedCopy writes a copy of the plain file p (read path of input i) in
-// which every number of keys that DuckDB would not keep as written is a
-// JSON string of its text, line for line, and returns its path.
-func quotedCopy(l *linker, n, i int, p, key string, keys map[string]bool) (string, error) {
+// quotedCopy writes, under sub of the link tree, a copy of the plain file p
+// (read path of input i) in which every number of keys that DuckDB would
+// not keep as written is a JSON string of its text, line for line, and
+// returns its path.
+func quotedCopy(l *linker, sub string, i int, p, key string, keys map[string]bool) (string, error) {
 	root, err := l.root()
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(root, fmt.Sprint(n), "exact")
+	dir := filepath.Join(root, filepath.FromSlash(sub))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}

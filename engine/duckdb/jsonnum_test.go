@@ -72,3 +72,20 @@ func TestJSONNumbersCompressed(t *testing.T) {
 	equal(t, "line", ie.Line, 2)
 	equal(t, "column", ie.Column, "d")
 }
+
+// TestJSONNumbersEvolving: under add_new_columns, whose widening pass reads
+// every value as text, a DECIMAL(38,10) at its limit stays a DECIMAL and
+// is read as written.
+func TestJSONNumbersEvolving(t *testing.T) {
+	e := newEngine(t)
+	root := t.TempDir()
+	schema := []bookmark.Column{{Name: "id", Type: "BIGINT"}, {Name: "d", Type: "DECIMAL(38,10)"}}
+	in := input(t, root, "n.json", []byte(`{"id":1,"d":9999999999999999999999999999.9999999999}`+"\n"))
+	out := filepath.Join(t.TempDir(), "out")
+	res := execute(t, e, engine.Plan{Sources: []engine.Source{{Ctx: "n", Format: "json", Schema: schema, SchemaEvolution: bookmark.EvolveAddNewColumns,
+		Files: []engine.Input{in}}},
+		Sinks: []engine.Sink{{Ctx: "out", From: "n", Format: "parquet", Location: out}}})
+	equal(t, "schema", schemaString(res.Sources["n"].Schema), "id BIGINT, d DECIMAL(38,10)")
+	got := query(t, "SELECT d::VARCHAR FROM read_parquet('"+filepath.Join(out, res.Sinks["out"].Files[0].Path)+"')")
+	equal(t, "rows", got, []string{"9999999999999999999999999999.9999999999"})
+}
