@@ -102,9 +102,12 @@ func (x *execution) openSource(ctx context.Context, src *engine.Source, n int) (
 	if err != nil {
 		return st, err
 	}
-	r := &reader{src: src, n: n, in: in, opts: opts}
+	r := &reader{src: src, n: n, in: in, opts: opts, links: x.links}
 	x.readers = append(x.readers, r)
 	if err := r.settleSchema(ctx, x.c); err != nil {
+		return st, err
+	}
+	if err := r.exactNumbers(x.links); err != nil {
 		return st, err
 	}
 	if src.Format == "parquet" {

@@ -32,6 +32,9 @@ type inputs struct {
 	// hiveKeys are the key=value folder names of the source's files, in
 	// folder order; empty unless Source.Hive.
 	hiveKeys []string
+	// quoted maps the read path of a copy with JSON numbers quoted
+	// (jsonnum.go) to the file it was copied from.
+	quoted map[string]string
 }
 
 // keyOf maps a path that DuckDB reported back to the input key.

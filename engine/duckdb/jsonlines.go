@@ -157,6 +157,9 @@ func (x *execution) collectJSONRejects(ctx context.Context, r *reader) ([]reject
 	out := csvRejects
 	for path, lines := range bad {
 		found, err := findLines(path, lines)
+		if err == nil {
+			err = r.in.originalLines(path, found)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("source %s: %s: %w", r.src.Ctx, r.in.keyOf(path), err)
 		}

@@ -38,6 +38,11 @@ type reader struct {
 	// widening pass).
 	extra   []bookmark.Column
 	allText bool
+	// links is the execution's link tree, where copies of JSON files
+	// with numbers quoted go (jsonnum.go); exactDone are the keys whose
+	// numbers are quoted.
+	links     *linker
+	exactDone map[string]bool
 }
 
 // schema is the full schema the view exposes, in DuckDB types: file

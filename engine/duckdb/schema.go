@@ -41,6 +41,9 @@ func (r *reader) settleSchema(ctx context.Context, c *sql.Conn) error {
 	if err := r.groupByHeader(ctx, c); err != nil {
 		return err
 	}
+	if err := r.exactNumbers(r.links); err != nil {
+		return err
+	}
 	if r.evolving() && r.src.Format != "parquet" && !r.src.Stream {
 		if err := r.evolveText(ctx, c); err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/engine"
 )
 
@@ -201,8 +202,13 @@ func clip(s string) string {
 // rejected counts a source's bad records and, with quarantine, writes
 // them (file, record) under Rejects/<source> as CSV.
 func (x *execution) rejected(ctx context.Context, r *reader) (int64, error) {
-	bad := fmt.Sprintf("SELECT %s AS file, %s AS record FROM %s WHERE %s IS NOT NULL AND %s",
-		fileCol, corruptCol, r.rawName(), corruptCol, usesColumn(r))
+	from, cond := r.rawRows()
+	record := corruptCol
+	if r.lossy != nil {
+		record = fmt.Sprintf("coalesce(%s, %s)", corruptCol, recordCol)
+	}
+	bad := fmt.Sprintf("SELECT %s AS file, %s AS record FROM %s WHERE %s AND %s",
+		fileCol, record, from, cond, usesColumn(r))
 	n, err := x.count(ctx, "SELECT count(*) FROM ("+bad+")")
 	if err != nil {
 		return 0, x.wrap(ctx, err, "source %s: counting bad records", r.src.Ctx)
@@ -223,4 +229,122 @@ func (x *execution) rejected(ctx context.Context, r *reader) (int64, error) {
 		return 0, err
 	}
 	return n, nil
+}
+
+// Names of what the skip path of lossyValue adds to a read: each row's id
+// and its ordinal in its file, and a bad row's text.
+const (
+	idCol     = "_tidemark_id"
+	ordCol    = "_tidemark_ord"
+	recordCol = "_tidemark_record"
+)
+
+func (r *reader) lossyName() string { return quoteIdent(fmt.Sprintf("_tidemark_lossy_%d", r.n)) }
+func (r *reader) rawLossyName() string {
+	return quoteIdent(fmt.Sprintf("_tidemark_rawl_%d", r.n))
+}
+
+// numbered is the rows of view with ordCol, each row's ordinal in its
+// file (fileCol): Spark reads a file's splits in order, and the rows of a
+// split in order (lineOf relies on it too).
+func numbered(view string) string {
+	return fmt.Sprintf("SELECT *, row_number() OVER (PARTITION BY %[1]s ORDER BY %[2]s) AS %[3]s FROM (SELECT *, monotonically_increasing_id() AS %[2]s FROM %[4]s)",
+		fileCol, idCol, ordCol, view)
+}
+
+// skipLossy makes the rows of r that hold a value that checks find in the
+// text read name (lossyValue) bad records, under skip and quarantine: the
+// view r.lossyName() holds them (their file, ordinal and text), and
+// createViews leaves them out of the source's view and rejected counts
+// (and quarantines) them, as the DuckDB engine does. Nothing changes when
+// there are none.
+func (x *execution) skipLossy(ctx context.Context, r *reader, name string, text []bookmark.Column, checks map[string]*lossCheck) error {
+	var conds []string
+	for _, c := range r.schema {
+		if lc := checks[c.Name]; lc != nil {
+			conds = append(conds, lc.cond(quoteIdent(c.Name)))
+		}
+	}
+	if err := x.sql(ctx, fmt.Sprintf("CREATE OR REPLACE TEMPORARY VIEW %s AS SELECT *, %s AS %s FROM (%s) WHERE %s",
+		r.lossyName(), recordSQL(r, text), recordCol, numbered(quoteIdent(name)), strings.Join(conds, " OR ")),
+		"source %s: checking values", r.src.Ctx); err != nil {
+		return err
+	}
+	n, err := x.count(ctx, "SELECT count(*) FROM "+r.lossyName())
+	if err != nil {
+		return x.wrap(ctx, err, "source %s: checking values", r.src.Ctx)
+	}
+	if n > 0 {
+		r.lossy = checks
+	}
+	return nil
+}
+
+// recordSQL is a bad row's text, from the columns of a read with checked
+// columns as text: a JSON object, or the CSV fields joined by the
+// separator.
+func recordSQL(r *reader, cols []bookmark.Column) string {
+	if r.src.Format == "json" {
+		names := make([]string, len(cols))
+		for i, c := range cols {
+			names[i] = quoteIdent(c.Name)
+		}
+		return "to_json(struct(" + strings.Join(names, ", ") + "))"
+	}
+	sep := r.opts["sep"]
+	if sep == "" {
+		sep = ","
+	}
+	fields := make([]string, len(cols))
+	for i, c := range cols {
+		fields[i] = fmt.Sprintf("coalesce(CAST(%s AS STRING), '')", quoteIdent(c.Name))
+	}
+	return fmt.Sprintf("concat_ws(%s, %s)", hexString(sep), strings.Join(fields, ", "))
+}
+
+// joinLossy marks the rows of r's raw read that skipLossy found bad: the
+// view r.rawLossyName() is the raw read with recordCol, the text of a bad
+// row (NULL for the others). Rows are matched by their ordinal in their
+// file, and each match must hold what Spark's parser reads the text as
+// (every column, the checked ones converted as the parser converts them)
+// unless the parser took the row for malformed: otherwise the reads did
+// not number their rows alike, and the run fails on the first bad value,
+// as under the fail policy, rather than leave out another row.
+func (x *execution) joinLossy(ctx context.Context, r *reader) error {
+	raw := "(" + numbered(r.rawName()) + ")"
+	var same, col, val []string
+	for _, c := range r.schema {
+		q := quoteIdent(c.Name)
+		if lc := r.lossy[c.Name]; lc != nil {
+			same = append(same, fmt.Sprintf("t.%s <=> %s", q, lc.expect("b."+q)))
+			col = append(col, fmt.Sprintf("WHEN %s THEN %s", lc.cond("b."+q), hexString(c.Name)))
+			val = append(val, fmt.Sprintf("WHEN %s THEN b.%s", lc.cond("b."+q), q))
+			continue
+		}
+		if !strings.Contains(strings.ToUpper(c.Type), "MAP") {
+			same = append(same, fmt.Sprintf("t.%s <=> b.%s", q, q))
+		}
+	}
+	on := fmt.Sprintf("t.%[1]s = b.%[1]s AND t.%[2]s = b.%[2]s", fileCol, ordCol)
+	rows, err := x.queryRows(ctx, fmt.Sprintf("SELECT b.%s, CASE %s END, CASE %s END FROM %s b LEFT JOIN %s t ON %s WHERE t.%s IS NULL OR (t.%s IS NULL AND NOT (%s)) ORDER BY 1 LIMIT 1",
+		fileCol, strings.Join(col, " "), strings.Join(val, " "), r.lossyName(), raw, on, ordCol, corruptCol, strings.Join(same, " AND ")))
+	if err != nil {
+		return x.wrap(ctx, err, "source %s: matching the rows of bad values", r.src.Ctx)
+	}
+	if len(rows) > 0 {
+		ie := x.lossyError(ctx, r, rows[0], r.lossy)
+		ie.Msg += " (its row could not be matched in the read to be skipped)"
+		return ie
+	}
+	return x.sql(ctx, fmt.Sprintf("CREATE OR REPLACE TEMPORARY VIEW %s AS SELECT t.*, b.%s FROM %s t LEFT JOIN %s b ON %s",
+		r.rawLossyName(), recordCol, raw, r.lossyName(), on), "source %s: creating view", r.src.Ctx)
+}
+
+// rawRows is the relation r's bad records and good rows are read from
+// under skip and quarantine, and the condition a bad record meets.
+func (r *reader) rawRows() (from, bad string) {
+	if r.lossy != nil {
+		return r.rawLossyName(), fmt.Sprintf("(%s IS NOT NULL OR %s IS NOT NULL)", corruptCol, recordCol)
+	}
+	return r.rawName(), "(" + corruptCol + " IS NOT NULL)"
 }

@@ -32,14 +32,6 @@ func (x *execution) run(ctx context.Context) (engine.Result, error) {
 			return res, x.malformed(ctx, err)
 		}
 		x.readers = append(x.readers, r)
-		if x.plan.OnBadRecord == engine.BadFail || x.plan.OnBadRecord == "" {
-			if ie, err := x.floatOutOfRange(ctx, r); err != nil || ie != nil {
-				if ie != nil {
-					return res, ie
-				}
-				return res, x.malformed(ctx, err)
-			}
-		}
 	}
 	fault.At(fault.MidRead)
 	if err := x.transformTimestamps(ctx, true); err != nil {

@@ -24,15 +24,24 @@ type lossCheck struct {
 	gate string              // a regex a line with such a value matches ("": any line may hold one)
 	cond func(string) string // a SQL condition on the value's text: it loses something
 	why  string              // what it loses, for the message
+	// expect is what Spark's parser reads the value's text v as, in SQL
+	// (the skip path checks that it took the right row: see skipLossy).
+	expect func(v string) string
 }
 
 // lossCheckOf is the check of a column of type t in a source of format,
 // nil for a type Spark's parser converts without loss or refuses.
 func lossCheckOf(t bookmark.Type, format string) *lossCheck {
+	st, err := sparkType(t)
+	if err != nil {
+		return nil
+	}
+	cast := func(v string) string { return fmt.Sprintf("try_cast(%s AS %s)", v, st) }
 	if n, ok := fractionDigits[t.Kind]; ok {
 		re := cutRE(n)
 		return &lossCheck{gate: re, cond: func(v string) string { return v + " RLIKE " + hexString(re) },
-			why: fmt.Sprintf("it has fractional second digits past the %d the type keeps, which would be cut", n)}
+			why:    fmt.Sprintf("it has fractional second digits past the %d the type keeps, which would be cut", n),
+			expect: cast}
 	}
 	switch {
 	case t.Kind == bookmark.Decimal:
@@ -44,22 +53,30 @@ func lossCheckOf(t bookmark.Type, format string) *lossCheck {
 				return fmt.Sprintf("(CASE WHEN %[1]s RLIKE '[eE]' THEN try_cast(%[1]s AS DOUBLE) IS DISTINCT FROM try_cast(try_cast(%[1]s AS DECIMAL(%[2]d,%[3]d)) AS DOUBLE) "+
 					"ELSE %[1]s RLIKE %[4]s END)", v, t.Precision, t.Scale, hexString(places))
 			},
-			why: fmt.Sprintf("more than %d decimal places would be rounded", t.Scale)}
+			why:    fmt.Sprintf("more than %d decimal places would be rounded", t.Scale),
+			expect: cast}
 	case t.Kind == bookmark.TinyInt && format == "json":
 		// Spark's JSON parser reads 128 to 255 into a TINYINT as -128
 		// to -1 (Jackson takes them for unsigned bytes).
 		return &lossCheck{cond: func(v string) string { return fmt.Sprintf("try_cast(%s AS INT) BETWEEN 128 AND 255", v) },
-			why: "it is out of the type's range"}
+			why: "it is out of the type's range",
+			expect: func(v string) string {
+				return fmt.Sprintf("CAST(try_cast(%s AS INT) - 256 AS TINYINT)", v)
+			}}
+	case t.Kind == bookmark.Double || t.Kind == bookmark.Float:
+		return floatCheck(st)
 	}
 	return nil
 }
 
-// lossyValue finds a value of r's CSV or JSON files that Spark's parser
-// would change without a word where the DuckDB engine takes it for a bad
-// record (lossCheckOf: a fraction of a second past the microseconds, more
-// decimal places than a DECIMAL keeps, a JSON TINYINT past 127) and
-// returns it as an *engine.InputError naming file, line and column (nil
-// when there is none). Unless a column may hold one on any line, one pass
+// lossyValue finds the values of r's CSV or JSON files that Spark's
+// parser would change without a word where the DuckDB engine takes them for
+// bad records (lossCheckOf: a fraction of a second past the microseconds,
+// more decimal places than a DECIMAL keeps, a JSON TINYINT past 127, a
+// number past a DOUBLE's or FLOAT's range). Under the fail policy it
+// returns the first as an *engine.InputError naming file, line and column
+// (nil when there is none); under skip and quarantine their rows are bad
+// records (skipLossy). Unless a column may hold one on any line, one pass
 // over the files as text finds whether a line may hold one; only then are
 // the files read with those columns as text, so that a text column that
 // looks like one fails nothing.
@@ -106,9 +123,12 @@ func (x *execution) lossyValue(ctx context.Context, r *reader) (*engine.InputErr
 	}
 	name := fmt.Sprintf("_tidemark_values_%d", r.n)
 	opts := copyOpts(r.opts)
-	opts["mode"] = "PERMISSIVE"
+	opts["mode"] = "PERMISSIVE" // a malformed record is the main read's to report
 	if err := x.createRead(ctx, name, r.src.Format, ddl, opts, r.paths, true); err != nil {
 		return nil, x.e.wrapErr(ctx, err, "source %s: checking values", r.src.Ctx)
+	}
+	if r.rejects {
+		return nil, x.skipLossy(ctx, r, name, textSchema, checks)
 	}
 	var parts []string
 	for _, c := range r.schema {
@@ -127,11 +147,17 @@ func (x *execution) lossyValue(ctx context.Context, r *reader) (*engine.InputErr
 	if len(rows) == 0 {
 		return nil, nil
 	}
-	file, _ := rows[0][0].(string)
-	col, _ := rows[0][1].(string)
-	v, _ := rows[0][2].(string)
+	return x.lossyError(ctx, r, rows[0], checks), nil
+}
+
+// lossyError is the *engine.InputError of one bad value (file, column,
+// value).
+func (x *execution) lossyError(ctx context.Context, r *reader, row []any, checks map[string]*lossCheck) *engine.InputError {
+	file, _ := row[0].(string)
+	col, _ := row[1].(string)
+	v, _ := row[2].(string)
 	return &engine.InputError{Source: r.src.Ctx, File: r.key(file), Line: x.lineWith(ctx, file, v), Column: col,
-		Msg: fmt.Sprintf("value %q does not convert to the column's type %s without loss: %s", v, typeOf(r.schema, col), checks[col].why)}, nil
+		Msg: fmt.Sprintf("value %q does not convert to the column's type %s without loss: %s", clip(v), typeOf(r.schema, col), checks[col].why)}
 }
 
 // cutRE matches a time of day with a non-zero fractional second digit

@@ -37,6 +37,10 @@ type reader struct {
 	// rejects: the source is read PERMISSIVE with a corrupt-record column;
 	// its view leaves bad rows out, and raw() has them.
 	rejects bool
+	// lossy are the checks of the columns whose values lossyValue found
+	// changed by the parser, by name, when r has rejects and such values
+	// (skipLossy); nil otherwise.
+	lossy map[string]*lossCheck
 }
 
 func (r *reader) view() string { return quoteIdent(r.src.Ctx) }
@@ -174,10 +178,16 @@ func (x *execution) createViews(ctx context.Context, r *reader) error {
 	if err := x.createRead(ctx, r.rawName(), r.src.Format, ddl+", "+corruptCol+" STRING", opts, r.paths, true); err != nil {
 		return x.e.wrapErr(ctx, err, "source %s: creating view", r.src.Ctx)
 	}
+	if r.lossy != nil {
+		if err := x.joinLossy(ctx, r); err != nil {
+			return err
+		}
+	}
+	from, bad := r.rawRows()
 	// The condition on a data column keeps Spark from reading the corrupt
 	// column alone (a count of the view), which it refuses.
-	return x.sql(ctx, fmt.Sprintf("CREATE OR REPLACE TEMPORARY VIEW %s AS SELECT %s FROM %s WHERE %s IS NULL AND %s",
-		r.view(), list, r.rawName(), corruptCol, usesColumn(r)), "source %s: creating view", r.src.Ctx)
+	return x.sql(ctx, fmt.Sprintf("CREATE OR REPLACE TEMPORARY VIEW %s AS SELECT %s FROM %s WHERE NOT %s AND %s",
+		r.view(), list, from, bad, usesColumn(r)), "source %s: creating view", r.src.Ctx)
 }
 
 // readDDL is the schema Spark reads r's files with, as DDL, and for a SQL
