@@ -119,28 +119,42 @@ const hiveNull = "__HIVE_DEFAULT_PARTITION__"
 // nullFolderClash fails a partitioned sink whose partition column holds
 // the text __HIVE_DEFAULT_PARTITION__: DuckDB writes it into the folder of
 // the column's NULLs, where one file can overwrite the other (rows lost
-// after the commit) and every reader reads it back as NULL. Only a write
-// that made such a folder pays for the query.
+// after the commit) and every reader reads it back as NULL. The text NULL
+// in any case fails too: DuckDB reads the folder p=NULL back as NULL. Only
+// a write that made such a folder pays for the query.
 func (x *execution) nullFolderClash(ctx context.Context, s *engine.Sink, parts []string, dir string) error {
-	var made []string
 	for _, p := range parts {
-		if hasDir(dir, p+"="+hiveNull) {
-			made = append(made, p)
+		if !hasDir(dir, p+"="+hiveNull) && !hasDirFold(dir, p+"=null") {
+			continue
 		}
-	}
-	for _, p := range made {
+		var text string
 		var n int64
-		q := fmt.Sprintf("SELECT count(*) FROM %s WHERE CAST(%s AS VARCHAR) = %s", ident(s.From), ident(p), literal(hiveNull))
-		if err := x.c.QueryRowContext(ctx, q).Scan(&n); err != nil {
+		q := fmt.Sprintf("SELECT coalesce(min(v), ''), count(*) FROM (SELECT CAST(%s AS VARCHAR) AS v FROM %s) WHERE v = %s OR upper(v) = 'NULL'",
+			ident(p), ident(s.From), literal(hiveNull))
+		if err := x.c.QueryRowContext(ctx, q).Scan(&text, &n); err != nil {
 			return wrap(ctx, err, x.readers, "sink %s: checking partition column %s", s.Ctx, p)
 		}
 		if n > 0 {
 			return fmt.Errorf("sink %s: partition column %s holds the text %q in %d rows: that is the name of the folder of "+
-				"its NULLs, so those rows would be read back as NULL, and written into one folder with them; "+
-				"map the text to another value in a transform", s.Ctx, p, hiveNull, n)
+				"its NULLs, or a folder read back as NULL, so those rows would be read back as NULL; "+
+				"map the text to another value in a transform", s.Ctx, p, text, n)
 		}
 	}
 	return nil
+}
+
+// hasDirFold reports whether a folder named name, in any case, is
+// anywhere under dir.
+func hasDirFold(dir, name string) bool {
+	found := false
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && strings.EqualFold(d.Name(), name) {
+			found = true
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return found
 }
 
 // hasDir reports whether a folder named name is anywhere under dir.
