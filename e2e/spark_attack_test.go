@@ -69,3 +69,34 @@ sinks:
 		})
 	}
 }
+
+// TestSparkHeaderColumnWithoutName: a CSV header with a column without a
+// name (id,,n) failed on Spark saying "the header has a column the schema
+// lacks" without naming one. The error now says which column of the
+// header has no name; the DuckDB engine reads it as column1.
+func TestSparkHeaderColumnWithoutName(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+	writeFile(t, filepath.Join(in, "a.csv"), []byte("id,,n\n1,2,3\n"))
+	jobPath := filepath.Join(dir, "job.yaml")
+	writeFile(t, jobPath, []byte(fmt.Sprintf(`job: noname
+%s
+sources:
+  - ctx: src
+    path: %q
+    format: csv
+    options: {header: true}
+sinks:
+  - ctx: out
+    path: %q
+`, sparkEngine(t), in, out)))
+	r := tidemark(t, dir, nil, "run", jobPath)
+	if r.code != 1 {
+		t.Fatalf("run: got exit %d, want 1\n%v", r.code, r)
+	}
+	assertMentions(t, r, "a.csv line 1", "column 2 of the header has no name")
+	if files := sinkFiles(t, out); len(files) != 0 {
+		t.Errorf("a failed run published %v", files)
+	}
+}
