@@ -6,8 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidemark-etl/tidemark/internal/sparktest"
+	"github.com/tidemark-etl/tidemark/internal/sqltest"
+	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
 )
 
 // TestSparkSessionTimeZoneIsUTC: a job whose Spark conf moved the
@@ -98,5 +101,65 @@ sinks:
 	assertMentions(t, r, "a.csv line 1", "column 2 of the header has no name")
 	if files := sinkFiles(t, out); len(files) != 0 {
 		t.Errorf("a failed run published %v", files)
+	}
+}
+
+// TestMergeKeepsTheLastRowRead: one run reads two files that hold a
+// version of the same key, the older file small, the newer large, into a
+// PostgreSQL merge sink (the last row of a key wins). DuckDB keeps the
+// newer file's version; Spark packs the files largest first, so the
+// older file's version came last and won, with exit 0. Both engines now
+// keep the newer one.
+func TestMergeKeepsTheLastRowRead(t *testing.T) {
+	t.Parallel()
+	for _, eng := range []string{"duckdb", "spark"} {
+		t.Run(eng, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			in := filepath.Join(dir, "in")
+			writeFile(t, filepath.Join(in, "a.csv"), []byte("id,v\n5,old\n"))
+			var big strings.Builder
+			big.WriteString("id,v\n")
+			for i := 100; i < 3000; i++ {
+				fmt.Fprintf(&big, "%d,filler\n", i)
+			}
+			big.WriteString("5,new\n")
+			writeFile(t, filepath.Join(in, "b.csv"), []byte(big.String()))
+			old := time.Now().Add(-time.Hour)
+			if err := os.Chtimes(filepath.Join(in, "a.csv"), old, old); err != nil {
+				t.Fatal(err)
+			}
+			table := sqltest.New(t, sqldb.Postgres)
+			engineLine := "engine: duckdb"
+			if eng == "spark" {
+				engineLine = sparkEngine(t)
+			}
+			jobPath := filepath.Join(dir, "job.yaml")
+			writeFile(t, jobPath, []byte(fmt.Sprintf(`job: lastwins
+%s
+sources:
+  - ctx: src
+    path: %q
+    format: csv
+    options: {header: true}
+sinks:
+  - ctx: pg
+    connection: %s
+    password_env: %s
+    table: kv
+    mode: merge
+    merge_keys: [id]
+`, engineLine, in, table.Connection, table.PasswordEnv)))
+			r := tidemark(t, dir, []string{table.PasswordEnv + "=" + table.Password}, "run", jobPath)
+			if r.code != 0 {
+				t.Fatalf("run: got exit %d, want 0\n%v", r.code, r)
+			}
+			if got := table.Strings(t, "SELECT v FROM kv WHERE id = 5"); strings.Join(got, ",") != "new" {
+				t.Errorf("key 5: got %q, want the newer file's version [new]", got)
+			}
+			if n := table.Count(t, "SELECT count(*) FROM kv"); n != 2901 {
+				t.Errorf("rows: got %d, want 2901", n)
+			}
+		})
 	}
 }
