@@ -83,15 +83,13 @@ func (x *execution) inReadOrder(ctx context.Context, s *engine.Sink, from, q str
 func (x *execution) readPlace(f string) (int, bool) {
 	n := 0
 	for _, r := range x.readers {
-		if key, ok := r.keys[filePathKey(f)]; ok {
-			for _, in := range r.files {
-				if in.Key == key {
-					return n, true
-				}
-				n++
+		key, ok := r.keys[filePathKey(f)]
+		for _, in := range r.files {
+			if ok && in.Key == key {
+				return n, true
 			}
+			n++
 		}
-		n += len(r.files)
 	}
 	return 0, false
 }
