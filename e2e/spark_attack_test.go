@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -159,6 +161,76 @@ sinks:
 			}
 			if n := table.Count(t, "SELECT count(*) FROM kv"); n != 2901 {
 				t.Errorf("rows: got %d, want 2901", n)
+			}
+		})
+	}
+}
+
+// TestHeaderlessCSVColumnNames: a CSV source with header: false had its
+// columns named _c0, _c1, ... on Spark and column00, column01, ... on
+// DuckDB, so the same job wrote other column names (and a job that moved
+// engines failed on its recorded schema). Spark now names them as DuckDB:
+// column, then the position, zero-padded to the width of the last one.
+func TestHeaderlessCSVColumnNames(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{3, 12} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			t.Parallel()
+			var line []string
+			for i := range n {
+				line = append(line, fmt.Sprint(i))
+			}
+			keys := map[string]string{}
+			for _, eng := range []string{"duckdb", sparkEngine(t)} {
+				dir := t.TempDir()
+				in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+				writeFile(t, filepath.Join(in, "a.csv"), []byte(strings.Join(line, ",")+"\n"))
+				jobPath := filepath.Join(dir, "job.yaml")
+				if eng != "duckdb" {
+					eng = strings.TrimPrefix(eng, "engine: ")
+				}
+				writeFile(t, jobPath, []byte(fmt.Sprintf(`job: noheader
+engine: %s
+sources:
+  - ctx: src
+    path: %q
+    format: csv
+    options: {header: false}
+sinks:
+  - ctx: out
+    path: %q
+    format: json
+`, eng, in, out)))
+				if r := tidemark(t, dir, nil, "run", jobPath); r.code != 0 {
+					t.Fatalf("run on %s: got exit %d, want 0\n%v", eng, r.code, r)
+				}
+				files := sinkFiles(t, out)
+				if len(files) != 1 {
+					t.Fatalf("sink on %s: got files %v, want one", eng, files)
+				}
+				data, err := os.ReadFile(files[0])
+				if err != nil {
+					t.Fatal(err)
+				}
+				var row map[string]any
+				if err := json.Unmarshal(data, &row); err != nil {
+					t.Fatalf("sink on %s: %q: %v", eng, data, err)
+				}
+				var names []string
+				for k := range row {
+					names = append(names, k)
+				}
+				sort.Strings(names)
+				keys[eng] = strings.Join(names, ",")
+			}
+			want := "column0,column1,column2"
+			if n == 12 {
+				want = "column00,column01,column02,column03,column04,column05,column06,column07,column08,column09,column10,column11"
+			}
+			for eng, got := range keys {
+				if got != want {
+					t.Errorf("column names on %s: got %s, want %s", eng, got, want)
+				}
 			}
 		})
 	}
