@@ -75,6 +75,8 @@ func (x *execution) writeSink(ctx context.Context, s *engine.Sink) (engine.SinkR
 		query = jsonQuery(s.From, cols, parts)
 	case "csv":
 		query = csvQuery(s.From, cols, parts)
+	case "parquet":
+		query = parquetQuery(s.From, cols)
 	}
 	multi := len(parts) > 0 || opts.has("file_size_bytes") || opts.boolean("per_thread_output", false)
 	target := dir
@@ -254,6 +256,24 @@ func csvQuery(from string, cols []bookmark.Column, parts []string) string {
 		if t, err := modelType(c.Type); err == nil && (t.Kind == bookmark.Double || t.Kind == bookmark.Float) && !slices.Contains(parts, c.Name) {
 			repl = append(repl, fmt.Sprintf(`CASE WHEN isnan(%[1]s) THEN 'NaN' WHEN isinf(%[1]s) AND %[1]s > 0 THEN 'Infinity' `+
 				`WHEN isinf(%[1]s) THEN '-Infinity' ELSE CAST(%[1]s AS VARCHAR) END AS %[1]s`, ident(c.Name)))
+		}
+	}
+	if len(repl) == 0 {
+		return "SELECT * FROM " + ident(from)
+	}
+	return "SELECT * REPLACE (" + strings.Join(repl, ", ") + ") FROM " + ident(from)
+}
+
+// parquetQuery is what a Parquet sink writes of view from: a HUGEINT or
+// UHUGEINT column as DECIMAL(38,0), which DuckDB's Parquet writer would
+// write as a DOUBLE, keeping 17 digits of 12345678901234567890 (a value
+// past DECIMAL(38,0) fails the sink; the Spark engine writes these types
+// as DECIMAL(38,0) too).
+func parquetQuery(from string, cols []bookmark.Column) string {
+	var repl []string
+	for _, c := range cols {
+		if t := strings.ToUpper(c.Type); t == "HUGEINT" || t == "UHUGEINT" {
+			repl = append(repl, fmt.Sprintf("CAST(%[1]s AS DECIMAL(38,0)) AS %[1]s", ident(c.Name)))
 		}
 	}
 	if len(repl) == 0 {

@@ -51,6 +51,7 @@ func Run(t *testing.T, c Config) {
 	t.Run("NotCut", s.testNotCut)
 	t.Run("ColumnsDiffer", s.testColumnsDiffer)
 	t.Run("PartitionTexts", s.testPartitionTexts)
+	t.Run("HugeIntToParquet", s.testHugeIntToParquet)
 	t.Run("EvolveCSV", s.evolving(s.testEvolveCSV))
 	t.Run("EvolveJSON", s.evolving(s.testEvolveJSON))
 	t.Run("EvolveParquet", s.evolving(s.testEvolveParquet))
