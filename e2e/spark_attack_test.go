@@ -235,3 +235,61 @@ sinks:
 		})
 	}
 }
+
+// TestSparkEmptyFieldUnderNullstr: under nullstr: N/A an empty unquoted
+// field is the empty text on the DuckDB engine (a bad record in a BIGINT
+// column); Spark read it as NULL with exit 0. The run now fails naming
+// the file and line; a quoted empty text, and a delimiter inside quotes,
+// are read as before.
+func TestSparkEmptyFieldUnderNullstr(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, content string
+		code          int
+	}{
+		{"empty field", "id;s;n\n1;a;5\n3;;7\n", 1},
+		{"empty last field", "id;s;n\n1;a;5\n3;x;\n", 1},
+		{"quoted", "id;s;n\n1;a;5\n2;N/A;N/A\n4;||;7\n5;|a;;b|;8\n", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+			writeFile(t, filepath.Join(in, "b.csv"), []byte(tc.content))
+			jobPath := filepath.Join(dir, "job.yaml")
+			writeFile(t, jobPath, []byte(fmt.Sprintf(`job: nullstr
+%s
+sources:
+  - ctx: src
+    path: %q
+    format: csv
+    options: {header: true, delim: ";", quote: "|", nullstr: "N/A"}
+sinks:
+  - ctx: out
+    path: %q
+    format: json
+`, sparkEngine(t), in, out)))
+			r := tidemark(t, dir, nil, "run", jobPath)
+			if r.code != tc.code {
+				t.Fatalf("run: got exit %d, want %d\n%v", r.code, tc.code, r)
+			}
+			if tc.code != 0 {
+				assertMentions(t, r, "b.csv line 3", "empty field")
+				return
+			}
+			var got []string
+			for _, f := range sinkFiles(t, out) {
+				data, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, strings.Split(strings.TrimSpace(string(data)), "\n")...)
+			}
+			sort.Strings(got)
+			want := []string{`{"id":1,"s":"a","n":5}`, `{"id":2,"s":null,"n":null}`, `{"id":4,"s":"","n":7}`, `{"id":5,"s":"a;;b","n":8}`}
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("sink: got %q, want %q", got, want)
+			}
+		})
+	}
+}
