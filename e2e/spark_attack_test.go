@@ -293,3 +293,37 @@ sinks:
 		})
 	}
 }
+
+// TestSparkANSIOff: a job conf with spark.sql.ansi.enabled: false ran a
+// transform's CAST(500 AS TINYINT) as -12 (the overflow wrapped) with
+// exit 0, where the DuckDB engine and Spark's default fail. Such a conf
+// is refused naming the key (exit 2, nothing written).
+func TestSparkANSIOff(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+	writeFile(t, filepath.Join(in, "a.csv"), []byte("id,n\n1,500\n"))
+	jobPath := filepath.Join(dir, "job.yaml")
+	writeFile(t, jobPath, []byte(fmt.Sprintf(`job: ansi
+engine: {spark: {remote: %q, conf: {spark.sql.ansi.enabled: "false"}}}
+sources:
+  - ctx: src
+    path: %q
+    format: csv
+    options: {header: true}
+transforms:
+  x: SELECT id, CAST(n AS TINYINT) AS small FROM src
+sinks:
+  - ctx: out
+    path: %q
+    format: csv
+`, sparktest.Remote(t), in, out)))
+	r := tidemark(t, dir, nil, "run", jobPath)
+	if r.code != 2 {
+		t.Fatalf("run: got exit %d, want 2\n%v", r.code, r)
+	}
+	assertMentions(t, r, "spark.sql.ansi.enabled")
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("a refused job wrote %s", out)
+	}
+}
