@@ -74,6 +74,12 @@ type Sink struct {
 	Format      string // parquet | csv | json
 	Options     map[string]any
 	PartitionBy []string
+	// Ordered says the sink applies the rows in the order written, the
+	// last row of a key winning (a merge): the engine writes them in the
+	// order it read them (the sources' files in the plan's order, each
+	// file's rows in file order, through transforms that keep it), files
+	// named in that order.
+	Ordered bool
 	// Location is the sink's staging location: a local folder (path or
 	// file:// URL) or a URL of a scheme the engine writes itself
 	// (Caps.Write). Nothing exists there before Execute; the engine

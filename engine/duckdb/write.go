@@ -75,6 +75,8 @@ func (x *execution) writeSink(ctx context.Context, s *engine.Sink) (engine.SinkR
 		query = jsonQuery(s.From, cols, parts)
 	case "csv":
 		query = csvQuery(s.From, cols, parts)
+	case "parquet":
+		query = parquetQuery(s.From, cols)
 	}
 	multi := len(parts) > 0 || opts.has("file_size_bytes") || opts.boolean("per_thread_output", false)
 	target := dir
@@ -119,28 +121,42 @@ const hiveNull = "__HIVE_DEFAULT_PARTITION__"
 // nullFolderClash fails a partitioned sink whose partition column holds
 // the text __HIVE_DEFAULT_PARTITION__: DuckDB writes it into the folder of
 // the column's NULLs, where one file can overwrite the other (rows lost
-// after the commit) and every reader reads it back as NULL. Only a write
-// that made such a folder pays for the query.
+// after the commit) and every reader reads it back as NULL. The text NULL
+// in any case fails too: DuckDB reads the folder p=NULL back as NULL. Only
+// a write that made such a folder pays for the query.
 func (x *execution) nullFolderClash(ctx context.Context, s *engine.Sink, parts []string, dir string) error {
-	var made []string
 	for _, p := range parts {
-		if hasDir(dir, p+"="+hiveNull) {
-			made = append(made, p)
+		if !hasDir(dir, p+"="+hiveNull) && !hasDirFold(dir, p+"=null") {
+			continue
 		}
-	}
-	for _, p := range made {
+		var text string
 		var n int64
-		q := fmt.Sprintf("SELECT count(*) FROM %s WHERE CAST(%s AS VARCHAR) = %s", ident(s.From), ident(p), literal(hiveNull))
-		if err := x.c.QueryRowContext(ctx, q).Scan(&n); err != nil {
+		q := fmt.Sprintf("SELECT coalesce(min(v), ''), count(*) FROM (SELECT CAST(%s AS VARCHAR) AS v FROM %s) WHERE v = %s OR upper(v) = 'NULL'",
+			ident(p), ident(s.From), literal(hiveNull))
+		if err := x.c.QueryRowContext(ctx, q).Scan(&text, &n); err != nil {
 			return wrap(ctx, err, x.readers, "sink %s: checking partition column %s", s.Ctx, p)
 		}
 		if n > 0 {
 			return fmt.Errorf("sink %s: partition column %s holds the text %q in %d rows: that is the name of the folder of "+
-				"its NULLs, so those rows would be read back as NULL, and written into one folder with them; "+
-				"map the text to another value in a transform", s.Ctx, p, hiveNull, n)
+				"its NULLs, or a folder read back as NULL, so those rows would be read back as NULL; "+
+				"map the text to another value in a transform", s.Ctx, p, text, n)
 		}
 	}
 	return nil
+}
+
+// hasDirFold reports whether a folder named name, in any case, is
+// anywhere under dir.
+func hasDirFold(dir, name string) bool {
+	found := false
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && strings.EqualFold(d.Name(), name) {
+			found = true
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return found
 }
 
 // hasDir reports whether a folder named name is anywhere under dir.
@@ -240,6 +256,24 @@ func csvQuery(from string, cols []bookmark.Column, parts []string) string {
 		if t, err := modelType(c.Type); err == nil && (t.Kind == bookmark.Double || t.Kind == bookmark.Float) && !slices.Contains(parts, c.Name) {
 			repl = append(repl, fmt.Sprintf(`CASE WHEN isnan(%[1]s) THEN 'NaN' WHEN isinf(%[1]s) AND %[1]s > 0 THEN 'Infinity' `+
 				`WHEN isinf(%[1]s) THEN '-Infinity' ELSE CAST(%[1]s AS VARCHAR) END AS %[1]s`, ident(c.Name)))
+		}
+	}
+	if len(repl) == 0 {
+		return "SELECT * FROM " + ident(from)
+	}
+	return "SELECT * REPLACE (" + strings.Join(repl, ", ") + ") FROM " + ident(from)
+}
+
+// parquetQuery is what a Parquet sink writes of view from: a HUGEINT or
+// UHUGEINT column as DECIMAL(38,0), which DuckDB's Parquet writer would
+// write as a DOUBLE, keeping 17 digits of 12345678901234567890 (a value
+// past DECIMAL(38,0) fails the sink; the Spark engine writes these types
+// as DECIMAL(38,0) too).
+func parquetQuery(from string, cols []bookmark.Column) string {
+	var repl []string
+	for _, c := range cols {
+		if t := strings.ToUpper(c.Type); t == "HUGEINT" || t == "UHUGEINT" {
+			repl = append(repl, fmt.Sprintf("CAST(%[1]s AS DECIMAL(38,0)) AS %[1]s", ident(c.Name)))
 		}
 	}
 	if len(repl) == 0 {

@@ -54,6 +54,7 @@ func Run(t *testing.T, c Config) {
 	t.Run("JSONNumbersQuarantined", s.testJSONNumbersQuarantined)
 	t.Run("ColumnsDiffer", s.testColumnsDiffer)
 	t.Run("PartitionTexts", s.testPartitionTexts)
+	t.Run("HugeIntToParquet", s.testHugeIntToParquet)
 	t.Run("EvolveCSV", s.evolving(s.testEvolveCSV))
 	t.Run("EvolveJSON", s.evolving(s.testEvolveJSON))
 	t.Run("EvolveParquet", s.evolving(s.testEvolveParquet))

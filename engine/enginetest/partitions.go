@@ -13,7 +13,8 @@ import (
 // folder p= and read back as the empty text, apart from its NULLs (in
 // p=__HIVE_DEFAULT_PARTITION__); the text __HIVE_DEFAULT_PARTITION__
 // itself, which every reader takes for NULL, fails the sink naming the
-// column, alone or beside an empty text.
+// column, alone or beside an empty text. So does the text NULL in any
+// case, written in the folder p=NULL, which DuckDB reads back as NULL.
 func (s *suite) testPartitionTexts(t *testing.T) {
 	e := s.engine(t)
 	root := t.TempDir()
@@ -41,6 +42,16 @@ func (s *suite) testPartitionTexts(t *testing.T) {
 					Sinks: []engine.Sink{snk}})
 				if err == nil || !strings.Contains(err.Error(), "partition column p") || !strings.Contains(err.Error(), "__HIVE_DEFAULT_PARTITION__") {
 					t.Errorf("got %v, want the sink refused naming partition column p and the text __HIVE_DEFAULT_PARTITION__", err)
+				}
+			}
+			for _, text := range []string{"NULL", "null", "Null"} {
+				bad := input(t, root, "bad.json", []byte(`{"id":1,"p":"x"}`+"\n"+`{"id":4,"p":"`+text+`"}`+"\n"))
+				snk := sink(t, "out", "s", format)
+				snk.PartitionBy = []string{"p"}
+				_, err := e.Execute(t.Context(), engine.Plan{Sources: []engine.Source{{Ctx: "s", Format: "json", Schema: schema, Files: []engine.Input{bad}}},
+					Sinks: []engine.Sink{snk}})
+				if err == nil || !strings.Contains(err.Error(), "partition column p") || !strings.Contains(err.Error(), `"`+text+`"`) {
+					t.Errorf("the text %s: got %v, want the sink refused naming partition column p and the text", text, err)
 				}
 			}
 		})

@@ -65,7 +65,11 @@ func (x *execution) headerClash(ctx context.Context, r *reader, se *Error) *engi
 		want[strings.ToLower(c.Name)] = true
 	}
 	have := map[string]bool{}
-	for _, name := range headerNames(line, r.opts) {
+	for i, name := range headerNames(line, r.opts) {
+		if name == "" {
+			return &engine.InputError{Source: r.src.Ctx, File: r.key(m[1]), Line: 1,
+				Msg: fmt.Sprintf("column %d of the header has no name, which the spark engine cannot read: name it (the duckdb engine reads it as column%d)", i+1, i)}
+		}
 		have[strings.ToLower(name)] = true
 		if hive[strings.ToLower(name)] {
 			ie := engine.PartitionClash(r.src.Ctx, r.key(m[1]), name, false)

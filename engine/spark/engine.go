@@ -98,7 +98,7 @@ func (e *Engine) session(ctx context.Context) (*session, error) {
 // bad-record queries name every column: usesColumn).
 func sessionConf(job map[string]string) [][2]string {
 	conf := [][2]string{
-		{"spark.sql.session.timeZone", "UTC"},
+		{sessionTimeZone, "UTC"}, // a job's conf may only repeat it (Validate)
 		{"spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS"},
 		{"spark.sql.parquet.writeLegacyFormat", "false"},
 		{"spark.sql.csv.parser.columnPruning.enabled", "false"},

@@ -49,6 +49,9 @@ func (x *execution) infer(ctx context.Context, r *reader) error {
 			}
 		}
 	}
+	if r.src.Format == "csv" && opts["header"] != "true" {
+		headerlessNames(cols, hiveNames(r.src))
+	}
 	if r.src.Format == "json" {
 		first, err := x.firstLine(ctx, r.paths[0])
 		if err != nil {
@@ -58,6 +61,29 @@ func (x *execution) infer(ctx context.Context, r *reader) error {
 	}
 	r.schema = cols
 	return nil
+}
+
+// headerlessNames names the columns of a CSV file without a header as
+// the DuckDB engine names them, column0, column1, ..., the position
+// zero-padded to the width of the last one (column00 ... column11), where
+// Spark names them _c0, _c1, ...; Spark reads such a file by position, so
+// the names are the schema's alone. Hive columns keep theirs.
+func headerlessNames(cols []bookmark.Column, hive map[string]bool) {
+	n := 0
+	for _, c := range cols {
+		if !hive[strings.ToLower(c.Name)] {
+			n++
+		}
+	}
+	width := len(strconv.Itoa(max(n-1, 0)))
+	i := 0
+	for j, c := range cols {
+		if hive[strings.ToLower(c.Name)] {
+			continue
+		}
+		cols[j].Name = fmt.Sprintf("column%0*d", width, i)
+		i++
+	}
 }
 
 // sameNames reports whether the columns but hive's are names, in order,

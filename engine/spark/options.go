@@ -57,10 +57,29 @@ func (o *Options) Validate(ck *job.Check) {
 			continue
 		}
 		ck.NoSecret("conf."+k, v, "the AWS chain or SPARK_REMOTE")
+		if k == "spark.sql.ansi.enabled" && !strings.EqualFold(strings.TrimSpace(v), "true") {
+			ck.Fail("conf."+k, "Spark without ANSI mode changes values where the DuckDB engine fails: a cast that overflows wraps (CAST(500 AS TINYINT) is -12), a division by zero is NULL; leave it on and write try_cast or try_divide where NULL is meant")
+		}
+		if k == sessionTimeZone && !isUTC(v) {
+			ck.Fail("conf."+k, "the session's time zone is UTC, as on the DuckDB engine: CSV and JSON sinks and partition folders write instants with +00, and times without an offset are read as UTC; got %q (convert in a transform instead: from_utc_timestamp(ts, 'Europe/Paris'))", v)
+		}
 	}
 	if err := o.Check(); err != nil {
 		ck.Fail("", "%v", err)
 	}
+}
+
+// sessionTimeZone is the conf key of the session's time zone, which every
+// run sets to UTC (sessionConf).
+const sessionTimeZone = "spark.sql.session.timeZone"
+
+// isUTC reports whether a spark.sql.session.timeZone value is UTC.
+func isUTC(zone string) bool {
+	switch strings.ToUpper(strings.TrimSpace(zone)) {
+	case "UTC", "ETC/UTC", "GMT", "ETC/GMT", "Z", "+00:00", "UTC+00:00", "GMT+00:00":
+		return true
+	}
+	return false
 }
 
 // Check reports the first bad setting, naming its key.

@@ -70,7 +70,8 @@ const emptyText = "__TIDEMARK_EMPTY_TEXT__"
 // partitionTexts fails sink s, written from view from (of cols), when a
 // partition column holds a text that would come back as another value:
 // __HIVE_DEFAULT_PARTITION__, the name of the folder of its NULLs (read
-// back as NULL; beside NULLs, Spark's write fails), or emptyText. The
+// back as NULL; beside NULLs, Spark's write fails), or emptyText, or
+// NULL in any case (its folder p=NULL DuckDB reads as NULL). The
 // query runs only when the write failed or made such a folder.
 func (x *execution) partitionTexts(ctx context.Context, s *engine.Sink, from string, cols []column, failed bool) error {
 	dir, err := engine.LocalPath(s.Location)
@@ -95,8 +96,34 @@ func (x *execution) partitionTexts(ctx context.Context, s *engine.Sink, from str
 					"map the text to another value in a transform", s.Ctx, c.name, text, n)
 			}
 		}
+		if !failed && !hasFolderFold(dir, c.name+"=null") {
+			continue
+		}
+		rows, err := x.queryRows(ctx, fmt.Sprintf("SELECT min(%[1]s), count(*) FROM %[2]s WHERE upper(%[1]s) = 'NULL'", quoteIdent(c.name), quoteIdent(from)))
+		if err != nil {
+			return x.wrap(ctx, err, "sink %s: checking partition column %s", s.Ctx, c.name)
+		}
+		if len(rows) == 1 && len(rows[0]) == 2 && toInt(rows[0][1]) > 0 {
+			text, _ := rows[0][0].(string)
+			return fmt.Errorf("sink %s: partition column %s holds the text %q in %d rows: it is written in the folder %s=%s, "+
+				"which DuckDB reads back as NULL; map the text to another value in a transform", s.Ctx, c.name, text, toInt(rows[0][1]), c.name, text)
+		}
 	}
 	return nil
+}
+
+// hasFolderFold reports whether a folder named name, in any case, is
+// anywhere under dir.
+func hasFolderFold(dir, name string) bool {
+	found := false
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && strings.EqualFold(d.Name(), name) {
+			found = true
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return found
 }
 
 // hasFolder reports whether a folder named name is anywhere under dir.

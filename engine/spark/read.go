@@ -111,6 +111,12 @@ func (x *execution) openSource(ctx context.Context, src *engine.Source, n int) (
 			}
 			return nil, err
 		}
+		if ie, err := x.emptyUnderNullstr(ctx, r); err != nil || ie != nil {
+			if ie != nil {
+				return nil, ie
+			}
+			return nil, err
+		}
 	}
 	if ie, err := x.parquetHiveClash(ctx, r); err != nil || ie != nil {
 		if ie != nil {

@@ -36,6 +36,11 @@ func (x *execution) writeSink(ctx context.Context, s *engine.Sink) (engine.SinkR
 		nullLines(s, cols, opts)
 		q = "SELECT " + selectList(s, cols, opts) + " FROM " + quoteIdent(from)
 	}
+	if s.Ordered {
+		if q, err = x.inReadOrder(ctx, s, from, q); err != nil {
+			return engine.SinkResult{}, err
+		}
+	}
 	werr := x.write(ctx, q, s.Format, s.Location, opts, s.PartitionBy)
 	if err := x.partitionTexts(ctx, s, from, cols, werr != nil); err != nil {
 		return engine.SinkResult{}, err
@@ -44,6 +49,49 @@ func (x *execution) writeSink(ctx context.Context, s *engine.Sink) (engine.SinkR
 		return engine.SinkResult{}, x.wrap(ctx, werr, "sink %s: writing", s.Ctx)
 	}
 	return x.staged(ctx, s.Ctx, s.Location, s.Format, opts)
+}
+
+// inReadOrder is query q, which writes sink s from view from, ordered as
+// the rows were read: the sources' files in the plan's order, each file's
+// rows in file order (Spark packs the files into tasks largest first, so
+// a merge sink, where the last row of a key wins, kept an older file's
+// version over a newer one's). A file's place comes from
+// input_file_name(), looked up among the readers' files; its rows keep
+// the order of monotonically_increasing_id(), which follows a file's
+// splits. The sorted write names its files in that order.
+func (x *execution) inReadOrder(ctx context.Context, s *engine.Sink, from, q string) (string, error) {
+	rows, err := x.queryRows(ctx, "SELECT DISTINCT input_file_name() FROM "+quoteIdent(from))
+	if err != nil {
+		return "", x.wrap(ctx, err, "sink %s: listing the files of %s", s.Ctx, from)
+	}
+	var cases []string
+	for _, row := range rows {
+		f, _ := row[0].(string)
+		if n, ok := x.readPlace(f); ok && f != "" {
+			cases = append(cases, fmt.Sprintf("WHEN %s THEN %d", hexString(f), n))
+		}
+	}
+	if len(cases) < 2 {
+		return q, nil // one file: read in order already
+	}
+	return fmt.Sprintf("SELECT * EXCEPT (`_tidemark_file`, `_tidemark_row`) FROM (SELECT *, CASE input_file_name() %s END AS `_tidemark_file`, "+
+		"monotonically_increasing_id() AS `_tidemark_row` FROM (%s)) ORDER BY `_tidemark_file`, `_tidemark_row`", strings.Join(cases, " "), q), nil
+}
+
+// readPlace is the place of Spark's file f among the files the readers
+// read, in the plan's order.
+func (x *execution) readPlace(f string) (int, bool) {
+	n := 0
+	for _, r := range x.readers {
+		key, ok := r.keys[filePathKey(f)]
+		for _, in := range r.files {
+			if ok && in.Key == key {
+				return n, true
+			}
+			n++
+		}
+	}
+	return 0, false
 }
 
 // column is a column of a view as DESCRIBE names it and types it

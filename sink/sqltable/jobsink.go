@@ -217,7 +217,8 @@ type tableStaging struct {
 }
 
 func (s *tableStaging) Target() engine.Sink {
-	return engine.Sink{Ctx: s.j.spec.Ctx, From: s.j.spec.From, Format: "parquet", Location: filepath.Join(s.dir, "data")}
+	return engine.Sink{Ctx: s.j.spec.Ctx, From: s.j.spec.From, Format: "parquet", Location: filepath.Join(s.dir, "data"),
+		Ordered: s.j.cfg.mode() == "merge"}
 }
 
 func (s *tableStaging) Rejects() string                       { return "" }
