@@ -12,9 +12,10 @@ import (
 // settleDialect fixes the CSV dialect for this run. The job's options win;
 // what they leave open comes from DuckDB's sniffer run on the first file
 // (one file, a few milliseconds): delimiter, header, leading rows to skip,
-// comment character and date formats. The quote defaults to '"' (RFC 4180)
-// even when the sampled file has no quotes at all, so that a later file
-// with quoted fields is still read right; escape defaults to the quote.
+// comment character, date formats, and the escape when found with the
+// quote. The quote is the job's or '"' (RFC 4180), never sniffed, even
+// when the sampled file has no quotes at all, so that a later file with
+// quoted fields is still read right; escape defaults to the quote.
 // The whole read then runs with auto_detect=false: DuckDB sniffing every
 // file costs ~0.7 ms per file and can settle differently from file to file.
 // The sniffer runs with ignore_errors, else one ragged row makes it settle
@@ -61,10 +62,17 @@ func (r *reader) settleDialect(ctx context.Context, c *sql.Conn) error {
 			set("delim", delim)
 			set("header", header)
 			set("skip", skip)
-			if quote != "" {
-				set("quote", quote)
+			// The quote is the job's or '"', never the sniffer's guess
+			// from a sample: it took "'" for a file quoted with '"'
+			// whose escape the job set to '\' (values kept their quotes
+			// and backslashes), and a file whose apostrophes pair up
+			// would be read with them as quotes. Its escape stands only
+			// for the quote it was found with.
+			jobQuote, _ := d.str("quote")
+			if jobQuote == "" && !d.has("quote") {
+				jobQuote = `"`
 			}
-			if escape != "" {
+			if escape != "" && quote == jobQuote {
 				set("escape", escape)
 			}
 			if comment != "" {
