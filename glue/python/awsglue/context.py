@@ -44,6 +44,8 @@ class GlueContext:
         elif not isinstance(sparkContext, LazyContext):  # a real SparkContext
             self._session = SparkSession.builder.getOrCreate()
         # else awsglue._launch's lazy stand-in: the session starts on first use
+        if self._session is not None:
+            _utc(self._session)
         self._job = None
         self.create_dynamic_frame = DynamicFrameReader(self)
         self.write_dynamic_frame = DynamicFrameWriter(self)
@@ -55,7 +57,7 @@ class GlueContext:
             from pyspark.sql import SparkSession
 
             self._sc._context()
-            self._session = SparkSession.builder.getOrCreate()
+            self._session = _utc(SparkSession.builder.getOrCreate())
         return self._session
 
     @property
@@ -95,6 +97,23 @@ class GlueContext:
         if name.startswith("__"):
             raise AttributeError(name)
         raise NotImplementedError("GlueContext.%s is not implemented by tidemark's awsglue" % name)
+
+
+def _utc(session):
+    """Sets session's time zone to UTC, Glue's, unless the script's SparkConf
+    names one: a cast of zone-less text or a TIMESTAMP to a timestamp (or of a
+    timestamp to text or a date) in apply_mapping, resolveChoice or the
+    script's own SQL then means what it means on Glue, not the JVM's zone
+    (10:00 in New York was written as 15:00Z)."""
+    key = "spark.sql.session.timeZone"
+    try:
+        conf = session.sparkContext.getConf()  # classic Spark: the SparkConf the script built
+        if conf.contains(key):
+            return session
+    except Exception:  # Spark Connect has no SparkContext: its session's conf is the script's
+        pass
+    session.conf.set(key, "UTC")
+    return session
 
 
 class DynamicFrameReader:

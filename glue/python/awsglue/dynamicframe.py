@@ -102,7 +102,7 @@ class DynamicFrame:
             if kind in ("cast", "project"):
                 if not arg:
                     raise ValueError("resolveChoice: %r needs a type, e.g. cast:long" % action)
-                df = df.withColumn(path, _cast(F.col(_path(path)), arg))
+                df = _with_field(df, path, _cast(F.col(_path(path)), arg))
             elif kind in ("make_cols", "make_struct"):
                 continue  # a DataFrame column has one type: nothing to split
             elif kind == "match_catalog":
@@ -114,7 +114,16 @@ class DynamicFrame:
         return self._with(df)
 
     def drop_fields(self, paths, transformation_ctx="", info="", stageThreshold=0, totalThreshold=0):
-        return self._with(self._df.drop(*paths))  # drop ignores a field it lacks
+        from pyspark.sql import functions as F
+
+        df = self._df
+        for p in paths:
+            top, dot, rest = p.partition(".")
+            if dot and p not in df.columns and top in df.columns:
+                df = df.withColumn(top, F.col(_path(top)).dropFields(rest))  # a struct's field: a.b
+            else:
+                df = df.drop(p)  # drop ignores a field it lacks
+        return self._with(df)
 
     def select_fields(self, paths, transformation_ctx="", info="", stageThreshold=0, totalThreshold=0):
         from pyspark.sql import functions as F
@@ -157,6 +166,18 @@ def _path(p):
     if "`" in p or all(part.replace("_", "").isalnum() for part in p.split(".")):
         return p
     return "`%s`" % p.replace("`", "``")
+
+
+def _with_field(df, path, col):
+    """df with the field at path (a top-level column, or a.b inside struct a)
+    replaced by col; withColumn("a.b") would add a column named a.b and
+    leave the struct's field as it was."""
+    from pyspark.sql import functions as F
+
+    top, dot, rest = path.partition(".")
+    if dot and path not in df.columns and top in df.columns:
+        return df.withColumn(top, F.col(_path(top)).withField(rest, col))
+    return df.withColumn(path, col)
 
 
 def _cast(col, type_name):

@@ -1,0 +1,56 @@
+"""The second attack round on the Glue face (issue #20): transforms whose
+values came out changed or whose fields were silently kept or added, on a
+real local SparkSession."""
+
+import unittest
+
+from awsglue.context import GlueContext
+from awsglue.dynamicframe import DynamicFrame
+
+
+class Attack2Test(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        from pyspark.sql import SparkSession
+
+        cls.spark = (SparkSession.builder.master("local[1]").appName("awsglue-attack2-tests")
+                     .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "1").getOrCreate())
+        cls.df = cls.spark.createDataFrame(
+            [(1, "2024-01-01 10:00:00", ("x", "7"))], "id bigint, ts string, s struct<a:string,b:string>")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.spark.stop()
+
+    def frame(self, gc=None):
+        return DynamicFrame.fromDF(self.df, gc, "orders")
+
+    def test_cast_to_timestamp_is_utc_as_on_glue(self):
+        # A JVM in New York: Glue's runtime is UTC, so the text 10:00 is 10:00Z;
+        # the session's zone made it 15:00Z (written as such, exit 0).
+        old = self.spark.conf.get("spark.sql.session.timeZone")
+        self.spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+        self.addCleanup(self.spark.conf.set, "spark.sql.session.timeZone", old)
+        from pyspark.sql import functions as F
+
+        gc = GlueContext(self.spark)
+        for f in (self.frame(gc).apply_mapping([("ts", "string", "ts", "timestamp")]),
+                  self.frame(gc).resolveChoice(specs=[("ts", "cast:timestamp")])):
+            got = f.toDF().select(F.unix_timestamp("ts")).first()[0]
+            self.assertEqual(got, 1704103200, "2024-01-01 10:00:00 read as 10:00 UTC")
+
+    def test_resolve_choice_on_a_nested_field_casts_the_field(self):
+        # It added a top-level column named "s.b" and left s.b a string.
+        f = self.frame().resolveChoice(specs=[("s.b", "cast:int")])
+        self.assertEqual(f.toDF().columns, ["id", "ts", "s"])
+        self.assertEqual(f.toDF().schema["s"].dataType.simpleString(), "struct<a:string,b:int>")
+        self.assertEqual(f.toDF().first()["s"]["b"], 7)
+
+    def test_drop_fields_drops_a_nested_field(self):
+        # It kept s.a (Spark's drop ignores a name it lacks), exit 0.
+        f = self.frame().drop_fields(["s.a"])
+        self.assertEqual(f.toDF().schema["s"].dataType.simpleString(), "struct<b:string>")
+
+
+if __name__ == "__main__":
+    unittest.main()
