@@ -139,6 +139,45 @@ class DynamicFrame:
             raise ValueError("rename_field: no field %r (fields: %s)" % (oldName, ", ".join(self._df.columns)))
         return self._with(self._df.withColumnRenamed(oldName, newName))
 
+    def drop_null_fields(self, transformation_ctx="", info="", stageThreshold=0, totalThreshold=0):
+        """Drops the top-level fields that are null in every record (Glue's
+        DropNullFields); a frame without records keeps its fields."""
+        from pyspark.sql import functions as F
+
+        df = self._df
+        if not df.columns:
+            return self._with(df)
+        counts = df.select([F.count(F.col(_path(c))).alias("c%d" % i) for i, c in enumerate(df.columns)]).first()
+        total = df.count()
+        if total == 0:
+            return self._with(df)
+        return self._with(df.drop(*[c for i, c in enumerate(df.columns) if counts[i] == 0]))
+
+    def join(self, paths1, paths2, frame2, transformation_ctx="", info="", stageThreshold=0, totalThreshold=0):
+        """An equality join (inner) of this frame's paths1 with frame2's paths2,
+        with the fields of both; a key named alike in both is kept once. A
+        field both frames have that is not such a key is refused: one frame's
+        values would be lost under the name."""
+        if isinstance(paths1, str):
+            paths1 = [paths1]
+        if isinstance(paths2, str):
+            paths2 = [paths2]
+        if len(paths1) != len(paths2) or not paths1:
+            raise ValueError("join: keys1 and keys2 need the same number of fields, got %r and %r" % (paths1, paths2))
+        left = self._df
+        right = frame2.toDF() if isinstance(frame2, DynamicFrame) else frame2
+        shared = [k1 for k1, k2 in zip(paths1, paths2) if k1 == k2]
+        clash = sorted(set(c.lower() for c in left.columns) & set(c.lower() for c in right.columns)
+                       - set(k.lower() for k in shared))
+        if clash:
+            raise ValueError("join: both frames have the field(s) %s; one frame's values would be lost: rename or drop "
+                             "them in one frame first" % ", ".join(clash))
+        cond = [left[k1] == right[k2] for k1, k2 in zip(paths1, paths2)]
+        joined = left.join(right, cond, "inner")
+        if shared:
+            joined = joined.select([left[c] for c in left.columns] + [right[c] for c in right.columns if c not in shared])
+        return self._with(joined)
+
     def filter(self, f, transformation_ctx="", info="", stageThreshold=0, totalThreshold=0):
         """Keeps the records for which f(record) is true; f sees each record as
         a DynamicRecord (a dict). Needs classic Spark (it runs f over the RDD)."""

@@ -51,6 +51,39 @@ class Attack2Test(unittest.TestCase):
         f = self.frame().drop_fields(["s.a"])
         self.assertEqual(f.toDF().schema["s"].dataType.simpleString(), "struct<b:string>")
 
+    def test_drop_null_fields_and_join_are_transforms(self):
+        # from awsglue.transforms import * gave no DropNullFields or Join: the
+        # script died with a NameError traceback.
+        import awsglue.transforms as T
+
+        ns = {}
+        exec("from awsglue.transforms import *", ns)
+        for name in ("DropNullFields", "Join", "Relationalize", "SplitFields", "Map", "Union", "Spigot"):
+            self.assertTrue(name in ns, "awsglue.transforms lacks %s" % name)
+        df = self.spark.createDataFrame([(1, None, "a"), (2, None, None)], "id bigint, gone string, kept string")
+        f = T.DropNullFields.apply(frame=DynamicFrame.fromDF(df, None, "x"))
+        self.assertEqual(f.toDF().columns, ["id", "kept"])
+        self.assertEqual(sorted(tuple(r) for r in f.toDF().collect()), [(1, "a"), (2, None)])
+
+        orders = DynamicFrame.fromDF(self.spark.createDataFrame(
+            [(10, 1, 5), (11, 2, 7), (12, 3, 9)], "order_id bigint, customer_id bigint, amount bigint"), None, "o")
+        people = DynamicFrame.fromDF(self.spark.createDataFrame(
+            [(1, "ann"), (2, "bob")], "id bigint, name string"), None, "p")
+        j = T.Join.apply(frame1=orders, frame2=people, keys1=["customer_id"], keys2=["id"])
+        self.assertEqual(sorted(j.toDF().columns), ["amount", "customer_id", "id", "name", "order_id"])
+        got = sorted((r["order_id"], r["name"], r["amount"]) for r in j.toDF().collect())
+        self.assertEqual(got, [(10, "ann", 5), (11, "bob", 7)])
+        same = orders.join(["customer_id"], ["customer_id"],
+                           DynamicFrame.fromDF(people.toDF().withColumnRenamed("id", "customer_id"), None, "p"))
+        self.assertEqual(sorted(same.toDF().columns), ["amount", "customer_id", "name", "order_id"])
+        # A field both frames have, other than a key, would keep one frame's
+        # values under the name: refused, naming it.
+        with self.assertRaisesRegex(ValueError, "amount"):
+            T.Join.apply(orders, DynamicFrame.fromDF(self.spark.createDataFrame(
+                [(1, 3)], "id bigint, amount bigint"), None, "q"), ["customer_id"], ["id"]).toDF()
+        with self.assertRaisesRegex(NotImplementedError, "Relationalize"):
+            T.Relationalize.apply(frame=orders, staging_path="/tmp/x", name="root")
+
 
 if __name__ == "__main__":
     unittest.main()
