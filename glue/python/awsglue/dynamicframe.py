@@ -80,13 +80,21 @@ class DynamicFrame:
         target_type) reads source, casts it to target_type, names it target."""
         from pyspark.sql import functions as F
 
-        cols = []
+        tree = {}  # target name -> column, or a dict of a struct's fields (a target a.b)
         for m in mappings:
             if len(m) != 4:
                 raise ValueError("apply_mapping: each mapping is (source, source_type, target, target_type), got %r" % (m,))
             src, _, target, target_type = m
-            cols.append(_cast(F.lit(None) if self._read_nothing() else F.col(_path(src)), target_type).alias(target))
-        return self._with(self._df.select(*cols))
+            col = _cast(F.lit(None) if self._read_nothing() else F.col(_path(src)), target_type)
+            node, parts = tree, target.split(".") if "`" not in target else [target.replace("`", "")]
+            for p in parts[:-1]:
+                node = node.setdefault(p, {})
+                if not isinstance(node, dict):
+                    raise ValueError("apply_mapping: target %r is inside %r, which another mapping names as a field" % (target, p))
+            if isinstance(node.get(parts[-1]), dict):
+                raise ValueError("apply_mapping: target %r is a struct other mappings fill" % target)
+            node[parts[-1]] = col
+        return self._with(self._df.select(*[_built(v).alias(k) for k, v in tree.items()]))
 
     def resolveChoice(self, specs=None, choice="", database=None, table_name=None, transformation_ctx="", info="",
                       stageThreshold=0, totalThreshold=0, catalog_id=None):
@@ -219,9 +227,23 @@ def _with_field(df, path, col):
     return df.withColumn(path, col)
 
 
+def _built(node):
+    """The column of an apply_mapping target: a column, or a struct of its
+    fields (Glue nests a target a.b as field b of struct a)."""
+    from pyspark.sql import functions as F
+
+    if isinstance(node, dict):
+        return F.struct(*[_built(v).alias(k) for k, v in node.items()])
+    return node
+
+
 def _cast(col, type_name):
     """Glue's cast: a value that does not fit the type becomes null (Spark's
-    try_cast; plain cast on a Spark without it, outside ANSI mode)."""
+    try_cast; plain cast on a Spark without it, outside ANSI mode). Glue's
+    decimal without a precision is DECIMAL(10,2); Spark's would be (10,0)
+    and drop the cents."""
+    if type_name.strip().lower() == "decimal":
+        type_name = "decimal(10,2)"
     if hasattr(col, "try_cast"):
         return col.try_cast(type_name)
     return col.cast(type_name)

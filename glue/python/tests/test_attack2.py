@@ -84,6 +84,31 @@ class Attack2Test(unittest.TestCase):
         with self.assertRaisesRegex(NotImplementedError, "Relationalize"):
             T.Relationalize.apply(frame=orders, staging_path="/tmp/x", name="root")
 
+    def test_apply_mapping_decimal_is_glues_decimal_10_2(self):
+        # Glue's "decimal" is DecimalType(10, 2); Spark's is (10, 0): 12.34 came
+        # out as 12, exit 0.
+        from decimal import Decimal
+
+        df = self.spark.createDataFrame([("12.34",)], "amount string")
+        f = DynamicFrame.fromDF(df, None, "x")
+        for g in (f.apply_mapping([("amount", "string", "amount", "decimal")]),
+                  f.resolveChoice(specs=[("amount", "cast:decimal")])):
+            self.assertEqual(g.toDF().first()[0], Decimal("12.34"))
+        g = f.apply_mapping([("amount", "string", "amount", "decimal(12,4)")])
+        self.assertEqual(g.toDF().first()[0], Decimal("12.3400"))
+
+    def test_apply_mapping_to_a_dotted_target_makes_a_struct(self):
+        # Glue nests a target a.b as field b of struct a; it made a column
+        # named "a.b".
+        f = self.frame().apply_mapping([("id", "long", "id", "long"), ("s.b", "string", "t.b", "int"),
+                                        ("s.a", "string", "t.a", "string"), ("ts", "string", "u.v.w", "string")])
+        df = f.toDF()
+        self.assertEqual(df.columns, ["id", "t", "u"])
+        self.assertEqual(df.schema["t"].dataType.simpleString(), "struct<b:int,a:string>")
+        self.assertEqual(df.schema["u"].dataType.simpleString(), "struct<v:struct<w:string>>")
+        row = df.first()
+        self.assertEqual((row["t"]["b"], row["t"]["a"], row["u"]["v"]["w"]), (7, "x", "2024-01-01 10:00:00"))
+
 
 if __name__ == "__main__":
     unittest.main()
