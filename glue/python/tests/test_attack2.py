@@ -109,6 +109,36 @@ class Attack2Test(unittest.TestCase):
         row = df.first()
         self.assertEqual((row["t"]["b"], row["t"]["a"], row["u"]["v"]["w"]), (7, "x", "2024-01-01 10:00:00"))
 
+    def test_a_planned_file_whose_name_looks_like_a_glob_is_read_itself(self):
+        # Spark globs the paths it is given: o[1].csv read o1.csv (a row read
+        # twice, one lost) and o{a,b}.csv read oa.csv; exit 0.
+        import os
+        import shutil
+        import tempfile
+
+        from awsglue.context import _read
+
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        files = []
+        for name, text in (("o1.csv", "id,n\n1,a\n"), ("o[1].csv", "id,n\n2,b\n"), ("o{a,b}.csv", "id,n\n3,c\n"),
+                           ("oa.csv", "id,n\n4,d\n"), ("o*.csv", "id,n\n5,e\n"), ("o?.csv", "id,n\n6,f\n")):
+            with open(os.path.join(d, name), "w") as f:
+                f.write(text)
+            if name not in ("o1.csv", "oa.csv"):
+                files.append({"location": os.path.join(d, name), "key": name, "size": len(text)})
+        for schema in (None, [{"name": "id", "type": "BIGINT"}, {"name": "n", "type": "VARCHAR"}]):
+            resp = {"format": "csv", "options": {"header": True}, "files": files, "schema": schema}
+            self.assertEqual(sorted(r["id"] for r in _read(self.spark, resp).collect()), [2, 3, 5, 6])
+        jfiles = []
+        for name, text in (("j1.json", '{"id": 1}\n'), ("j[1].json", '{"id": 2}\n')):
+            with open(os.path.join(d, name), "w") as f:
+                f.write(text)
+            jfiles.append({"location": os.path.join(d, name), "key": name, "size": len(text)})
+        for schema in (None, [{"name": "id", "type": "BIGINT"}]):
+            resp = {"format": "json", "options": {}, "files": jfiles[1:], "schema": schema}
+            self.assertEqual([r["id"] for r in _read(self.spark, resp).collect()], [2])
+
 
 if __name__ == "__main__":
     unittest.main()
