@@ -136,9 +136,24 @@ class DynamicFrame:
     def select_fields(self, paths, transformation_ctx="", info="", stageThreshold=0, totalThreshold=0):
         from pyspark.sql import functions as F
 
+        df = self._df
         if self._read_nothing():
-            return self._with(self._df)
-        return self._with(self._df.select(*[F.col(_path(p)) for p in paths]))
+            return self._with(df)
+        tree = {}  # as apply_mapping's: a field a.b stays field b of struct a, as Glue keeps it
+        for p in paths:
+            top, dot, rest = p.partition(".")
+            if not dot or p in df.columns or "`" in p:
+                name = p[1:-1].replace("``", "`") if len(p) > 1 and p[0] == p[-1] == "`" else p
+                tree[name] = F.col("`%s`" % p.replace("`", "``")) if p in df.columns else F.col(_path(p))
+                continue
+            node = tree.setdefault(top, {})
+            if not isinstance(node, dict):
+                continue  # the whole struct is selected already
+            parts = rest.split(".")
+            for q in parts[:-1]:
+                node = node.setdefault(q, {})
+            node[parts[-1]] = F.col(_path(p))
+        return self._with(df.select(*[_built(v).alias(k) for k, v in tree.items()]))
 
     def rename_field(self, oldName, newName, transformation_ctx="", info="", stageThreshold=0, totalThreshold=0):
         if self._read_nothing():

@@ -139,6 +139,14 @@ class Attack2Test(unittest.TestCase):
             resp = {"format": "json", "options": {}, "files": jfiles[1:], "schema": schema}
             self.assertEqual([r["id"] for r in _read(self.spark, resp).collect()], [2])
 
+    def test_select_fields_keeps_a_nested_field_in_its_struct(self):
+        # select_fields(["s.a"]) gave a top-level column a (beside a column a
+        # the frame may have); Glue keeps it as field a of struct s.
+        f = self.frame().select_fields(["id", "s.a"])
+        self.assertEqual(f.toDF().columns, ["id", "s"])
+        self.assertEqual(f.toDF().schema["s"].dataType.simpleString(), "struct<a:string>")
+        self.assertEqual(f.toDF().first()["s"]["a"], "x")
+
 
 if __name__ == "__main__":
     unittest.main()
