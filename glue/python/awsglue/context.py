@@ -3,6 +3,7 @@ whose writers stage tidemark sinks."""
 
 import json
 import os
+import re
 
 from . import _client
 from ._types import ddl, schema_of
@@ -44,6 +45,8 @@ class GlueContext:
         elif not isinstance(sparkContext, LazyContext):  # a real SparkContext
             self._session = SparkSession.builder.getOrCreate()
         # else awsglue._launch's lazy stand-in: the session starts on first use
+        if self._session is not None:
+            _utc(self._session)
         self._job = None
         self.create_dynamic_frame = DynamicFrameReader(self)
         self.write_dynamic_frame = DynamicFrameWriter(self)
@@ -55,7 +58,7 @@ class GlueContext:
             from pyspark.sql import SparkSession
 
             self._sc._context()
-            self._session = SparkSession.builder.getOrCreate()
+            self._session = _utc(SparkSession.builder.getOrCreate())
         return self._session
 
     @property
@@ -95,6 +98,23 @@ class GlueContext:
         if name.startswith("__"):
             raise AttributeError(name)
         raise NotImplementedError("GlueContext.%s is not implemented by tidemark's awsglue" % name)
+
+
+def _utc(session):
+    """Sets session's time zone to UTC, Glue's, unless the script's SparkConf
+    names one: a cast of zone-less text or a TIMESTAMP to a timestamp (or of a
+    timestamp to text or a date) in apply_mapping, resolveChoice or the
+    script's own SQL then means what it means on Glue, not the JVM's zone
+    (10:00 in New York was written as 15:00Z)."""
+    key = "spark.sql.session.timeZone"
+    try:
+        conf = session.sparkContext.getConf()  # classic Spark: the SparkConf the script built
+        if conf.contains(key):
+            return session
+    except Exception:  # Spark Connect has no SparkContext: its session's conf is the script's
+        pass
+    session.conf.set(key, "UTC")
+    return session
 
 
 class DynamicFrameReader:
@@ -213,9 +233,9 @@ def _read(spark, resp):
         # A first run infers over every file, then reads as every later run
         # will: with the types it records, each file's header checked.
         with _timestamps_without_zone(spark):
-            inferred = reader(None).load([f["location"] for f in files]).schema
+            inferred = reader(None).load([_spark_path(f["location"]) for f in files]).schema
         if fmt == "json":
-            inferred = _in_file_order(spark, files[0]["location"], inferred)
+            inferred = _in_file_order(spark, _spark_path(files[0]["location"]), inferred)
         data_schema = _first_schema(inferred, fmt == "csv" and not header)
     if schema and fmt == "json":
         _refuse_new_fields(spark, resp, [c["name"] for c in schema if c["name"] not in keys], keys)
@@ -225,7 +245,7 @@ def _read(spark, resp):
         groups.setdefault(tuple(part.get(k) for k in keys), []).append(f["location"])
     frames = []
     for values, locations in sorted(groups.items(), key=lambda kv: [v or "" for v in kv[0]]):
-        df = reader(data_schema).load(locations)
+        df = reader(data_schema).load([_spark_path(loc) for loc in locations])
         _refuse_partition_named_columns(resp, df.columns, keys, locations)
         for k, v in zip(keys, values):
             if v == _HIVE_NULL:
@@ -233,6 +253,15 @@ def _read(spark, resp):
             df = df.withColumn(k, F.lit(v).cast("string"))
         frames.append(df)
     return reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), frames)
+
+
+def _spark_path(location):
+    """location as Spark reads exactly that file: Spark expands a path's glob
+    characters, so a file named o[1].csv was read as o1.csv, o{a,b}.csv as
+    oa.csv and ob.csv, o*.csv as every o file (rows read twice, others
+    lost); each is escaped with a backslash, which Hadoop's glob reads as
+    the character itself."""
+    return re.sub(r"([\\\[\]{}*?])", r"\\\1", location)
 
 
 class _timestamps_without_zone:
@@ -324,7 +353,7 @@ def _refuse_new_fields(spark, resp, known, keys=()):
     folder (keys), whose values the folder's would replace."""
     from pyspark.sql import functions as F
 
-    inferred = spark.read.json([f["location"] for f in resp["files"]])
+    inferred = spark.read.json([_spark_path(f["location"]) for f in resp["files"]])
     # Exactly: Spark's JSON reader matches a field to a column by its exact
     # name, so a field spelled Amount is not the column amount.
     new = [f.name for f in inferred.schema.fields if f.name not in set(known) and f.name != "_corrupt_record"]

@@ -56,6 +56,11 @@ class Job:
                 sys.stderr.flush()
                 raise SystemExit(e.exit_code) from None
             raise
+        prev = Job._current
+        if prev is not None and prev is not self and prev.run_id == self.run_id and prev._committed is None:
+            # A second Job object of the same run (begin is idempotent): the
+            # reads are the run's, whichever object commits counts them.
+            self._sources = prev._sources
         Job._current = self
         self._glue_context._job = self
         return self
