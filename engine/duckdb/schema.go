@@ -105,6 +105,11 @@ func (r *reader) inferSchema(ctx context.Context, c *sql.Conn) error {
 		return wrap(ctx, err, []*reader{r}, "source %s: inferring schema", r.src.Ctx)
 	}
 	r.data = data
+	if r.src.Format == "csv" {
+		if err := r.keepExact(ctx, c, q); err != nil {
+			return err
+		}
+	}
 	if !r.src.Hive || len(r.in.hiveKeys) == 0 {
 		return nil
 	}

@@ -46,6 +46,7 @@ func Run(t *testing.T, c Config) {
 	t.Run("DoubleOutOfRange", s.testDoubleOutOfRange)
 	t.Run("JSONNonFinite", s.testJSONNonFinite)
 	t.Run("CSVNonFinite", s.testCSVNonFinite)
+	t.Run("HugeIntegers", s.testHugeIntegers)
 	t.Run("Locations", s.testLocations)
 	t.Run("TextOutput", s.testTextOutput)
 	t.Run("NotCut", s.testNotCut)
