@@ -336,7 +336,7 @@ func (x *execution) joinLossy(ctx context.Context, r *reader) error {
 		return x.wrap(ctx, err, "source %s: matching the rows of bad values", r.src.Ctx)
 	}
 	if len(rows) > 0 {
-		ie := x.lossyError(ctx, r, rows[0], r.lossy)
+		ie := x.lossyError(ctx, r, rows[:1], r.lossy)
 		ie.Msg += " (its row could not be matched in the read to be skipped)"
 		return ie
 	}

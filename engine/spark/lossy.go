@@ -3,6 +3,7 @@ package spark
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
@@ -137,7 +138,11 @@ func (x *execution) lossyValue(ctx context.Context, r *reader) (*engine.InputErr
 				fileCol, hexString(c.Name), quoteIdent(c.Name), quoteIdent(name), lc.cond(quoteIdent(c.Name))))
 		}
 	}
-	rows, err := x.queryRows(ctx, strings.Join(parts, " UNION ALL ")+" ORDER BY f LIMIT 1")
+	// The first file's bad values, a few of them: which row a query
+	// returns first is not fixed (on a cluster, nor across the columns'
+	// parts), so the error names the first line among them.
+	rows, err := x.queryRows(ctx, "SELECT DISTINCT f, c, v FROM ("+strings.Join(parts, " UNION ALL ")+
+		fmt.Sprintf(") WHERE f = (SELECT min(f) FROM (%s)) LIMIT %d", strings.Join(parts, " UNION ALL "), maxLossyCandidates))
 	if err != nil {
 		return nil, x.e.wrapErr(ctx, err, "source %s: checking values", r.src.Ctx)
 	}
@@ -147,17 +152,32 @@ func (x *execution) lossyValue(ctx context.Context, r *reader) (*engine.InputErr
 	if len(rows) == 0 {
 		return nil, nil
 	}
-	return x.lossyError(ctx, r, rows[0], checks), nil
+	return x.lossyError(ctx, r, rows, checks), nil
 }
 
-// lossyError is the *engine.InputError of one bad value (file, column,
-// value).
-func (x *execution) lossyError(ctx context.Context, r *reader, row []any, checks map[string]*lossCheck) *engine.InputError {
-	file, _ := row[0].(string)
-	col, _ := row[1].(string)
-	v, _ := row[2].(string)
-	return &engine.InputError{Source: r.src.Ctx, File: r.key(file), Line: x.lineWith(ctx, file, v), Column: col,
-		Msg: fmt.Sprintf("value %q does not convert to the column's type %s without loss: %s", clip(v), typeOf(r.schema, col), checks[col].why)}
+// maxLossyCandidates is how many of a file's bad values lossyError looks
+// up the lines of.
+const maxLossyCandidates = 16
+
+// lossyError is the *engine.InputError of the first of one file's bad
+// values (file, column, value rows): the one on the lowest line, ties
+// going to the column that comes first.
+func (x *execution) lossyError(ctx context.Context, r *reader, rows [][]any, checks map[string]*lossCheck) *engine.InputError {
+	var best *engine.InputError
+	bestPos := 0
+	for _, row := range rows {
+		file, _ := row[0].(string)
+		col, _ := row[1].(string)
+		v, _ := row[2].(string)
+		line := x.lineWith(ctx, file, v)
+		pos := slices.IndexFunc(r.schema, func(c bookmark.Column) bool { return c.Name == col })
+		if best != nil && (line == 0 || (best.Line != 0 && line > best.Line) || (line == best.Line && pos >= bestPos)) {
+			continue
+		}
+		best, bestPos = &engine.InputError{Source: r.src.Ctx, File: r.key(file), Line: line, Column: col,
+			Msg: fmt.Sprintf("value %q does not convert to the column's type %s without loss: %s", clip(v), typeOf(r.schema, col), checks[col].why)}, pos
+	}
+	return best
 }
 
 // cutRE matches a time of day with a non-zero fractional second digit
