@@ -52,6 +52,11 @@ func (x *execution) infer(ctx context.Context, r *reader) error {
 	if r.src.Format == "csv" && opts["header"] != "true" {
 		headerlessNames(cols, hiveNames(r.src))
 	}
+	if r.src.Format == "csv" {
+		if err := x.keepExact(ctx, r, cols, opts, paths); err != nil {
+			return err
+		}
+	}
 	if r.src.Format == "json" {
 		first, err := x.firstLine(ctx, r.paths[0])
 		if err != nil {
