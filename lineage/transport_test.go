@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidemark-etl/tidemark/internal/syncbuf"
 	"github.com/tidemark-etl/tidemark/lineage"
 )
 
@@ -90,7 +91,7 @@ func TestQueueBounded(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	c, err := lineage.NewClient(lineage.Config{URL: srv.URL, Queue: 2}, slogTo(&logs))
 	if err != nil {
 		t.Fatal(err)
