@@ -80,4 +80,3 @@ func (w *Worker) ExecutorLog() string {
 	}
 	return b.String()
 }
-
