@@ -13,6 +13,7 @@ import (
 
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/store"
+	"github.com/tidemark-etl/tidemark/store/sqlstore"
 )
 
 // Commit makes c durable in one transaction: it locks the job's lease row
@@ -45,7 +46,7 @@ func commit(ctx context.Context, tx pgx.Tx, c store.Commit) (store.Head, error) 
 	if err := lockLease(ctx, tx, c.Job, c.Token); err != nil {
 		return store.Head{}, err
 	}
-	h, err := head(ctx, tx, c.Job)
+	h, err := sqlstore.ReadHead(ctx, pgQ(tx), c.Job)
 	if err != nil {
 		return store.Head{}, err
 	}

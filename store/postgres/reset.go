@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tidemark-etl/tidemark/store"
+	"github.com/tidemark-etl/tidemark/store/sqlstore"
 )
 
 // Reset writes a new head version holding the bookmark as run toRunID
@@ -50,7 +51,7 @@ func reset(ctx context.Context, tx pgx.Tx, job string, token int64, toRunID, by 
 			return nil, err
 		}
 	}
-	h, err := head(ctx, tx, job)
+	h, err := sqlstore.ReadHead(ctx, pgQ(tx), job)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +75,7 @@ func reset(ctx context.Context, tx pgx.Tx, job string, token int64, toRunID, by 
 			return nil, fmt.Errorf("%s after version %d: %w", st.what, target.Version, err)
 		}
 	}
-	undone, err := queryRuns(ctx, tx, `
+	undone, err := sqlstore.QueryRuns(ctx, pgQ(tx), `
 		UPDATE runs SET undone = true WHERE job = $1 AND status = 'succeeded' AND NOT undone AND seq > $2
 		RETURNING `+runColumns, job, target.Seq)
 	if err != nil {

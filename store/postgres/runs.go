@@ -11,10 +11,8 @@ import (
 
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/store"
+	"github.com/tidemark-etl/tidemark/store/sqlstore"
 )
-
-// runColumns is the column list scanRun expects.
-const runColumns = `job, run_id, seq, attempt, mode, status, started_at, finished_at, version, undone, purged, summary, error, job_file, host`
 
 // summary is the JSON stored in runs.summary.
 type summary struct {
@@ -119,33 +117,6 @@ func (s *Store) FailRun(ctx context.Context, job string, token int64, runID stri
 	return nil
 }
 
-// Runs returns the job's runs newest first, bounded by q; the UNIQUE
-// (job, seq) index serves the range and the order.
-func (s *Store) Runs(ctx context.Context, job string, q store.RunQuery) ([]store.Run, error) {
-	before, limit := q.BeforeSeq, int64(q.Limit)
-	if before <= 0 {
-		before = 1<<63 - 1
-	}
-	if limit <= 0 {
-		limit = 1<<63 - 1
-	}
-	runs, err := queryRuns(ctx, s.pool, `SELECT `+runColumns+` FROM runs WHERE job = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`,
-		job, before, limit)
-	if err != nil {
-		return nil, s.fail(fmt.Sprintf("listing runs of job %q", job), err)
-	}
-	return runs, nil
-}
-
-// Run returns one run; store.ErrNotFound if the job has no such run.
-func (s *Store) Run(ctx context.Context, job, runID string) (store.Run, error) {
-	r, err := getRun(ctx, s.pool, job, runID, false)
-	if err != nil {
-		return store.Run{}, s.fail(fmt.Sprintf("reading run %s of job %q", runID, job), err)
-	}
-	return r, nil
-}
-
 // MarkPurged records that the run's published output was deleted.
 func (s *Store) MarkPurged(ctx context.Context, job string, token int64, runID string) error {
 	err := s.write(ctx, func(tx pgx.Tx) error {
@@ -169,65 +140,21 @@ func (s *Store) MarkPurged(ctx context.Context, job string, token int64, runID s
 
 // getRun reads one run, locking its row with forUpdate; store.ErrNotFound
 // if there is none.
-func getRun(ctx context.Context, q queryer, job, runID string, forUpdate bool) (store.Run, error) {
-	query := `SELECT ` + runColumns + ` FROM runs WHERE job = $1 AND run_id = $2`
+func getRun(ctx context.Context, tx pgx.Tx, job, runID string, forUpdate bool) (store.Run, error) {
+	lock := ""
 	if forUpdate {
-		query += ` FOR UPDATE`
+		lock = " FOR UPDATE"
 	}
-	runs, err := queryRuns(ctx, q, query, job, runID)
-	if err != nil {
-		return store.Run{}, err
-	}
-	if len(runs) == 0 {
-		return store.Run{}, fmt.Errorf("run %s of job %q: %w", runID, job, store.ErrNotFound)
-	}
-	return runs[0], nil
+	return sqlstore.GetRun(ctx, pgQ(tx), runColumns, job, runID, lock)
 }
 
-// queryRuns runs a SELECT of runColumns and scans every row.
-func queryRuns(ctx context.Context, q queryer, query string, args ...any) ([]store.Run, error) {
-	rows, err := q.Query(ctx, query, args...)
+// readTx runs fn in a read-only repeatable-read transaction: one snapshot
+// across its statements.
+func (s *Store) readTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Run, error) {
-		var (
-			r        store.Run
-			mode     string
-			started  int64
-			finished *int64
-			sum      []byte
-		)
-		err := row.Scan(&r.Job, &r.RunID, &r.Seq, &r.Attempt, &mode, &r.Status, &started, &finished,
-			&r.Version, &r.Undone, &r.Purged, &sum, &r.Error, &r.JobFile, &r.Host)
-		if err != nil {
-			return store.Run{}, err
-		}
-		r.Mode = bookmark.Mode(mode)
-		r.StartedAt, r.FinishedAt = fromNS(&started), fromNS(finished)
-		var sm summary
-		if err := decodeObject(sum, &sm); err != nil {
-			return store.Run{}, fmt.Errorf("decoding summary of job %q run %s: %w", r.Job, r.RunID, err)
-		}
-		if len(sm.Sources) > 0 {
-			r.Sources = sm.Sources
-		}
-		if len(sm.Sinks) > 0 {
-			r.Sinks = sm.Sinks
-		}
-		return r, nil
-	})
-}
-
-// Jobs lists the jobs that have runs or bookmark versions, sorted.
-func (s *Store) Jobs(ctx context.Context) ([]string, error) {
-	rows, err := s.pool.Query(ctx, `SELECT DISTINCT job FROM runs UNION SELECT DISTINCT job FROM bookmark_versions ORDER BY job`)
-	if err != nil {
-		return nil, s.fail("listing jobs", err)
-	}
-	jobs, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, s.fail("listing jobs", err)
-	}
-	return jobs, nil
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	return fn(tx)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/store"
+	"github.com/tidemark-etl/tidemark/store/sqlstore"
 )
 
 // Commit makes c durable in one transaction: it checks the fencing token
@@ -44,7 +45,7 @@ func commit(ctx context.Context, tx *sql.Tx, c store.Commit) (store.Head, error)
 	if err := checkToken(ctx, tx, c.Job, c.Token); err != nil {
 		return store.Head{}, err
 	}
-	h, err := head(ctx, tx, c.Job)
+	h, err := sqlstore.ReadHead(ctx, sqlstore.SQL(tx), c.Job)
 	if err != nil {
 		return store.Head{}, err
 	}
@@ -130,7 +131,7 @@ func insertVersion(ctx context.Context, tx *sql.Tx, h store.Head, kind, by strin
 // insertStates writes the source states of a version, in ctx order.
 func insertStates(ctx context.Context, tx *sql.Tx, job string, version int64, states map[string]bookmark.SourceState) error {
 	for _, srcCtx := range slices.Sorted(maps.Keys(states)) {
-		data, err := encodeState(states[srcCtx])
+		data, err := sqlstore.EncodeState(states[srcCtx])
 		if err != nil {
 			return fmt.Errorf("encoding state of source %q: %w", srcCtx, err)
 		}

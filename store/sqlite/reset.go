@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tidemark-etl/tidemark/store"
+	"github.com/tidemark-etl/tidemark/store/sqlstore"
 )
 
 // Reset writes a new head version holding the bookmark as run toRunID
@@ -53,7 +54,7 @@ func reset(ctx context.Context, tx *sql.Tx, job string, token int64, toRunID, by
 			return nil, err
 		}
 	}
-	h, err := head(ctx, tx, job)
+	h, err := sqlstore.ReadHead(ctx, sqlstore.SQL(tx), job)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +80,7 @@ func reset(ctx context.Context, tx *sql.Tx, job string, token int64, toRunID, by
 	if err != nil {
 		return nil, fmt.Errorf("restoring file records superseded after version %d: %w", target.Version, err)
 	}
-	undone, err := queryRuns(ctx, tx, `
+	undone, err := sqlstore.QueryRuns(ctx, sqlstore.SQL(tx), `
 		SELECT `+runColumns+` FROM runs
 		WHERE job = ? AND status = 'succeeded' AND undone = 0 AND seq > ?
 		ORDER BY seq`, job, target.Seq)
