@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/tidemark-etl/tidemark/catalog"
+	"github.com/tidemark-etl/tidemark/store"
 	"github.com/tidemark-etl/tidemark/store/sqlstore"
 )
 
@@ -51,6 +54,8 @@ type pgConn interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+	CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error)
 }
 
 // pgQ is a sqlstore.Querier over pgx: '?' placeholders become $n.
@@ -69,6 +74,35 @@ func (q pgQuerier) Query(ctx context.Context, query string, args ...any) (sqlsto
 
 func (q pgQuerier) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
 	return pgRow{q.c.QueryRow(ctx, sqlstore.Numbered(query), args...)}
+}
+
+// ExecEach sends the statements as one batch (one round trip).
+func (q pgQuerier) ExecEach(ctx context.Context, query string, args [][]any) ([]int64, error) {
+	if len(args) == 0 {
+		return nil, nil
+	}
+	query = sqlstore.Numbered(query)
+	b := &pgx.Batch{}
+	for _, a := range args {
+		b.Queue(query, a...)
+	}
+	br := q.c.SendBatch(ctx, b)
+	n := make([]int64, len(args))
+	for i := range args {
+		tag, err := br.Exec()
+		if err != nil {
+			br.Close()
+			return nil, &sqlstore.RowError{Row: i, Err: err}
+		}
+		n[i] = tag.RowsAffected()
+	}
+	return n, br.Close()
+}
+
+// CopyFrom inserts with COPY (100k file records in about a second).
+func (q pgQuerier) CopyFrom(ctx context.Context, table string, columns []string, rows [][]any) error {
+	_, err := q.c.CopyFrom(ctx, pgx.Identifier{table}, columns, pgx.CopyFromRows(rows))
+	return err
 }
 
 type pgRow struct{ r pgx.Row }
@@ -131,4 +165,59 @@ func (s *Store) cursor(ctx context.Context, query string, args []any, each func(
 			return nil
 		}
 	}
+}
+
+var _ store.Importer = (*Store)(nil)
+
+// Write runs fn in one read-committed transaction (Store.write).
+func (d dialect) Write(ctx context.Context, fn func(sqlstore.Querier) error) error {
+	return d.s.write(ctx, func(tx pgx.Tx) error { return fn(pgQ(tx)) })
+}
+
+// LockLease locks the job's lease row (lockLease): the one row every
+// write of the job locks first, and nothing wider.
+func (d dialect) LockLease(ctx context.Context, q sqlstore.Querier, job string, token int64) error {
+	return lockLease(ctx, q.(pgQuerier).c, job, token)
+}
+
+// Clock is the database's clock, which judges lease expiry.
+func (d dialect) Clock(ctx context.Context, q sqlstore.Querier) (time.Time, error) {
+	var now time.Time
+	err := q.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&now)
+	return now.UTC(), err
+}
+
+// NextRun reads both from the newest end of the (job, seq) index,
+// whatever the job's history: Seq from its greatest entry, Attempt from
+// the newest run that finished (its attempt + 1 if it failed, else 1).
+// Counting the failed runs above the last success instead left the plan
+// to the planner's estimates, and near a tie it scanned every run of the
+// job.
+func (d dialect) NextRun(ctx context.Context, q sqlstore.Querier, job string) (seq int64, attempt int, err error) {
+	err = q.QueryRow(ctx, `
+		WITH last AS (
+			SELECT status, attempt FROM runs WHERE job = $1 AND status <> 'running' ORDER BY seq DESC LIMIT 1)
+		SELECT coalesce((SELECT max(seq) FROM runs WHERE job = $1), 0) + 1,
+			coalesce((SELECT attempt + 1 FROM last WHERE status = 'failed'), 1)`, job).Scan(&seq, &attempt)
+	return seq, attempt, err
+}
+
+// RowLock locks the run's row for the rest of the transaction.
+func (d dialect) RowLock() string { return " FOR UPDATE" }
+
+// Schema: a running run's finished_at and an output's missing target are
+// NULL, ranges are bytea, and runs has a job_file column.
+func (d dialect) Schema() sqlstore.Schema {
+	return sqlstore.Schema{JobFileColumn: true, NoTime: nil, NoTarget: nil, TextRange: false}
+}
+
+// ApplyCatalog stamps with the database's clock in SQL; now is not needed.
+func (d dialect) ApplyCatalog(ctx context.Context, q sqlstore.Querier, c catalog.Changes, _ time.Time) error {
+	return applyCatalog(ctx, q.(pgQuerier).c, c)
+}
+
+// LockJob locks the job's lease row, if it has one, for an import.
+func (d dialect) LockJob(ctx context.Context, q sqlstore.Querier, job string) error {
+	_, err := q.Exec(ctx, `SELECT 1 FROM leases WHERE job = ? FOR UPDATE`, job)
+	return err
 }

@@ -5,7 +5,10 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"time"
 
+	"github.com/tidemark-etl/tidemark/catalog"
+	"github.com/tidemark-etl/tidemark/store"
 	"github.com/tidemark-etl/tidemark/store/sqlstore"
 )
 
@@ -57,3 +60,46 @@ func (d dialect) Bool(b bool) string {
 }
 
 func (d dialect) Fail(what string, err error) error { return fmt.Errorf("%s: %w", what, err) }
+
+var _ store.Importer = (*Store)(nil)
+
+// Write runs fn in a BEGIN IMMEDIATE transaction (Store.write): SQLite's
+// write lock serialises every write, so the lease check and what follows
+// cannot be interleaved with another process's.
+func (d dialect) Write(ctx context.Context, fn func(sqlstore.Querier) error) error {
+	return d.s.write(ctx, func(tx *sql.Tx) error { return fn(sqlstore.SQL(tx)) })
+}
+
+func (d dialect) LockLease(ctx context.Context, q sqlstore.Querier, job string, token int64) error {
+	return checkToken(ctx, sqlstore.SQLConnOf(q), job, token)
+}
+
+// Clock is the host's clock (Store.Now).
+func (d dialect) Clock(context.Context, sqlstore.Querier) (time.Time, error) { return time.Now(), nil }
+
+// NextRun counts the failed runs above the job's last succeeded one.
+func (d dialect) NextRun(ctx context.Context, q sqlstore.Querier, job string) (seq int64, attempt int, err error) {
+	err = q.QueryRow(ctx, `
+		SELECT
+			(SELECT coalesce(max(seq), 0) + 1 FROM runs WHERE job = ?1),
+			(SELECT count(*) + 1 FROM runs WHERE job = ?1 AND status = 'failed' AND seq >
+				(SELECT coalesce(max(seq), 0) FROM runs WHERE job = ?1 AND status = 'succeeded'))`,
+		job).Scan(&seq, &attempt)
+	return seq, attempt, err
+}
+
+// RowLock is empty: the write transaction holds the database's lock.
+func (d dialect) RowLock() string { return "" }
+
+// Schema: times and booleans are integers (a running run's finished_at is
+// 0), text columns are NOT NULL, and the job file lives in the summary.
+func (d dialect) Schema() sqlstore.Schema {
+	return sqlstore.Schema{JobFileColumn: false, NoTime: int64(0), NoTarget: "", TextRange: true}
+}
+
+func (d dialect) ApplyCatalog(ctx context.Context, q sqlstore.Querier, c catalog.Changes, now time.Time) error {
+	return applyCatalog(ctx, sqlstore.SQLConnOf(q), c, now)
+}
+
+// LockJob does nothing: the write transaction holds the database's lock.
+func (d dialect) LockJob(context.Context, sqlstore.Querier, string) error { return nil }

@@ -115,7 +115,7 @@ func lease(ctx context.Context, q querier, job string) (l store.Lease, ok bool, 
 // checkToken returns store.ErrLeaseLost unless token is the token of the
 // job's lease row. Expiry alone does not fence a run out: only another
 // acquisition (which replaces the row) or a release does.
-func checkToken(ctx context.Context, tx *sql.Tx, job string, token int64) error {
+func checkToken(ctx context.Context, tx querier, job string, token int64) error {
 	cur, ok, err := lease(ctx, tx, job)
 	if err != nil {
 		return err

@@ -53,6 +53,14 @@ func FromNanos(n int64) time.Time {
 	return time.Unix(0, n).UTC()
 }
 
+// Nanos is a time as Unix nanoseconds; the zero time is 0.
+func Nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
 // decodeOutput sets an output's kind and table target from their columns
 // (target empty or NULL: none).
 func decodeOutput(o *store.Output, kind string, target []byte) error {

@@ -10,6 +10,7 @@ import (
 
 // SQLConn is what *sql.DB, *sql.Conn and *sql.Tx share.
 type SQLConn interface {
+	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
@@ -72,4 +73,52 @@ func Numbered(query string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+func (q sqlQuerier) ExecEach(ctx context.Context, query string, args [][]any) ([]int64, error) {
+	if len(args) == 0 {
+		return nil, nil
+	}
+	stmt, err := q.c.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	defer stmt.Close()
+	n := make([]int64, len(args))
+	for i, a := range args {
+		res, err := stmt.ExecContext(ctx, a...)
+		if err != nil {
+			return nil, &RowError{Row: i, Err: err}
+		}
+		if n[i], err = res.RowsAffected(); err != nil {
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+func (q sqlQuerier) CopyFrom(ctx context.Context, table string, columns []string, rows [][]any) error {
+	marks := strings.TrimSuffix(strings.Repeat("?, ", len(columns)), ", ")
+	_, err := q.ExecEach(ctx, `INSERT INTO `+table+` (`+strings.Join(columns, ", ")+`) VALUES (`+marks+`)`, rows)
+	return err
+}
+
+// RowError is the error of one row of ExecEach or CopyFrom, where the
+// driver tells which.
+type RowError struct {
+	Row int
+	Err error
+}
+
+func (e *RowError) Error() string { return e.Err.Error() }
+func (e *RowError) Unwrap() error { return e.Err }
+
+// SQLConnOf returns the connection or transaction under a Querier made by
+// SQL, for a dialect's own statements inside the core's transaction; nil
+// for another Querier.
+func SQLConnOf(q Querier) SQLConn {
+	if s, ok := q.(sqlQuerier); ok {
+		return s.c
+	}
+	return nil
 }

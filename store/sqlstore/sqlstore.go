@@ -14,6 +14,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
+
+	"github.com/tidemark-etl/tidemark/catalog"
 )
 
 // ErrNoRows is what a Row's Scan returns when the query found no row; a
@@ -29,6 +32,13 @@ type Querier interface {
 	Query(ctx context.Context, query string, args ...any) (Rows, error)
 	// QueryRow runs a query for one row; Scan returns ErrNoRows for none.
 	QueryRow(ctx context.Context, query string, args ...any) Row
+	// ExecEach runs one statement once for each row of args and returns
+	// how many rows each run changed (a prepared statement, or a batch
+	// sent at once).
+	ExecEach(ctx context.Context, query string, args [][]any) ([]int64, error)
+	// CopyFrom inserts rows into table's columns in bulk (PostgreSQL's
+	// COPY, or a prepared INSERT).
+	CopyFrom(ctx context.Context, table string, columns []string, rows [][]any) error
 }
 
 // Rows is the result of Query.
@@ -48,6 +58,33 @@ type Row interface {
 type Dialect interface {
 	// DB runs single statements outside a transaction.
 	DB() Querier
+	// Write runs fn in one write transaction and commits it when fn
+	// returns nil; on an error nothing fn wrote stays.
+	Write(ctx context.Context, fn func(q Querier) error) error
+	// LockLease returns store.ErrLeaseLost unless token is the job's
+	// current lease token, inside a Write; where the dialect locks rows,
+	// it locks the job's lease row, which serialises the job's writes.
+	// Expiry alone does not fence a run out.
+	LockLease(ctx context.Context, q Querier, job string, token int64) error
+	// Clock is the store's clock (the one that judges lease expiry), read
+	// inside q's transaction: it stamps the times a caller leaves zero.
+	Clock(ctx context.Context, q Querier) (time.Time, error)
+	// NextRun returns the Seq and Attempt of a run the job begins now,
+	// inside a Write under the job's lease: Seq one above the job's
+	// greatest, Attempt 1 + the failed runs since its last succeeded one.
+	NextRun(ctx context.Context, q Querier, job string) (seq int64, attempt int, err error)
+	// RowLock is what locks a row read to be updated (" FOR UPDATE"), or
+	// "" where the write transaction locks everything.
+	RowLock() string
+	// Schema says how the schema keeps the values that differ.
+	Schema() Schema
+	// ApplyCatalog applies catalog changes inside a commit's Write, with
+	// the rules of catalog.Store.ApplyCatalog, stamping what it writes
+	// with now (the store's clock).
+	ApplyCatalog(ctx context.Context, q Querier, c catalog.Changes, now time.Time) error
+	// LockJob locks the job's lease row for an import, where the dialect
+	// locks rows; the lease stays as it is.
+	LockJob(ctx context.Context, q Querier, job string) error
 	// Read runs fn in a read-only transaction: one snapshot across its
 	// statements.
 	Read(ctx context.Context, fn func(q Querier) error) error
@@ -70,6 +107,20 @@ type Dialect interface {
 	// Fail wraps err with what was being done (and where, with secrets
 	// masked, for a store that is not a local file).
 	Fail(what string, err error) error
+}
+
+// Schema is how a dialect's schema keeps the values that differ.
+type Schema struct {
+	// JobFileColumn: runs has a job_file column; without it the job file
+	// is kept in the summary.
+	JobFileColumn bool
+	// NoTime is finished_at of a run still running (0 or NULL).
+	NoTime any
+	// NoTarget is outputs.target of an output that loads no table ('' or
+	// NULL).
+	NoTarget any
+	// TextRange: ranges.range is text, not bytes.
+	TextRange bool
 }
 
 // Core implements the store.Store methods that are the same SQL on every
