@@ -113,9 +113,18 @@ func (c *Core) PublishedOutputs(ctx context.Context, job, root string) iter.Seq2
 // dialect's Stream; an error is yielded once, last, with what it was
 // doing. Breaking out of the loop ends the read.
 func stream[T any](ctx context.Context, c *Core, what, query string, args []any, scan func(Row) (T, error)) iter.Seq2[T, error] {
+	return Stream(func(each func(Row) (bool, error)) error { return c.d.Stream(ctx, query, args, each) },
+		scan, func(err error) error { return c.d.Fail(what, err) })
+}
+
+// Stream turns a walk over rows into an iterator: walk calls each for
+// every row until it returns false or an error; scan reads a row; fail
+// wraps an error, which is yielded once, last. Breaking out of the loop
+// ends the walk.
+func Stream[T, R any](walk func(each func(R) (bool, error)) error, scan func(R) (T, error), fail func(error) error) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		stopped := false
-		err := c.d.Stream(ctx, query, args, func(row Row) (bool, error) {
+		err := walk(func(row R) (bool, error) {
 			v, err := scan(row)
 			if err != nil {
 				return false, err
@@ -128,7 +137,7 @@ func stream[T any](ctx context.Context, c *Core, what, query string, args []any,
 		})
 		if err != nil && !stopped {
 			var zero T
-			yield(zero, c.d.Fail(what, err))
+			yield(zero, fail(err))
 		}
 	}
 }
