@@ -44,12 +44,13 @@ func (s *Store) insertRun(r store.Run) (store.Run, error) {
 	r.Status = store.StatusRunning
 	r.FinishedAt, r.Version, r.Undone, r.Purged, r.Error = time.Time{}, 0, false, false, ""
 	r.Seq = int64(len(j.runs)) + 1
-	r.Attempt = 1
-	for i := len(j.runs) - 1; i >= 0 && j.runs[i].run.Status != store.StatusSucceeded; i-- {
-		if j.runs[i].run.Status == store.StatusFailed {
-			r.Attempt++
+	r.Attempt = store.NextAttempt(func(yield func(string) bool) {
+		for i := len(j.runs) - 1; i >= 0; i-- {
+			if !yield(j.runs[i].run.Status) {
+				return
+			}
 		}
-	}
+	})
 	r = cloneRun(r)
 	rec := &runRec{run: r}
 	j.runs = append(j.runs, rec)

@@ -84,7 +84,7 @@ func (c *Core) Actions(ctx context.Context, job, runID string) ([]store.SinkActi
 // Unpublished returns the succeeded runs, oldest first, that have at least
 // one output not yet published. Runs undone by a reset are left out: their
 // input is read again after the reset, so publishing their output would
-// duplicate it. It starts from the partial index outputs_unpublished,
+// duplicate it (store.RollsForward). It starts from the partial index outputs_unpublished,
 // which holds only what is left to publish.
 func (c *Core) Unpublished(ctx context.Context, job string) ([]store.Run, error) {
 	runs, err := QueryRuns(ctx, c.d.DB(), `
@@ -99,8 +99,8 @@ func (c *Core) Unpublished(ctx context.Context, job string) ([]store.Run, error)
 }
 
 // PublishedOutputs streams the published outputs at root of the job's
-// succeeded, not purged runs, from one snapshot (one query over the job's
-// outputs joined to runs).
+// succeeded, not purged runs (store.PublishedAt), from one snapshot (one
+// query over the job's outputs joined to runs).
 func (c *Core) PublishedOutputs(ctx context.Context, job, root string) iter.Seq2[store.Output, error] {
 	return stream(ctx, c, fmt.Sprintf("listing published outputs of job %q at %s", job, root), `
 		SELECT `+outputColumns+` FROM outputs o

@@ -79,6 +79,7 @@ func (c *Core) reset(ctx context.Context, q Querier, job string, token int64, to
 			return nil, fmt.Errorf("%s after version %d: %w", st.what, target.Version, err)
 		}
 	}
+	// The runs store.Undoes names.
 	undone, err := QueryRuns(ctx, q, `
 		SELECT `+c.d.RunColumns()+` FROM runs
 		WHERE job = ? AND status = 'succeeded' AND undone = `+c.d.Bool(false)+` AND seq > ?

@@ -71,7 +71,8 @@ type Dialect interface {
 	Clock(ctx context.Context, q Querier) (time.Time, error)
 	// NextRun returns the Seq and Attempt of a run the job begins now,
 	// inside a Write under the job's lease: Seq one above the job's
-	// greatest, Attempt 1 + the failed runs since its last succeeded one.
+	// greatest, Attempt 1 + the failed runs since its last succeeded one
+	// (store.NextAttempt).
 	NextRun(ctx context.Context, q Querier, job string) (seq int64, attempt int, err error)
 	// RowLock is what locks a row read to be updated (" FOR UPDATE"), or
 	// "" where the write transaction locks everything.
