@@ -177,7 +177,7 @@ func connect(ctx context.Context, location string, readOnly bool) (*Store, error
 		return nil, fmt.Errorf("opening postgres state store %s: %s", where, redactText(err.Error(), ""))
 	}
 	s := &Store{where: where, schema: schema, password: cfg.ConnConfig.Password}
-	s.Core = sqlstore.New(dialect{s})
+	s.Core = sqlstore.New(dialect{s}, leases{s})
 	rp := cfg.ConnConfig.RuntimeParams
 	rp["search_path"] = pgx.Identifier{schema}.Sanitize()
 	rp["TimeZone"] = "UTC"

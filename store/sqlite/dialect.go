@@ -19,7 +19,10 @@ const runColumns = `job, run_id, seq, attempt, mode, status, started_at, finishe
 // dialect is SQLite's part of sqlstore.
 type dialect struct{ s *Store }
 
-var _ sqlstore.Dialect = dialect{}
+var (
+	_ sqlstore.Dialect   = dialect{}
+	_ store.LeaseReader = (*Store)(nil)
+)
 
 func (d dialect) DB() sqlstore.Querier { return sqlstore.SQL(d.s.db) }
 

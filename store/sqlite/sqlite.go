@@ -119,7 +119,7 @@ func open(ctx context.Context, abs, dsn string, readOnly bool) (*Store, error) {
 			return nil, err
 		}
 		s := &Store{db: db, path: abs}
-		s.Core = sqlstore.New(dialect{s})
+		s.Core = sqlstore.New(dialect{s}, leases{s})
 		if readOnly {
 			err = s.check(ctx)
 		} else {

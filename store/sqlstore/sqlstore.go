@@ -128,10 +128,11 @@ type Schema struct {
 // dialect. A dialect's Store embeds it.
 type Core struct {
 	d Dialect
+	l Leaser
 }
 
-// New returns the core over a dialect.
-func New(d Dialect) *Core { return &Core{d: d} }
+// New returns the core over a dialect and its lease table.
+func New(d Dialect, l Leaser) *Core { return &Core{d: d, l: l} }
 
 // failf is Fail with a formatted description.
 func (c *Core) failf(err error, format string, args ...any) error {
