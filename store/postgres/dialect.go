@@ -18,10 +18,19 @@ import (
 // runColumns is the column list of runs that sqlstore reads.
 const runColumns = `job, run_id, seq, attempt, mode, status, started_at, finished_at, version, undone, purged, summary, error, job_file, host`
 
+// leases is PostgreSQL's lease table (sqlstore.Leaser): one row per job
+// that ever took its lease, kept when it is released (held false), so that
+// its token grows across release and re-acquire. Expiry is judged by the
+// database's clock (clock_timestamp()), never the client's.
+type leases struct{ s *Store }
+
 // dialect is PostgreSQL's part of sqlstore.
 type dialect struct{ s *Store }
 
-var _ sqlstore.Dialect = dialect{}
+var (
+	_ sqlstore.Dialect = dialect{}
+	_ sqlstore.Leaser  = leases{}
+)
 
 func (d dialect) DB() sqlstore.Querier { return pgQ(d.s.pool) }
 

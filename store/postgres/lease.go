@@ -9,16 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tidemark-etl/tidemark/store"
-	"github.com/tidemark-etl/tidemark/store/sqlstore"
 )
-
-// leases is PostgreSQL's lease table (sqlstore.Leaser): one row per job
-// that ever took its lease, kept when it is released (held false), so that
-// its token grows across release and re-acquire. Expiry is judged by the
-// database's clock (clock_timestamp()), never the client's.
-type leases struct{ s *Store }
-
-var _ sqlstore.Leaser = leases{}
 
 // Acquire takes the job's lease if it is free or expired on the database's
 // clock, in one statement: an upsert whose update only happens when the

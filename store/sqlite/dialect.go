@@ -16,11 +16,17 @@ import (
 // lives inside the summary here.
 const runColumns = `job, run_id, seq, attempt, mode, status, started_at, finished_at, version, undone, purged, summary, error, '', host`
 
+// leases is SQLite's lease table (sqlstore.Leaser): a row per held lease,
+// deleted on release, and each job's last token in lease_tokens, which
+// outlives the row so that tokens grow across release and re-acquire.
+type leases struct{ s *Store }
+
 // dialect is SQLite's part of sqlstore.
 type dialect struct{ s *Store }
 
 var (
-	_ sqlstore.Dialect   = dialect{}
+	_ sqlstore.Dialect  = dialect{}
+	_ sqlstore.Leaser   = leases{}
 	_ store.LeaseReader = (*Store)(nil)
 )
 

@@ -8,15 +8,7 @@ import (
 	"time"
 
 	"github.com/tidemark-etl/tidemark/store"
-	"github.com/tidemark-etl/tidemark/store/sqlstore"
 )
-
-// leases is SQLite's lease table (sqlstore.Leaser): a row per held lease,
-// deleted on release, and each job's last token in lease_tokens, which
-// outlives the row so that tokens grow across release and re-acquire.
-type leases struct{ s *Store }
-
-var _ sqlstore.Leaser = leases{}
 
 // Acquire takes the job's lease if it is free or expired. The check and
 // the write run under SQLite's write lock, so of several processes racing
