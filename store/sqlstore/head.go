@@ -73,35 +73,15 @@ func readStates(ctx context.Context, q Querier, job, query string, args ...any) 
 
 // Versions returns the job's bookmark versions newest first, bounded by q.
 func (c *Core) Versions(ctx context.Context, job string, q store.VersionQuery) ([]store.Version, error) {
-	query := `SELECT version, kind, run_id, created_at, requested_by FROM bookmark_versions WHERE job = ?`
-	args := []any{job}
-	if q.Before > 0 {
-		query += ` AND version < ?`
-		args = append(args, q.Before)
-	}
-	query += ` ORDER BY version DESC`
-	if q.Limit > 0 {
-		query += ` LIMIT ?`
-		args = append(args, q.Limit)
-	}
-	vs, err := func() ([]store.Version, error) {
-		rows, err := c.d.DB().Query(ctx, query, args...)
-		if err != nil {
-			return nil, err
-		}
-		defer rows.Close()
-		var vs []store.Version
-		for rows.Next() {
-			var v store.Version
-			var created int64
-			if err := rows.Scan(&v.Version, &v.Kind, &v.RunID, &created, &v.By); err != nil {
-				return nil, err
-			}
-			v.Kind, v.At = store.VersionKind(v.Kind, v.RunID), FromNanos(created)
-			vs = append(vs, v)
-		}
-		return vs, rows.Err()
-	}()
+	query, args := newestFirst(`SELECT version, kind, run_id, created_at, requested_by FROM bookmark_versions WHERE job = ?`,
+		"version", job, q.Before, q.Limit)
+	vs, err := queryAll(ctx, c.d.DB(), func(row Row) (store.Version, error) {
+		var v store.Version
+		var created int64
+		err := row.Scan(&v.Version, &v.Kind, &v.RunID, &created, &v.By)
+		v.Kind, v.At = store.VersionKind(v.Kind, v.RunID), FromNanos(created)
+		return v, err
+	}, query, args...)
 	if err != nil {
 		return nil, c.failf(err, "listing bookmark versions of job %q", job)
 	}

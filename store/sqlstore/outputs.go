@@ -27,23 +27,8 @@ func scanOutput(row Row) (store.Output, error) {
 
 // Outputs returns a run's outputs ordered by sink, then Final (byte order).
 func (c *Core) Outputs(ctx context.Context, job, runID string) ([]store.Output, error) {
-	outs, err := func() ([]store.Output, error) {
-		rows, err := c.d.DB().Query(ctx, `SELECT `+outputColumns+` FROM outputs o
-			WHERE o.job = ? AND o.run_id = ? ORDER BY o.sink, o.final`, job, runID)
-		if err != nil {
-			return nil, err
-		}
-		defer rows.Close()
-		var outs []store.Output
-		for rows.Next() {
-			o, err := scanOutput(rows)
-			if err != nil {
-				return nil, err
-			}
-			outs = append(outs, o)
-		}
-		return outs, rows.Err()
-	}()
+	outs, err := queryAll(ctx, c.d.DB(), scanOutput, `SELECT `+outputColumns+` FROM outputs o
+		WHERE o.job = ? AND o.run_id = ? ORDER BY o.sink, o.final`, job, runID)
 	if err != nil {
 		return nil, c.failf(err, "listing outputs of run %s of job %q", runID, job)
 	}
@@ -52,29 +37,20 @@ func (c *Core) Outputs(ctx context.Context, job, runID string) ([]store.Output, 
 
 // Actions returns a run's publish actions in the order they were committed.
 func (c *Core) Actions(ctx context.Context, job, runID string) ([]store.SinkAction, error) {
-	acts, err := func() ([]store.SinkAction, error) {
-		rows, err := c.d.DB().Query(ctx, `SELECT sink, root, mode, partitions FROM actions WHERE job = ? AND run_id = ? ORDER BY n`, job, runID)
-		if err != nil {
-			return nil, err
+	acts, err := queryAll(ctx, c.d.DB(), func(row Row) (store.SinkAction, error) {
+		var a store.SinkAction
+		var parts []byte
+		if err := row.Scan(&a.Sink, &a.Root, &a.Mode, &parts); err != nil {
+			return a, err
 		}
-		defer rows.Close()
-		var acts []store.SinkAction
-		for rows.Next() {
-			var a store.SinkAction
-			var parts []byte
-			if err := rows.Scan(&a.Sink, &a.Root, &a.Mode, &parts); err != nil {
-				return nil, err
-			}
-			if err := json.Unmarshal(parts, &a.Partitions); err != nil {
-				return nil, fmt.Errorf("decoding partitions of %s action of sink %q: %w", a.Mode, a.Sink, err)
-			}
-			if len(a.Partitions) == 0 {
-				a.Partitions = nil
-			}
-			acts = append(acts, a)
+		if err := json.Unmarshal(parts, &a.Partitions); err != nil {
+			return a, fmt.Errorf("decoding partitions of %s action of sink %q: %w", a.Mode, a.Sink, err)
 		}
-		return acts, rows.Err()
-	}()
+		if len(a.Partitions) == 0 {
+			a.Partitions = nil
+		}
+		return a, nil
+	}, `SELECT sink, root, mode, partitions FROM actions WHERE job = ? AND run_id = ? ORDER BY n`, job, runID)
 	if err != nil {
 		return nil, c.failf(err, "listing actions of run %s of job %q", runID, job)
 	}

@@ -11,17 +11,7 @@ import (
 // Runs returns the job's runs, newest (highest Seq) first, bounded by q;
 // the UNIQUE (job, seq) index serves the range and the order.
 func (c *Core) Runs(ctx context.Context, job string, q store.RunQuery) ([]store.Run, error) {
-	query := `SELECT ` + c.d.RunColumns() + ` FROM runs WHERE job = ?`
-	args := []any{job}
-	if q.BeforeSeq > 0 {
-		query += ` AND seq < ?`
-		args = append(args, q.BeforeSeq)
-	}
-	query += ` ORDER BY seq DESC`
-	if q.Limit > 0 {
-		query += ` LIMIT ?`
-		args = append(args, q.Limit)
-	}
+	query, args := newestFirst(`SELECT `+c.d.RunColumns()+` FROM runs WHERE job = ?`, "seq", job, q.BeforeSeq, q.Limit)
 	runs, err := QueryRuns(ctx, c.d.DB(), query, args...)
 	if err != nil {
 		return nil, c.failf(err, "listing runs of job %q", job)
@@ -54,20 +44,7 @@ func GetRun(ctx context.Context, q Querier, columns, job, runID, lock string) (s
 
 // QueryRuns runs a query of the dialect's RunColumns and scans every row.
 func QueryRuns(ctx context.Context, q Querier, query string, args ...any) ([]store.Run, error) {
-	rows, err := q.Query(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var runs []store.Run
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, err
-		}
-		runs = append(runs, r)
-	}
-	return runs, rows.Err()
+	return queryAll(ctx, q, scanRun, query, args...)
 }
 
 // scanRun reads one row of RunColumns.
@@ -109,22 +86,10 @@ func scanRun(row Row) (store.Run, error) {
 
 // Jobs lists the jobs that have runs or bookmark versions, sorted.
 func (c *Core) Jobs(ctx context.Context) ([]string, error) {
-	jobs, err := func() ([]string, error) {
-		rows, err := c.d.DB().Query(ctx, `SELECT DISTINCT job FROM runs UNION SELECT DISTINCT job FROM bookmark_versions ORDER BY job`)
-		if err != nil {
-			return nil, err
-		}
-		defer rows.Close()
-		var jobs []string
-		for rows.Next() {
-			var j string
-			if err := rows.Scan(&j); err != nil {
-				return nil, err
-			}
-			jobs = append(jobs, j)
-		}
-		return jobs, rows.Err()
-	}()
+	jobs, err := queryAll(ctx, c.d.DB(), func(row Row) (j string, err error) {
+		err = row.Scan(&j)
+		return j, err
+	}, `SELECT DISTINCT job FROM runs UNION SELECT DISTINCT job FROM bookmark_versions ORDER BY job`)
 	if err != nil {
 		return nil, c.d.Fail("listing jobs", err)
 	}
