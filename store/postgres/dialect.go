@@ -109,8 +109,15 @@ func (q pgQuerier) ExecEach(ctx context.Context, query string, args [][]any) ([]
 }
 
 // CopyFrom inserts with COPY (100k file records in about a second).
-func (q pgQuerier) CopyFrom(ctx context.Context, table string, columns []string, rows [][]any) error {
-	_, err := q.c.CopyFrom(ctx, pgx.Identifier{table}, columns, pgx.CopyFromRows(rows))
+func (q pgQuerier) CopyFrom(ctx context.Context, table string, columns []string, n int, row func(i int) []any) error {
+	i := 0
+	_, err := q.c.CopyFrom(ctx, pgx.Identifier{table}, columns, pgx.CopyFromFunc(func() ([]any, error) {
+		if i == n {
+			return nil, nil
+		}
+		i++
+		return row(i - 1), nil
+	}))
 	return err
 }
 

@@ -186,11 +186,11 @@ func (c *Core) insertFiles(ctx context.Context, q Querier, job, runID string, ve
 	if len(recs) == 0 {
 		return nil
 	}
-	rows := make([][]any, len(recs))
-	for i, r := range recs {
-		rows[i] = []any{job, r.Ctx, r.File.Path, r.File.Size, r.File.MTime, r.File.ETag, runID, version, nil}
-	}
-	if err := q.CopyFrom(ctx, "files", fileColumns, rows); err != nil {
+	err := q.CopyFrom(ctx, "files", fileColumns, len(recs), func(i int) []any {
+		r := recs[i]
+		return []any{job, r.Ctx, r.File.Path, r.File.Size, r.File.MTime, r.File.ETag, runID, version, nil}
+	})
+	if err != nil {
 		if r, ok := failedRow(err, recs); ok {
 			return fmt.Errorf("recording %s in source %q: %w", r.File.Path, r.Ctx, err)
 		}

@@ -97,10 +97,22 @@ func (q sqlQuerier) ExecEach(ctx context.Context, query string, args [][]any) ([
 	return n, nil
 }
 
-func (q sqlQuerier) CopyFrom(ctx context.Context, table string, columns []string, rows [][]any) error {
+func (q sqlQuerier) CopyFrom(ctx context.Context, table string, columns []string, n int, row func(i int) []any) error {
+	if n == 0 {
+		return nil
+	}
 	marks := strings.TrimSuffix(strings.Repeat("?, ", len(columns)), ", ")
-	_, err := q.ExecEach(ctx, `INSERT INTO `+table+` (`+strings.Join(columns, ", ")+`) VALUES (`+marks+`)`, rows)
-	return err
+	stmt, err := q.c.PrepareContext(ctx, `INSERT INTO `+table+` (`+strings.Join(columns, ", ")+`) VALUES (`+marks+`)`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for i := range n {
+		if _, err := stmt.ExecContext(ctx, row(i)...); err != nil {
+			return &RowError{Row: i, Err: err}
+		}
+	}
+	return nil
 }
 
 // RowError is the error of one row of ExecEach or CopyFrom, where the

@@ -94,15 +94,15 @@ func importFiles(ctx context.Context, q Querier, h store.JobHistory) error {
 	if len(h.Files) == 0 {
 		return nil
 	}
-	rows := make([][]any, len(h.Files))
-	for i, f := range h.Files {
+	err := q.CopyFrom(ctx, "files", fileColumns, len(h.Files), func(i int) []any {
+		f := h.Files[i]
 		var removed any
 		if f.Removed != 0 {
 			removed = f.Removed
 		}
-		rows[i] = []any{h.Job, f.Ctx, f.File.Path, f.File.Size, f.File.MTime, f.File.ETag, f.RunID, f.Added, removed}
-	}
-	if err := q.CopyFrom(ctx, "files", fileColumns, rows); err != nil {
+		return []any{h.Job, f.Ctx, f.File.Path, f.File.Size, f.File.MTime, f.File.ETag, f.RunID, f.Added, removed}
+	})
+	if err != nil {
 		if f, ok := failedRow(err, h.Files); ok {
 			return fmt.Errorf("recording %s in source %q: %w", f.File.Path, f.Ctx, err)
 		}

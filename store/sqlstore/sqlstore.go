@@ -36,9 +36,9 @@ type Querier interface {
 	// how many rows each run changed (a prepared statement, or a batch
 	// sent at once).
 	ExecEach(ctx context.Context, query string, args [][]any) ([]int64, error)
-	// CopyFrom inserts rows into table's columns in bulk (PostgreSQL's
-	// COPY, or a prepared INSERT).
-	CopyFrom(ctx context.Context, table string, columns []string, rows [][]any) error
+	// CopyFrom inserts n rows into table's columns in bulk (PostgreSQL's
+	// COPY, or a prepared INSERT), asking row for each in turn.
+	CopyFrom(ctx context.Context, table string, columns []string, n int, row func(i int) []any) error
 }
 
 // Rows is the result of Query.
