@@ -117,3 +117,24 @@ func ResetFile(added, removed, target int64) (keep bool, newRemoved int64) {
 	}
 	return true, removed
 }
+
+// CheckBase is a commit's compare-and-swap on the bookmark version: one
+// that advances must have been planned against the head h, else
+// ErrVersionConflict; one that does not advance passes.
+func CheckBase(c Commit, h Head) error {
+	if c.Advance && h.Version != c.BaseVersion {
+		return fmt.Errorf("planned against version %d, head is %d (run %s): %w",
+			c.BaseVersion, h.Version, h.RunID, ErrVersionConflict)
+	}
+	return nil
+}
+
+// CheckRunning refuses to finish a run that already finished: failing a
+// committed run would hide a bookmark that did move, and committing a run
+// twice would record its output twice.
+func CheckRunning(r Run) error {
+	if r.Status != StatusRunning {
+		return fmt.Errorf("run already %s", r.Status)
+	}
+	return nil
+}

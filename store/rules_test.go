@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -137,6 +138,27 @@ func TestResetFile(t *testing.T) {
 		keep, removed := ResetFile(tc.added, tc.removed, tc.target)
 		if keep != tc.keep || (keep && removed != tc.removedAfter) {
 			t.Errorf("ResetFile(%d, %d, %d) = %v, %d; want %v, %d", tc.added, tc.removed, tc.target, keep, removed, tc.keep, tc.removedAfter)
+		}
+	}
+}
+
+func TestCheckBaseAndRunning(t *testing.T) {
+	h := Head{Version: 3, RunID: "r3"}
+	if err := CheckBase(Commit{Advance: true, BaseVersion: 3}, h); err != nil {
+		t.Errorf("CheckBase at the head: %v", err)
+	}
+	if err := CheckBase(Commit{Advance: true, BaseVersion: 2}, h); !errors.Is(err, ErrVersionConflict) {
+		t.Errorf("CheckBase below the head: %v, want ErrVersionConflict", err)
+	}
+	if err := CheckBase(Commit{BaseVersion: 2}, h); err != nil {
+		t.Errorf("CheckBase of a commit that does not advance: %v", err)
+	}
+	if err := CheckRunning(Run{Status: StatusRunning}); err != nil {
+		t.Errorf("CheckRunning(running): %v", err)
+	}
+	for _, st := range []string{StatusSucceeded, StatusFailed} {
+		if err := CheckRunning(Run{Status: st}); err == nil || !strings.Contains(err.Error(), "run already "+st) {
+			t.Errorf("CheckRunning(%s) = %v, want run already %s", st, err, st)
 		}
 	}
 }

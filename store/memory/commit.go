@@ -36,9 +36,8 @@ func (s *Store) commit(c store.Commit) (store.Head, error) {
 		return store.Head{}, err
 	}
 	h := j.head(c.Job)
-	if c.Advance && h.Version != c.BaseVersion {
-		return store.Head{}, fmt.Errorf("planned against version %d, head is %d (run %s): %w",
-			c.BaseVersion, h.Version, h.RunID, store.ErrVersionConflict)
+	if err := store.CheckBase(c, h); err != nil {
+		return store.Head{}, err
 	}
 	rec, err := s.run(c.Job, c.Run.RunID)
 	switch {
@@ -46,8 +45,10 @@ func (s *Store) commit(c store.Commit) (store.Head, error) {
 		if c.Run.RunID == "" {
 			return store.Head{}, fmt.Errorf("run needs a job and a run id")
 		}
-	case rec.run.Status != store.StatusRunning:
-		return store.Head{}, fmt.Errorf("run already %s", rec.run.Status)
+	default:
+		if err := store.CheckRunning(rec.run); err != nil {
+			return store.Head{}, err
+		}
 	}
 	if err := j.checkRecords(c); err != nil {
 		return store.Head{}, err

@@ -65,8 +65,8 @@ func (s *Store) FailRun(_ context.Context, job string, token int64, runID string
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rec, err := s.fenced(job, token, runID)
-	if err == nil && rec.run.Status != store.StatusRunning {
-		err = fmt.Errorf("run already %s", rec.run.Status)
+	if err == nil {
+		err = store.CheckRunning(rec.run)
 	}
 	if err != nil {
 		return fmt.Errorf("recording failure of run %s of job %q: %w", runID, job, err)

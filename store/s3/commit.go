@@ -56,9 +56,8 @@ func (s *Store) commit(ctx context.Context, c store.Commit) (store.Head, error) 
 	if err := h0.checkToken(c.Token); err != nil {
 		return store.Head{}, err
 	}
-	if c.Advance && h0.Version != c.BaseVersion {
-		return store.Head{}, fmt.Errorf("planned against version %d, head is %d (run %s): %w",
-			c.BaseVersion, h0.Version, h0.RunID, store.ErrVersionConflict)
+	if err := store.CheckBase(c, h0.head()); err != nil {
+		return store.Head{}, err
 	}
 	if c.Run.RunID == "" {
 		return store.Head{}, fmt.Errorf("run needs a job and a run id")
@@ -74,8 +73,8 @@ func (s *Store) commit(ctx context.Context, c store.Commit) (store.Head, error) 
 	if err != nil {
 		return store.Head{}, err
 	}
-	if rec.Run.Status != store.StatusRunning {
-		return store.Head{}, fmt.Errorf("run already %s", rec.Run.Status)
+	if err := store.CheckRunning(rec.Run); err != nil {
+		return store.Head{}, err
 	}
 	if err := store.CheckOutputs(c, rec.Outputs); err != nil {
 		return store.Head{}, err

@@ -51,9 +51,8 @@ func (c *Core) commit(ctx context.Context, q Querier, cm store.Commit) (store.He
 	if err != nil {
 		return store.Head{}, err
 	}
-	if cm.Advance && h.Version != cm.BaseVersion {
-		return store.Head{}, fmt.Errorf("planned against version %d, head is %d (run %s): %w",
-			cm.BaseVersion, h.Version, h.RunID, store.ErrVersionConflict)
+	if err := store.CheckBase(cm, h); err != nil {
+		return store.Head{}, err
 	}
 	run, err := GetRun(ctx, q, c.d.RunColumns(), cm.Job, cm.Run.RunID, c.d.RowLock())
 	switch {
@@ -63,8 +62,10 @@ func (c *Core) commit(ctx context.Context, q Querier, cm store.Commit) (store.He
 		}
 	case err != nil:
 		return store.Head{}, err
-	case run.Status != store.StatusRunning:
-		return store.Head{}, fmt.Errorf("run already %s", run.Status)
+	default:
+		if err := store.CheckRunning(run); err != nil {
+			return store.Head{}, err
+		}
 	}
 
 	now, err := c.d.Clock(ctx, q)

@@ -153,8 +153,8 @@ func (c *Core) FailRun(ctx context.Context, job string, token int64, runID strin
 		if err != nil {
 			return err
 		}
-		if r.Status != store.StatusRunning {
-			return fmt.Errorf("run already %s", r.Status)
+		if err := store.CheckRunning(r); err != nil {
+			return err
 		}
 		return c.finishRun(ctx, q, r, store.StatusFailed, finished, summary, r.Version, msg)
 	})
