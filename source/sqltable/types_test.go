@@ -11,9 +11,9 @@ import (
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/engine"
 	"github.com/tidemark-etl/tidemark/engine/duckdb"
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 	"github.com/tidemark-etl/tidemark/internal/sqltest"
 	"github.com/tidemark-etl/tidemark/source/sqltable"
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
 )
 
 // typeCase is one column of the type round trip: its database type, the

@@ -1,7 +1,8 @@
 // Package sqldb connects tidemark to the SQL databases it reads and writes:
 // PostgreSQL (postgres://, through pgx), MySQL and MariaDB (mysql://, through
 // go-sql-driver/mysql) and SQLite (sqlite:PATH, through modernc.org/sqlite).
-// It is shared by source/sqltable and sink/sqltable.
+// It is shared by source/sqltable and sink/sqltable, which must not import
+// each other.
 //
 // Passwords never travel in a connection string: they come from the
 // environment variable a job names (password_env), and every error that
