@@ -44,6 +44,11 @@ type Kind struct {
 	Noun string
 	// New returns an empty block (a pointer to the kind's struct).
 	New func() Config
+	// CheckReader and CheckWriter are, for an engine, its checks of a
+	// source's reader options and a sink's writer options for a format
+	// (nil: it checks none).
+	CheckReader func(format string, opts map[string]any) error
+	CheckWriter func(format string, opts map[string]any) error
 }
 
 type registry struct {
