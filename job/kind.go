@@ -12,8 +12,10 @@ import (
 // tag (its one-line description in the README's reference). The job
 // envelope decodes the block into it, unknown keys being errors, then
 // calls ApplyDefaults and Validate. The struct is owned by its component's
-// package, which registers it with RegisterSource, RegisterSink or
-// RegisterEngine from an init function.
+// package, which registers its kind once, from an init function, with
+// source.Register, sink.Register or engine.Register; those call
+// RegisterSource, RegisterSink and RegisterEngine here, so that job
+// imports none of them.
 type Config interface {
 	// ApplyDefaults fills the fields left unset. It is called once, after
 	// decoding and before Validate; s is the whole job, its own defaults

@@ -6,10 +6,6 @@ import (
 	"github.com/tidemark-etl/tidemark/job"
 )
 
-func init() {
-	job.RegisterSink(job.Kind{Name: "files", Anchor: "path", Noun: "file sinks (path:)", New: func() job.Config { return new(Config) }})
-}
-
 // The defaults of a file sink.
 const (
 	DefaultFormat = "parquet"

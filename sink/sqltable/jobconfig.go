@@ -2,11 +2,6 @@ package sqltable
 
 import "github.com/tidemark-etl/tidemark/job"
 
-func init() {
-	job.RegisterSink(job.Kind{Name: "sqltable", Marker: "connection", Noun: "SQL tables (connection:)",
-		New: func() job.Config { return new(JobConfig) }})
-}
-
 // Modes are the modes of SQL table sinks.
 var Modes = []string{"append", "merge", "overwrite"}
 

@@ -11,10 +11,6 @@ import (
 	"github.com/tidemark-etl/tidemark/job"
 )
 
-func init() {
-	job.RegisterSource(job.Kind{Name: "files", Anchor: "path", Noun: "file sources (path:)", New: func() job.Config { return new(Config) }})
-}
-
 // The defaults of a file source.
 const (
 	DefaultFormat         = "csv"

@@ -7,11 +7,6 @@ import (
 	"github.com/tidemark-etl/tidemark/job"
 )
 
-func init() {
-	job.RegisterSource(job.Kind{Name: "sqltable", Marker: "connection", Noun: "SQL tables (connection:)",
-		New: func() job.Config { return new(JobConfig) }})
-}
-
 // JobConfig is a SQL table source's block in the job file (a source with
 // connection:): read a job's with src.Config.(*sqltable.JobConfig), and
 // open the source with its Runtime.
