@@ -10,9 +10,9 @@ import (
 	"strings"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/internal/glob"
 	"github.com/tidemark-etl/tidemark/internal/layout"
 	"github.com/tidemark-etl/tidemark/objstore"
-	"github.com/tidemark-etl/tidemark/source/files"
 	"github.com/tidemark-etl/tidemark/store"
 )
 
@@ -135,7 +135,7 @@ func listTarget(ctx context.Context, st store.Store, jobName string, cfg Target,
 	}
 	var excl []*regexp.Regexp
 	for _, g := range cfg.Exclude {
-		re, err := files.CompileGlob(g)
+		re, err := glob.Compile(g)
 		if err != nil {
 			return nil, err
 		}
