@@ -68,13 +68,6 @@ func (f *folder) walk(fn func(*folder)) {
 	}
 }
 
-// fileCount counts the files in and below f.
-func (f *folder) fileCount() int {
-	n := 0
-	f.walk(func(d *folder) { n += len(d.files) })
-	return n
-}
-
 // target is one crawled target, listed.
 type target struct {
 	cfg  Target

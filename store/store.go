@@ -1,7 +1,8 @@
 // Package store defines tidemark's state store: bookmarks with every
-// committed version, runs, input and output manifests, and leases. Backends
-// (store/sqlite, later store/postgres and store/s3) implement Store and
-// register themselves by URL scheme; every backend passes store/storetest.
+// committed version, runs, input and output manifests, leases and the
+// catalog. Backends (store/sqlite, store/postgres, store/s3, store/memory)
+// implement Store and register themselves by URL scheme; every backend
+// passes store/storetest.
 package store
 
 import (

@@ -137,7 +137,7 @@ func KindOf(connection string) (Kind, error) {
 	// The string is not quoted: one of another form (host=... password=...)
 	// may hold a password.
 	if scheme, _, ok := strings.Cut(connection, "://"); ok && schemeRE.MatchString(scheme) {
-		return 0, fmt.Errorf("connection: scheme %q is not one of postgres://, mysql://, sqlite:", scheme)
+		return 0, fmt.Errorf("connection: scheme %q is not one of postgres://, mysql:// or sqlite:PATH", scheme)
 	}
 	return 0, errors.New("connection: not a URL: want postgres://, mysql:// or sqlite:PATH")
 }
