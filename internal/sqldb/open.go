@@ -124,6 +124,10 @@ func Open(ctx context.Context, connection, passwordEnv string, opts Options) (*D
 	return db, nil
 }
 
+// Schemes are the forms a connection string takes, as the job file's
+// check lists them.
+var Schemes = []string{"postgres://", "postgresql://", "mysql://", "mariadb://", "sqlite:"}
+
 // KindOf tells the database family of a connection string by its scheme.
 func KindOf(connection string) (Kind, error) {
 	switch {

@@ -162,5 +162,11 @@ func (c *Config) Validate(ck *job.Check) {
 // as it is.
 func RelativeGlob(path, g string) string { return glob.Relative(path, g) }
 
-// Place is the source's path and S3 settings (job.Placed).
-func (c *Config) Place() (string, map[string]string) { return c.Path, c.S3 }
+// Place is the source's folder and S3 settings, named for lineage
+// (job.Placer); none when it reads a catalog table (its location is known when it is read).
+func (c *Config) Place(spec *job.Spec) job.Place {
+	if c.Path == "" {
+		return job.Place{}
+	}
+	return job.FolderPlace(spec, c.Path, c.S3)
+}
