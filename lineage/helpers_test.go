@@ -101,9 +101,9 @@ func (d *jobDir) spec(extra string) *job.Spec {
 }
 
 // run runs spec with lineage sent per cfg, and waits for the events
-// (at most wait); it returns the result, the run's error, how long the
-// run took (without the wait) and the log.
-func run(t *testing.T, spec *job.Spec, cfg lineage.Config, wait time.Duration) (*tidemark.Result, error, time.Duration, string) {
+// (at most wait); it returns the result, how long the run took (without
+// the wait), the log and the run's error.
+func run(t *testing.T, spec *job.Spec, cfg lineage.Config, wait time.Duration) (*tidemark.Result, time.Duration, string, error) {
 	t.Helper()
 	var logs syncbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
@@ -116,5 +116,5 @@ func run(t *testing.T, spec *job.Spec, cfg lineage.Config, wait time.Duration) (
 		tidemark.RunOptions{Logger: log, Observer: lineage.NewObserver(spec, c, lineage.ObserverOptions{})})
 	took := time.Since(start)
 	c.Close(wait)
-	return res, runErr, took, logs.String()
+	return res, took, logs.String(), runErr
 }

@@ -17,7 +17,7 @@ func baseline(t *testing.T, d *jobDir) time.Duration {
 	t.Helper()
 	rc := newReceiver(t)
 	d.put("base.csv", "id,v\n1,x\n")
-	_, err, took, _ := run(t, d.spec(""), lineage.Config{URL: rc.URL}, 5*time.Second)
+	_, took, _, err := run(t, d.spec(""), lineage.Config{URL: rc.URL}, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestEndpointHangs(t *testing.T) {
 	defer close(release)
 	d.put("a.csv", "id,v\n1,x\n")
 	start := time.Now()
-	res, err, took, logs := run(t, d.spec(""), lineage.Config{URL: srv.URL, Timeout: 10 * time.Second}, 500*time.Millisecond)
+	res, took, logs, err := run(t, d.spec(""), lineage.Config{URL: srv.URL, Timeout: 10 * time.Second}, 500*time.Millisecond)
 	total := time.Since(start)
 	if err != nil || res.Status != "succeeded" {
 		t.Fatalf("run: %v, want it to succeed", err)
@@ -68,7 +68,7 @@ func TestEndpointDown(t *testing.T) {
 	url := "http://" + l.Addr().String()
 	l.Close() // nothing listens there now
 	d.put("a.csv", "id,v\n1,x\n")
-	res, err, took, logs := run(t, d.spec(""), lineage.Config{URL: url}, 2*time.Second)
+	res, took, logs, err := run(t, d.spec(""), lineage.Config{URL: url}, 2*time.Second)
 	if err != nil || res.Status != "succeeded" {
 		t.Fatalf("run: %v, want it to succeed", err)
 	}

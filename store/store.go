@@ -1,9 +1,9 @@
 // Package store defines tidemark's state store: bookmarks with every
-// committed version, runs, input and output manifests, and leases. Backends
-// (store/sqlite and store/postgres, two dialects of store/sqlstore;
-// store/s3; store/memory for tests) implement Store and register
-// themselves by URL scheme; every backend passes store/storetest. The
-// rules they all decide alike (rules.go) are written here once.
+// committed version, runs, input and output manifests, leases and the
+// catalog. Backends (store/sqlite and store/postgres, two dialects of
+// store/sqlstore; store/s3; store/memory for tests) implement Store and
+// register themselves by URL scheme; every backend passes store/storetest.
+// The rules they all decide alike (rules.go) are written here once.
 package store
 
 import (

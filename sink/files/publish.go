@@ -316,7 +316,6 @@ type respelledOutputs struct {
 	st              sink.StateReader
 	job, sink, root string
 	runs            map[string]map[string]bool // run id -> its keys here; nil: not the job's, or none
-	err             error
 }
 
 func (r *respelledOutputs) owns(ctx context.Context, key string) bool {

@@ -261,7 +261,9 @@ func extractInput(ctx string, ex *Extract) engine.Source {
 }
 
 func init() {
-	source.Register(source.KindTable, func(_ context.Context, spec *job.Spec, src job.Source) (source.Source, error) {
-		return OpenJob(spec, src), nil
-	})
+	source.Register(source.Kind{Name: source.KindTable, Marker: "connection", Noun: "SQL tables (connection:)",
+		Config: func() job.Config { return new(JobConfig) },
+		Open: func(_ context.Context, spec *job.Spec, src job.Source) (source.Source, error) {
+			return OpenJob(spec, src), nil
+		}})
 }

@@ -1,7 +1,8 @@
 // Package sqldb connects tidemark to the SQL databases it reads and writes:
 // PostgreSQL (postgres://, through pgx), MySQL and MariaDB (mysql://, through
 // go-sql-driver/mysql) and SQLite (sqlite:PATH, through modernc.org/sqlite).
-// It is shared by source/sqltable and sink/sqltable.
+// It is shared by source/sqltable and sink/sqltable, which must not import
+// each other.
 //
 // Passwords never travel in a connection string: they come from the
 // environment variable a job names (password_env), and every error that
@@ -123,6 +124,10 @@ func Open(ctx context.Context, connection, passwordEnv string, opts Options) (*D
 	return db, nil
 }
 
+// Schemes are the forms a connection string takes, as the job file's
+// check lists them.
+var Schemes = []string{"postgres://", "postgresql://", "mysql://", "mariadb://", "sqlite:"}
+
 // KindOf tells the database family of a connection string by its scheme.
 func KindOf(connection string) (Kind, error) {
 	switch {
@@ -136,7 +141,7 @@ func KindOf(connection string) (Kind, error) {
 	// The string is not quoted: one of another form (host=... password=...)
 	// may hold a password.
 	if scheme, _, ok := strings.Cut(connection, "://"); ok && schemeRE.MatchString(scheme) {
-		return 0, fmt.Errorf("connection: scheme %q is not one of postgres://, mysql://, sqlite:", scheme)
+		return 0, fmt.Errorf("connection: scheme %q is not one of postgres://, mysql:// or sqlite:PATH", scheme)
 	}
 	return 0, errors.New("connection: not a URL: want postgres://, mysql:// or sqlite:PATH")
 }
