@@ -158,23 +158,25 @@ func (p *jobPlan) Report(log *slog.Logger) {
 
 // Preview is the plan as `tidemark plan` shows it.
 func (p *jobPlan) Preview() source.Preview {
-	pv := source.Preview{New: []string{}, Table: true}
+	d := PreviewDetail{RegressionCheckOff: p.src.cfg.NoRegressionCheck}
 	if p.plan != nil {
-		pv.Rows, pv.After, pv.UpTo, pv.Regressions = p.plan.NewRows+p.plan.Late, p.plan.From, p.plan.To, p.plan.Regressions
+		d.Rows, d.After, d.UpTo, d.Regressions = p.plan.NewRows+p.plan.Late, p.plan.From, p.plan.To, p.plan.Regressions
 	}
-	return pv
+	return source.Preview{New: []string{}, Detail: d}
 }
 
 // Count is the source's run summary.
 func (p *jobPlan) Count(*engine.SourceResult) store.Count {
-	c := store.Count{Table: true}
+	var c store.Count
+	var d CountDetail
 	if p.plan != nil {
-		c.Regressions, c.NullKeys = p.plan.Regressions, p.plan.NullKeys
-		c.KeysAfter, c.KeysUpTo = strings.Join(p.plan.From, ", "), strings.Join(p.plan.To, ", ")
+		d.Regressions, d.NullKeys = p.plan.Regressions, p.plan.NullKeys
+		d.KeysAfter, d.KeysUpTo = keysText(p.plan.From), keysText(p.plan.To)
 	}
 	if ex := p.ex; ex != nil {
-		c.Rows, c.Late, c.Files, c.Bytes = ex.Rows, ex.Late, int64(ex.Parts), ex.Bytes
+		c.Rows, d.Late, c.Files, c.Bytes = ex.Rows, ex.Late, int64(ex.Parts), ex.Bytes
 	}
+	c.Detail = d
 	return c
 }
 
