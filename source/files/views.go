@@ -23,6 +23,9 @@ func init() {
 		}
 		return d, nil
 	})
+	bookmark.RegisterDetail(bookmark.RecordState, bookmark.KindFiles, func(fields []byte) (bookmark.Detail, error) {
+		return StateDetail{}, nil
+	})
 }
 
 // CountDetail is what a file source counts of a run besides the core's
@@ -188,3 +191,46 @@ func (d *PreviewDetail) Backlog(source.Preview) (rows int64, oldest time.Time) {
 	}
 	return 0, oldest
 }
+
+// StateDetail shows a file source's bookmark state. A file source keeps
+// nothing besides the core, whose tracking, high-water mark and band are
+// the bookmark's rules' (package bookmark).
+type StateDetail struct{}
+
+var _ bookmark.StateDetail = StateDetail{}
+
+// DetailKind is KindFiles.
+func (StateDetail) DetailKind() bookmark.SourceKind { return bookmark.KindFiles }
+
+// MarshalJSON writes no keys: a file state is its core.
+func (StateDetail) MarshalJSON() ([]byte, error) { return []byte("{}"), nil }
+
+// Show writes the tracking, the files recorded, the timestamp mark and the
+// schema.
+func (StateDetail) Show(w io.Writer, ctx string, s bookmark.SourceState) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "  source %s (%s tracking): %d files, %s recorded", ctx, s.Tracking, s.Files, humanize.IBytes(uint64(s.Bytes)))
+	if s.Tracking == bookmark.TrackTimestamp {
+		fmt.Fprintf(&b, ", high-water %s, %d in band", time.Unix(0, s.HighWater).UTC().Format(time.RFC3339Nano), len(s.Band))
+	}
+	b.WriteString("\n")
+	if n := len(s.SchemaVersions); n > 0 {
+		last := s.SchemaVersions[n-1]
+		run := last.RunID
+		if run == "" {
+			run = "(none)"
+		}
+		fmt.Fprintf(&b, "    schema version %d of run %s\n", last.Version, run)
+	}
+	for _, c := range s.Schema {
+		fmt.Fprintf(&b, "      %s %s\n", c.Name, c.Type)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// ViewJSON is the state as stored.
+func (StateDetail) ViewJSON(s bookmark.SourceState) ([]byte, error) { return json.Marshal(s) }
+
+// ListsFiles is true under exact tracking, which records every file.
+func (StateDetail) ListsFiles(s bookmark.SourceState) bool { return s.Tracking == bookmark.TrackExact }

@@ -86,7 +86,7 @@ func (j *JobSource) Plan(ctx context.Context, in source.Request) (source.Plan, e
 		}
 		return p, nil
 	}
-	cursor := p.prev.Cursor
+	cursor := []byte(StateDetailOf(p.prev).Cursor)
 	if in.Mode == bookmark.ModeDisable {
 		cursor = nil // read everything
 	}
@@ -187,12 +187,14 @@ func (p *jobPlan) Advance(runID string, _ engine.SourceResult) (source.Advance, 
 		return source.Advance{}, false
 	}
 	s := p.prev
-	s.Kind = "table"
+	s.Kind = bookmark.KindTable
 	s.Fingerprint, s.Describe = p.fp, p.fpDoc
 	s.Schema = p.ex.Schema
-	s.Cursor = p.ex.Cursor
-	s.Runs++ // runs that read rows
-	s.Rows += p.ex.Rows
+	d := StateDetailOf(p.prev)
+	d.Cursor = p.ex.Cursor
+	d.Runs++ // runs that read rows
+	d.Rows += p.ex.Rows
+	s.Detail = d
 	rec := store.RangeRecord{Ctx: p.ctx, RunID: runID, Range: p.ex.Range, Rows: p.ex.Rows}
 	return source.Advance{State: s, Ranges: []store.RangeRecord{rec}}, true
 }

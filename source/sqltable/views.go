@@ -21,6 +21,13 @@ func init() {
 		}
 		return d, nil
 	})
+	bookmark.RegisterDetail(bookmark.RecordState, bookmark.KindTable, func(fields []byte) (bookmark.Detail, error) {
+		var d StateDetail
+		if err := json.Unmarshal(fields, &d); err != nil {
+			return nil, err
+		}
+		return d, nil
+	})
 }
 
 // CountDetail is what a SQL table source counts of a run besides the
@@ -186,3 +193,59 @@ func (d PreviewDetail) Show(w io.Writer, ctx string, _ source.Preview) error {
 func (d PreviewDetail) Backlog(source.Preview) (rows int64, oldest time.Time) {
 	return d.Rows, time.Time{}
 }
+
+// StateDetail is what a SQL table source's bookmark keeps besides the
+// core: its key cursor, and the runs that read rows and the rows they
+// read (for display; the core's files and bytes stay 0).
+type StateDetail struct {
+	Runs int64 `json:"runs,omitempty"`
+	Rows int64 `json:"rows,omitempty"`
+	// Cursor is the key cursor; opaque JSON, kept in the state as the
+	// JSON it is (states written before hold it base64-encoded).
+	Cursor bookmark.JSONBytes `json:"cursor,omitempty"`
+}
+
+var _ bookmark.StateDetail = StateDetail{}
+
+// StateDetailOf is s's table detail (zero: none).
+func StateDetailOf(s bookmark.SourceState) StateDetail {
+	d, _ := s.Detail.(StateDetail)
+	return d
+}
+
+// DetailKind is KindTable.
+func (StateDetail) DetailKind() bookmark.SourceKind { return bookmark.KindTable }
+
+// Show writes the rows read, by how many runs, and the cursor.
+func (d StateDetail) Show(w io.Writer, ctx string, _ bookmark.SourceState) error {
+	_, err := fmt.Fprintf(w, "  source %s (SQL table): %d rows read by %d runs; cursor %s\n", ctx, d.Rows, d.Runs, DescribeCursor(d.Cursor))
+	return err
+}
+
+// ViewJSON shows the runs and rows under their names, and, as the JSON of
+// a table source has always done, as files and bytes too.
+func (d StateDetail) ViewJSON(s bookmark.SourceState) ([]byte, error) {
+	s.Files, s.Bytes = d.Runs, d.Rows
+	s.Detail = d
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	// The view's rows and runs are always there, 0 too, after the state's
+	// keys.
+	fields, err := json.Marshal(struct {
+		Rows int64 `json:"rows"`
+		Runs int64 `json:"runs"`
+	}{d.Rows, d.Runs})
+	if err != nil {
+		return nil, err
+	}
+	return bookmark.FlattenJSON(viewOrder, b, fields)
+}
+
+// viewOrder puts rows and runs last in a table source's view.
+var viewOrder = []string{"kind", "fingerprint", "describe", "schema", "schema_versions", "tracking",
+	"high_water", "band", "files", "bytes", "last_key", "cursor", "rows", "runs"}
+
+// ListsFiles is false: a table records key ranges, not files.
+func (StateDetail) ListsFiles(bookmark.SourceState) bool { return false }
