@@ -31,14 +31,6 @@ const (
 	Kind bookmark.SourceKind = "memlist"
 )
 
-func init() {
-	job.RegisterSource(job.Kind{Name: Name, Marker: "items", Noun: "memory lists (items:)",
-		New: func() job.Config { return new(Config) }})
-	source.Register(Name, func(_ context.Context, _ *job.Spec, src job.Source) (source.Source, error) {
-		return &Source{ctx: src.Ctx, cfg: src.Config.(*Config)}, nil
-	})
-}
-
 // Config is a memory list's block in the job file.
 type Config struct {
 	// Items are the values the source holds, oldest first; a run reads
