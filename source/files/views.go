@@ -78,7 +78,7 @@ func (d CountDetail) Add(next store.CountDetail) store.CountDetail {
 // Summary is "N files, SIZE, N rows" and what else the run counted.
 func (d CountDetail) Summary(c store.Count) string {
 	line := fmt.Sprintf("%d files, %s, %d rows", c.Files, humanize.IBytes(uint64(c.Bytes)), c.Rows)
-	return line + Counted([]CountedPart{
+	return line + counted([]countedPart{
 		{c.Rejected, "bad rows set aside"},
 		{d.Empty, "empty files"},
 		{d.Deferred, "files left for later runs"},
@@ -123,14 +123,14 @@ func (d CountDetail) Number(name string) int64 {
 	return 0
 }
 
-// CountedPart is one count of a summary line and what it counts.
-type CountedPart struct {
+// countedPart is one count of a summary line and what it counts.
+type countedPart struct {
 	N    int64
 	What string
 }
 
-// Counted is ", N what" for each part with a count, in order.
-func Counted(parts []CountedPart) string {
+// counted is ", N what" for each part with a count, in order.
+func counted(parts []countedPart) string {
 	var b strings.Builder
 	for _, p := range parts {
 		if p.N > 0 {
