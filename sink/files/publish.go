@@ -142,6 +142,9 @@ func (l *location) Published(ctx context.Context, runID string, log *slog.Logger
 	}
 }
 
+// PurgeName is where output o was published, as Purge reports it deleted.
+func (l *location) PurgeName(o store.Output) string { return joinLoc(o.Root, o.Final) }
+
 // Purge deletes the run's published files here (and their staged copies).
 // A file not where it was published is reported in Gone.
 func (l *location) Purge(ctx context.Context, _ string, runID string, outs []store.Output, log *slog.Logger) (sink.Purged, error) {

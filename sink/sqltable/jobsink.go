@@ -299,6 +299,11 @@ func (l *tableLocation) Publish(ctx context.Context, p sink.Publication) error {
 
 func (l *tableLocation) Published(context.Context, string, *slog.Logger) {}
 
+// PurgeName is what output o loaded, as Purge reports it deleted.
+func (l *tableLocation) PurgeName(o store.Output) string {
+	return fmt.Sprintf("%d rows of table %s", o.Rows, o.Final)
+}
+
 // Purge deletes the rows the run loaded.
 func (l *tableLocation) Purge(ctx context.Context, job, runID string, _ []store.Output, log *slog.Logger) (sink.Purged, error) {
 	n, err := l.k.Purge(ctx, job, runID)

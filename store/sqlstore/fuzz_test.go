@@ -16,13 +16,13 @@ func FuzzDecodeState(f *testing.F) {
 		Kind: "files", Fingerprint: "fp", Tracking: bookmark.TrackTimestamp, HighWater: 42,
 		Schema: []bookmark.Column{{Name: "a", Type: "BIGINT"}},
 		Band:   []bookmark.File{{Path: "x", Size: 1, MTime: 2, ETag: "e"}},
-		Cursor: []byte(`{"k":1}`), Files: 3, Bytes: 4,
+		Files:  3, Bytes: 4,
 	})
 	if err != nil {
 		f.Fatal(err)
 	}
 	for _, seed := range [][]byte{good, good[:len(good)/2], nil, []byte("null"), []byte("[]"), []byte(`{"files":"x"}`),
-		[]byte(`{"cursor":"!!"}`), []byte(`{"band":[{"size":1e400}]}`), []byte(" {} "), []byte("\xff{")} {
+		[]byte(`{"cursor":"!!"}`), []byte(`{"kind":"table","cursor":{"k":1}}`), []byte(`{"band":[{"size":1e400}]}`), []byte(" {} "), []byte("\xff{")} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -62,7 +62,8 @@
         return [{ text: f.path, test: "band-path" }, { text: TM.fmt.bytes(f.size), num: true }, TM.fmt.nanos(f.mtime)];
       })));
     }
-    if (s.kind !== "table" && s.tracking === "exact") TM.append(sec, newestTable(ctx, newest && newest[ctx]));
+    // The server lists newest files for the sources whose kind records files.
+    TM.append(sec, newestTable(ctx, newest && newest[ctx]));
     TM.append(sec, schemaTable(s.schema));
     return sec;
   }
