@@ -42,6 +42,10 @@ var layers = []struct {
 	{"objstore/...", []string{"objstore", "internal/..."}},
 	// store/s3 keeps its state in the S3 object store's client.
 	{"store/...", []string{"bookmark", "catalog", "manifest", "objstore", "objstore/s3", "store", "internal/..."}},
+	// sqlite and postgres are dialects of the one SQL store.
+	{"store/sqlstore", []string{"bookmark", "catalog", "manifest", "store", "internal/..."}},
+	{"store/sqlite", []string{"bookmark", "catalog", "manifest", "store", "store/sqlstore", "internal/..."}},
+	{"store/postgres", []string{"bookmark", "catalog", "manifest", "store", "store/sqlstore", "internal/..."}},
 	// The store suite checks an Importer by a state copy (TODO: a
 	// statecopy suite of its own, once the store core settles).
 	{"store/storetest", []string{"bookmark", "catalog", "manifest", "store", "statecopy", "internal/..."}},
@@ -49,6 +53,8 @@ var layers = []struct {
 	{"source/...", []string{"bookmark", "catalog", "engine", "job", "manifest", "objstore", "source", "store", "internal/..."}},
 	{"source/sqltable/sqlbench", []string{"source/sqltable", "internal/..."}},
 	{"sink/...", []string{"bookmark", "catalog", "engine", "job", "manifest", "objstore", "sink", "store", "internal/..."}},
+	// The test-only kinds, the template of a new kind: a kind's layer.
+	{"internal/kindtest/...", []string{"bookmark", "catalog", "engine", "job", "manifest", "objstore", "sink", "source", "store", "internal/..."}},
 
 	// What works over the contracts.
 	{"catalog/ddl", []string{"bookmark", "catalog", "internal/..."}},

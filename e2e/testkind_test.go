@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tidemark-etl/tidemark/internal/syncbuf"
 )
 
 // kindtestBin is the CLI built with -tags kindtest, which links the
@@ -62,7 +64,7 @@ func TestTestKind(t *testing.T) {
 		defer cancel()
 		cmd := exec.CommandContext(ctx, bin, args...)
 		cmd.Dir, cmd.Env = dir, baseEnv()
-		var stdout, stderr syncBuffer
+		var stdout, stderr syncbuf.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		start := time.Now()
 		err := cmd.Run()
@@ -144,7 +146,7 @@ func TestTestKind(t *testing.T) {
 	defer cancel()
 	srv := exec.CommandContext(ctx, bin, "serve", "--state", filepath.Join(dir, ".tidemark", "state.db"), "--listen", addr)
 	srv.Dir, srv.Env = dir, baseEnv()
-	var srvErr syncBuffer
+	var srvErr syncbuf.Buffer
 	srv.Stderr = &srvErr
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
