@@ -162,7 +162,13 @@ func TestLayering(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list over the module")
 	}
-	for _, p := range listPackages(t) {
+	pkgs := listPackages(t)
+	for _, l := range layers {
+		if !slices.ContainsFunc(pkgs, func(p listed) bool { r, _ := rel(p.ImportPath); return r == l.pkg || matches(l.pkg, r) }) {
+			t.Errorf("the layering table's line %q matches no package: remove it or fix it", l.pkg)
+		}
+	}
+	for _, p := range pkgs {
 		from, _ := rel(p.ImportPath)
 		may, ok := ruleFor(from)
 		if !ok {

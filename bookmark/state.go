@@ -21,6 +21,26 @@ type StateDetail interface {
 	// ListsFiles says whether the dashboard lists the files the source
 	// read most recently (files recorded one by one: exact tracking).
 	ListsFiles(s SourceState) bool
+	// Pairs are what the dashboard shows of s besides its kind,
+	// fingerprint and description; last is the source's count in the
+	// job's newest run (nil: that run did not read it).
+	Pairs(s SourceState, last Counts) []Pair
+}
+
+// Pair is one labelled value the dashboard shows of a source's state.
+// Format says how Value reads: "int", "bytes", "nanos" (a Unix time in
+// nanoseconds), or "" (text as it is).
+type Pair struct {
+	Label  string `json:"label"`
+	Value  any    `json:"value"`
+	Format string `json:"format,omitempty"`
+	Test   string `json:"test"`
+}
+
+// Counts is a source's count in one run, by the names its JSON gives them
+// (store.Count).
+type Counts interface {
+	Number(name string) int64
 }
 
 // stateOrder is the order of a state's JSON keys, which is the order of
@@ -112,3 +132,8 @@ func (r RawState) ViewJSON(s SourceState) ([]byte, error) { return json.Marshal(
 
 // ListsFiles is false: what the kind records is not known here.
 func (RawState) ListsFiles(SourceState) bool { return false }
+
+// Pairs are the core's files and bytes.
+func (RawState) Pairs(s SourceState, _ Counts) []Pair {
+	return []Pair{{"files processed", s.Files, "int", "bookmark-files"}, {"bytes recorded", s.Bytes, "bytes", "bookmark-bytes"}}
+}

@@ -177,6 +177,9 @@ func TestTestKind(t *testing.T) {
 	if got := strings.TrimSpace(get("/api/v1/jobs/listjob/bookmark")); got != cliBookmark {
 		t.Errorf("GET bookmark:\n%s\nbookmark show --json:\n%s", got, cliBookmark)
 	}
+	if got := get("/api/v1/jobs/listjob"); !strings.Contains(got, `"shown":{"events":[{"label":"items read","value":3,"format":"int","test":"list-items"},{"label":"runs that read items","value":2,"format":"int","test":"list-runs"}]}`) {
+		t.Errorf("GET job: the dashboard is not given the kind's pairs\n%s", got)
+	}
 	if got := get("/api/v1/jobs/listjob/runs"); !strings.Contains(got, `"events":{"files":0,"bytes":0,"rows":1,"kind":"memlist","items":1,"after":2}`) {
 		t.Errorf("GET runs: the newest run's source is not the kind's count\n%s", got)
 	}

@@ -234,3 +234,21 @@ func (StateDetail) ViewJSON(s bookmark.SourceState) ([]byte, error) { return jso
 
 // ListsFiles is true under exact tracking, which records every file.
 func (StateDetail) ListsFiles(s bookmark.SourceState) bool { return s.Tracking == bookmark.TrackExact }
+
+// Pairs are the files and bytes recorded, the timestamp mark and band,
+// and the last key of ordered listing.
+func (StateDetail) Pairs(s bookmark.SourceState, _ bookmark.Counts) []bookmark.Pair {
+	out := []bookmark.Pair{{Label: "files processed", Value: s.Files, Format: "int", Test: "bookmark-files"},
+		{Label: "bytes recorded", Value: s.Bytes, Format: "bytes", Test: "bookmark-bytes"}}
+	if s.Tracking == bookmark.TrackTimestamp {
+		mark := bookmark.Pair{Label: "mark (high water)", Value: "none", Test: "high-water"}
+		if s.HighWater != 0 {
+			mark.Value, mark.Format = s.HighWater, "nanos"
+		}
+		out = append(out, mark, bookmark.Pair{Label: "files in band", Value: len(s.Band), Format: "int", Test: "band-count"})
+	}
+	if s.LastKey != "" {
+		out = append(out, bookmark.Pair{Label: "last key (ordered listing)", Value: s.LastKey, Test: "last-key"})
+	}
+	return out
+}

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/tidemark-etl/tidemark/internal/secret"
 	"github.com/tidemark-etl/tidemark/internal/sqldb"
 	"github.com/tidemark-etl/tidemark/job"
 )
@@ -101,7 +102,8 @@ func (c *JobConfig) PasswordVar() string { return c.PasswordEnv }
 // Place is where the source reads: its table, named for lineage
 // (job.Placer); a table has no folder.
 func (c *JobConfig) Place(spec *job.Spec) job.Place {
-	p := job.Place{Shown: strings.TrimSpace(c.Connection + " " + c.Table)}
+	_, shown := secret.Find(strings.TrimSpace(c.Connection + " " + c.Table))
+	p := job.Place{Shown: shown}
 	if ns, name, uri, ok := sqldb.Dataset(spec.Dir, c.Connection, c.Table); ok {
 		p.Dataset = job.Dataset{Namespace: ns, Name: name, SourceName: ns, URI: uri}
 	}

@@ -249,3 +249,109 @@ var viewOrder = []string{"kind", "fingerprint", "describe", "schema", "schema_ve
 
 // ListsFiles is false: a table records key ranges, not files.
 func (StateDetail) ListsFiles(bookmark.SourceState) bool { return false }
+
+// Pairs are the rows read and by how many runs, the cursor's keys, mark,
+// window and regression baseline, and the regressions of the job's
+// newest run.
+func (d StateDetail) Pairs(_ bookmark.SourceState, last bookmark.Counts) []bookmark.Pair {
+	out := []bookmark.Pair{{Label: "rows read", Value: d.Rows, Format: "int", Test: "bookmark-rows"},
+		{Label: "runs that read rows", Value: d.Runs, Format: "int", Test: "bookmark-runs"}}
+	out = append(out, cursorPairs(d.Cursor)...)
+	regressions := bookmark.Pair{Label: "regressions (last run)", Value: "not read by the last run", Test: "regressions"}
+	if last != nil {
+		regressions.Value, regressions.Format = last.Number("regressions"), "int"
+	}
+	return append(out, regressions)
+}
+
+// cursorPairs shows a cursor as the dashboard has: its keys and order,
+// its mark, the lookback window and the rows behind it.
+func cursorPairs(b []byte) []bookmark.Pair {
+	// The cursor as the view's JSON has it (bytes that are not JSON
+	// base64-encoded).
+	var v any
+	if raw, err := bookmark.JSONBytes(b).MarshalJSON(); err == nil {
+		_ = json.Unmarshal(raw, &v)
+	}
+	var c map[string]any
+	switch x := v.(type) {
+	case nil:
+		return []bookmark.Pair{{Label: "cursor", Value: "none", Test: "cursor"}}
+	case map[string]any:
+		c = x
+	case []any:
+		c = map[string]any{}
+	default:
+		return []bookmark.Pair{{Label: "cursor", Value: jsText(v), Test: "cursor"}}
+	}
+	keys := joinJS(c["keys"])
+	if o, ok := c["order"]; ok && truthy(o) {
+		keys += " (" + jsText(o) + ")"
+	}
+	mark := "nothing read yet"
+	if m, ok := c["mark"]; ok && truthy(m) {
+		mark = joinJS(m)
+	}
+	out := []bookmark.Pair{{Label: "keys", Value: keys, Test: "keys"}, {Label: "key mark", Value: mark, Test: "key-mark"}}
+	if w, ok := c["window"]; ok && w != nil {
+		text := jsText(w)
+		if l, ok := c["lookback"]; ok && truthy(l) {
+			text += " (lookback " + jsText(l) + ")"
+		}
+		out = append(out, bookmark.Pair{Label: "window from", Value: text, Test: "window"})
+	}
+	if n, ok := c["behind"]; ok && n != nil {
+		out = append(out, bookmark.Pair{Label: "rows behind the window (regression baseline)", Value: n, Format: "int", Test: "behind"})
+	}
+	return out
+}
+
+// jsText is v as JavaScript's String(v) writes it.
+func jsText(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return x
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			if e != nil {
+				parts[i] = jsText(e)
+			}
+		}
+		return strings.Join(parts, ",")
+	case map[string]any:
+		return "[object Object]"
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// joinJS is a list as JavaScript's join(", ") writes it (null items
+// empty); not a list: "".
+func joinJS(v any) string {
+	l, _ := v.([]any)
+	parts := make([]string, len(l))
+	for i, x := range l {
+		if x != nil {
+			parts[i] = jsText(x)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// truthy is JavaScript's truthiness of a JSON value.
+func truthy(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case string:
+		return x != ""
+	case float64:
+		return x != 0
+	case bool:
+		return x
+	}
+	return true
+}

@@ -137,6 +137,12 @@ func (d StateDetail) ViewJSON(s bookmark.SourceState) ([]byte, error) { return j
 // ListsFiles is false.
 func (StateDetail) ListsFiles(bookmark.SourceState) bool { return false }
 
+// Pairs are the items read and the runs that read them.
+func (d StateDetail) Pairs(bookmark.SourceState, bookmark.Counts) []bookmark.Pair {
+	return []bookmark.Pair{{Label: "items read", Value: d.Next, Format: "int", Test: "list-items"},
+		{Label: "runs that read items", Value: d.Runs, Format: "int", Test: "list-runs"}}
+}
+
 // PreviewDetail is what `tidemark plan` shows of a memory list.
 type PreviewDetail struct {
 	Items int64 `json:"items"`
