@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tidemark-etl/tidemark/sink"
 	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
 )
 
@@ -99,7 +100,7 @@ func (k *Sink) PublishKnown(ctx context.Context, job, runID, storeID string, kno
 			return err
 		}
 		if stageCols == nil {
-			return fmt.Errorf("nothing is staged for run %s (no table %s) and it was never published", runID, k.stageName(runID))
+			return fmt.Errorf("nothing is staged for run %s (no table %s) and it was never published: %w", runID, k.stageName(runID), sink.ErrOutputLost)
 		}
 		cols := slices.DeleteFunc(stageCols, func(c string) bool { return c == "_tidemark_seq" })
 		targetCols, err := k.tableColumns(ctx, tx, k.target)
