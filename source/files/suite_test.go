@@ -100,6 +100,11 @@ func folder(t *testing.T, root string, file func(key string) string) sourcetest.
 			lastRows = append(lastRows, rows...)
 			put(t, last, lastRows)
 		},
+		Remove: func(t *testing.T) {
+			if err := objs.Delete(t.Context(), last); err != nil {
+				t.Fatal(err)
+			}
+		},
 		Snapshot: func(t *testing.T) string {
 			var b strings.Builder
 			for o, err := range objs.List(t.Context(), "") {

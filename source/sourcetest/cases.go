@@ -115,6 +115,28 @@ func testChangedDuringLastAttempt(w *world) {
 	w.readOnce("the last attempt and the next run", append(first, second...))
 }
 
+// testVanishedDuringRead: input deleted while the engine read it does not
+// fail the run: it is dropped (and read again if it comes back) or was
+// read whole before it went; the rest is read once.
+func testVanishedDuringRead(w *world) {
+	s := w.source(w.in.Block)
+	w.in.Add(w.t, "1:a")
+	w.in.Add(w.t, "2:b")
+	first, err := w.run(s, func() { w.in.Remove(w.t) })
+	if err != nil {
+		w.t.Fatalf("run 1: %v", err)
+	}
+	got := append(first, w.mustRun(s)...)
+	n := map[string]int{}
+	for _, r := range got {
+		n[r]++
+	}
+	if n["1:a"] != 1 || n["2:b"] > 1 || len(got) != 1+n["2:b"] {
+		w.t.Fatalf("runs 1 and 2: read %q, want 1:a once and 2:b (deleted during run 1) at most once", got)
+	}
+	w.equal("run 3", w.mustRun(s), nil)
+}
+
 // readOnce checks the rows runs read of inputs 1:a and 2:b, the latter
 // modified to hold 3:c too while the first run read it: 1:a and 3:c once;
 // 2:b once, or twice when the first run read the input whole before it

@@ -42,6 +42,8 @@ type Input struct {
 	// too (a file rewritten with them appended; rows inserted into a
 	// table), as a writer would while a run reads it.
 	Modify func(t *testing.T, rows ...string)
+	// Remove deletes the input the last Add made (the file; its rows).
+	Remove func(t *testing.T)
 	// Snapshot describes the whole input (names, sizes, times, rows), to
 	// tell that a plan changed nothing.
 	Snapshot func(t *testing.T) string
@@ -58,6 +60,7 @@ func Run(t *testing.T, k Kind, stores []sinktest.Store) {
 		{"AdvanceReadsOnlyNew", testAdvance},
 		{"ChangedDuringRead", testChangedDuringRead},
 		{"ChangedDuringLastAttempt", testChangedDuringLastAttempt},
+		{"VanishedDuringRead", testVanishedDuringRead},
 		{"Split", testSplit},
 		{"CheckDefinition", testCheckDefinition},
 	}

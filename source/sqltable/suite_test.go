@@ -54,6 +54,7 @@ func table(t *testing.T, db *sqltest.DB, name string) sourcetest.Input {
 			return b
 		}
 	}
+	var last []string // the ids the last Add inserted
 	insert := func(t *testing.T, rows ...string) {
 		for _, r := range rows {
 			id, v, _ := strings.Cut(r, ":")
@@ -70,8 +71,18 @@ func table(t *testing.T, db *sqltest.DB, name string) sourcetest.Input {
 	return sourcetest.Input{
 		Block:   block(name),
 		Changed: block(name + "_other"),
-		Add:     insert,
-		Modify:  insert,
+		Add: func(t *testing.T, rows ...string) {
+			last = last[:0]
+			for _, r := range rows {
+				id, _, _ := strings.Cut(r, ":")
+				last = append(last, id)
+			}
+			insert(t, rows...)
+		},
+		Modify: insert,
+		Remove: func(t *testing.T) {
+			db.Exec(t, "DELETE FROM "+db.Q(name)+" WHERE id IN ("+strings.Join(last, ", ")+")")
+		},
 		Snapshot: func(t *testing.T) string {
 			return strings.Join(db.Strings(t, "SELECT "+concat+" FROM "+db.Q(name)+" ORDER BY id"), " ")
 		},
