@@ -61,25 +61,32 @@ func testPublishRoundTrip(w *world) {
 
 // testPublishTwice: a crash after the locations published, before the run
 // was marked published, has the next command publish again: nothing is
-// duplicated; a crash in between publishes of one location likewise.
+// duplicated, nothing of the run is lost, in either mode.
 func testPublishTwice(w *world) {
-	k := w.sink("append")
-	w.run(k, "1:a")
-	id := w.begin()
-	w.claim(k, id)
-	_, staged := w.stage(k, id, "2:b", "3:c")
-	w.commit(id, staged)
-	if err := w.publish(id, false); err != nil {
-		w.t.Fatalf("publishing: %v", err)
+	for _, mode := range []string{"append", "overwrite"} {
+		w := newWorld(w.t, w.k, Store{Open: w.open})
+		k := w.sink(mode)
+		w.run(k, "1:a")
+		id := w.begin()
+		w.claim(k, id)
+		_, staged := w.stage(k, id, "2:b", "3:c")
+		w.commit(id, staged)
+		want := []string{"1:a", "2:b", "3:c"}
+		if mode == "overwrite" {
+			want = want[1:]
+		}
+		if err := w.publish(id, false); err != nil {
+			w.t.Fatalf("mode %s: publishing: %v", mode, err)
+		}
+		w.wantRows("mode "+mode+", after publishing once", want...)
+		if err := w.publish(id, false); err != nil {
+			w.t.Fatalf("mode %s: publishing again (crash before it was marked): %v", mode, err)
+		}
+		if err := w.publish(id, true); err != nil {
+			w.t.Fatalf("mode %s: publishing a third time, then marking: %v", mode, err)
+		}
+		w.wantRows("mode "+mode+", after publishing three times", want...)
 	}
-	w.wantRows("after publishing once", "1:a", "2:b", "3:c")
-	if err := w.publish(id, false); err != nil {
-		w.t.Fatalf("publishing again (crash before it was marked): %v", err)
-	}
-	if err := w.publish(id, true); err != nil {
-		w.t.Fatalf("publishing a third time, then marking: %v", err)
-	}
-	w.wantRows("after publishing three times", "1:a", "2:b", "3:c")
 }
 
 // testPurgeIdempotent: a purge deletes what one run published, and again
@@ -122,21 +129,24 @@ func testCleanupDeadOnly(w *world) {
 }
 
 // testLostOutput: a committed run whose staged output is gone fails to
-// publish with an error wrapping sink.ErrOutputLost, and publishes
-// nothing.
+// publish with an error wrapping sink.ErrOutputLost, and changes nothing
+// (an overwrite deletes nothing).
 func testLostOutput(w *world) {
-	k := w.sink("append")
-	w.run(k, "1:a")
-	id := w.begin()
-	w.claim(k, id)
-	_, staged := w.stage(k, id, "2:b")
-	w.commit(id, staged)
-	w.p.Lose(w.t, id)
-	err := w.publish(id, false)
-	if !errors.Is(err, sink.ErrOutputLost) {
-		w.t.Fatalf("publishing a run whose staging is lost: %v, want sink.ErrOutputLost", err)
+	for _, mode := range []string{"append", "overwrite"} {
+		w := newWorld(w.t, w.k, Store{Open: w.open})
+		k := w.sink(mode)
+		w.run(k, "1:a")
+		id := w.begin()
+		w.claim(k, id)
+		_, staged := w.stage(k, id, "2:b")
+		w.commit(id, staged)
+		w.p.Lose(w.t, id)
+		err := w.publish(id, false)
+		if !errors.Is(err, sink.ErrOutputLost) {
+			w.t.Fatalf("mode %s: publishing a run whose staging is lost: %v, want sink.ErrOutputLost", mode, err)
+		}
+		w.wantRows("mode "+mode+", after the failed publish", "1:a")
 	}
-	w.wantRows("after the failed publish", "1:a")
 }
 
 // testDiscard: Discard, before or after Stage, leaves nothing of the run
