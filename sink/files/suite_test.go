@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidemark-etl/tidemark/engine"
 	"github.com/tidemark-etl/tidemark/engine/duckdb"
@@ -18,21 +19,25 @@ import (
 )
 
 // TestSuite runs the sink suite on a local folder and an S3 prefix, with
-// the state in each shipped store.
+// the state in each shipped store. The sink reaches S3 through a proxy
+// that holds every CreateMultipartUpload back a little, as a busy service
+// would: an upload sent while the engine writes is then created after the
+// engine returned.
 func TestSuite(t *testing.T) {
 	srv := s3test.Start(t)
 	stores := sinktest.Stores(t, srv)
 	bucket := srv.NewBucket(t)
+	proxy := s3test.StartProxy(t, srv.Endpoint)
+	proxy.Delay(1<<30, 150*time.Millisecond, "CreateMultipartUpload")
 	n := 0
 	for _, where := range []string{"local", "s3"} {
 		t.Run(where, func(t *testing.T) {
 			sinktest.Run(t, sinktest.Kind{Engine: openDuckDB, New: func(t *testing.T) sinktest.Place {
 				n++
-				root := filepath.Join(t.TempDir(), "out")
 				if where == "s3" {
-					root = fmt.Sprintf("s3://%s/out-%d/", bucket, n)
+					return folder(t, fmt.Sprintf("s3://%s/out-%d/", bucket, n), proxy.URL)
 				}
-				return folder(t, root)
+				return folder(t, filepath.Join(t.TempDir(), "out"), "")
 			}}, stores)
 		})
 	}
@@ -47,8 +52,9 @@ func openDuckDB(t *testing.T) engine.Engine {
 	return e
 }
 
-// folder is a file sink location at root, read back through objstore.
-func folder(t *testing.T, root string) sinktest.Place {
+// folder is a file sink location at root, read back through objstore;
+// the sink reaches it at endpoint ("": the default).
+func folder(t *testing.T, root, endpoint string) sinktest.Place {
 	t.Helper()
 	objs, err := objstore.Open(t.Context(), root, nil)
 	if err != nil {
@@ -56,7 +62,11 @@ func folder(t *testing.T, root string) sinktest.Place {
 	}
 	return sinktest.Place{
 		Block: func(ctx, mode string) string {
-			return fmt.Sprintf("  - ctx: %s\n    path: %s\n    format: csv\n    mode: %s", ctx, root, mode)
+			b := fmt.Sprintf("  - ctx: %s\n    path: %s\n    format: csv\n    mode: %s", ctx, root, mode)
+			if endpoint != "" {
+				b += "\n    s3: {endpoint: \"" + endpoint + "\"}"
+			}
+			return b
 		},
 		Rows: func(t *testing.T) []string {
 			var rows []string

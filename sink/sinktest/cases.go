@@ -2,6 +2,7 @@ package sinktest
 
 import (
 	"errors"
+	"time"
 
 	"github.com/tidemark-etl/tidemark/sink"
 )
@@ -160,6 +161,10 @@ func testDiscard(w *world) {
 	stg.Discard(w.t.Context())
 	stg.Discard(w.t.Context())
 	w.wantStaged("after discarding before Stage", before, false)
+	// Nothing Discard left running may stage anything later (an upload
+	// still on its way when it returned).
+	time.Sleep(500 * time.Millisecond)
+	w.wantStaged("half a second after discarding before Stage", before, false)
 	stg, _ = w.stage(k, after, "2:b")
 	stg.Discard(w.t.Context())
 	stg.Discard(w.t.Context())
