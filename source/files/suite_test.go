@@ -27,22 +27,24 @@ func TestSuite(t *testing.T) {
 	bucket := srv.NewBucket(t)
 	n := 0
 	for _, where := range []string{"local", "s3"} {
-		t.Run(where, func(t *testing.T) {
-			sourcetest.Run(t, sourcetest.Kind{Engine: openDuckDB, New: func(t *testing.T) sourcetest.Input {
-				n++
-				if where == "s3" {
-					prefix := fmt.Sprintf("in-%d", n)
-					return folder(t, "s3://"+bucket+"/"+prefix+"/", func(key string) string {
-						return srv.ObjectPath(bucket, prefix+"/"+key)
-					})
-				}
-				root := filepath.Join(t.TempDir(), "in")
-				if err := os.MkdirAll(root, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				return folder(t, root, func(key string) string { return filepath.Join(root, key) })
-			}}, stores)
-		})
+		for _, tracking := range []string{"exact", "timestamp"} {
+			t.Run(where+"/"+tracking, func(t *testing.T) {
+				sourcetest.Run(t, sourcetest.Kind{Engine: openDuckDB, New: func(t *testing.T) sourcetest.Input {
+					n++
+					if where == "s3" {
+						prefix := fmt.Sprintf("in-%d", n)
+						return folder(t, "s3://"+bucket+"/"+prefix+"/", tracking, func(key string) string {
+							return srv.ObjectPath(bucket, prefix+"/"+key)
+						})
+					}
+					root := filepath.Join(t.TempDir(), "in")
+					if err := os.MkdirAll(root, 0o755); err != nil {
+						t.Fatal(err)
+					}
+					return folder(t, root, tracking, func(key string) string { return filepath.Join(root, key) })
+				}}, stores)
+			})
+		}
 	}
 }
 
@@ -55,9 +57,9 @@ func openDuckDB(t *testing.T) engine.Engine {
 	return e
 }
 
-// folder is a folder of CSV files at root; file is where the file of a
-// key is on disk (for setting its modification time).
-func folder(t *testing.T, root string, file func(key string) string) sourcetest.Input {
+// folder is a folder of CSV files at root, read with tracking; file is
+// where the file of a key is on disk (for setting its modification time).
+func folder(t *testing.T, root, tracking string, file func(key string) string) sourcetest.Input {
 	t.Helper()
 	objs, err := objstore.Open(t.Context(), root, nil)
 	if err != nil {
@@ -86,7 +88,7 @@ func folder(t *testing.T, root string, file func(key string) string) sourcetest.
 	}
 	block := func(format string) func(ctx string) string {
 		return func(ctx string) string {
-			return fmt.Sprintf("  - ctx: %s\n    path: %s\n    format: %s", ctx, root, format)
+			return fmt.Sprintf("  - ctx: %s\n    path: %s\n    format: %s\n    tracking: %s", ctx, root, format, tracking)
 		}
 	}
 	return sourcetest.Input{

@@ -10,22 +10,24 @@ import (
 	"github.com/tidemark-etl/tidemark/store"
 )
 
-// testPlanChangesNothing: planning, again and again, changes neither the
-// input nor the state, and gives the same plan each time.
+// testPlanChangesNothing: planning, again and again, for a run or for
+// `tidemark plan` (counting), changes neither the input nor the state,
+// and plans the same input each time.
 func testPlanChangesNothing(w *world) {
 	s := w.source(w.in.Block)
 	w.in.Add(w.t, "1:a", "2:b")
 	before, head := w.in.Snapshot(w.t), w.head()
-	var first source.Preview
-	for i := range 3 {
-		p := w.plan(s)
+	var first [2]*source.Preview
+	for i := range 4 {
+		p := w.planCounting(s, i%2 == 1)
 		if p.Pending() == 0 {
 			w.t.Fatalf("plan %d: nothing pending with new input", i+1)
 		}
-		if i == 0 {
-			first = p.Preview()
-		} else if pv := p.Preview(); !reflect.DeepEqual(pv, first) {
-			w.t.Fatalf("plan %d previews %+v, plan 1 %+v", i+1, pv, first)
+		pv := p.Preview()
+		if f := first[i%2]; f == nil {
+			first[i%2] = &pv
+		} else if !reflect.DeepEqual(pv, *f) {
+			w.t.Fatalf("plan %d previews %+v, plan %d %+v", i+1, pv, i-1, *f)
 		}
 	}
 	if after := w.in.Snapshot(w.t); after != before {

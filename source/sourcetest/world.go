@@ -86,6 +86,13 @@ func (w *world) prev() (bookmark.SourceState, bool) {
 // run.
 func (w *world) plan(s source.Source) source.Plan {
 	w.t.Helper()
+	return w.planCounting(s, false)
+}
+
+// planCounting is plan; with count it plans as `tidemark plan` does,
+// counting what is new.
+func (w *world) planCounting(s source.Source, count bool) source.Plan {
+	w.t.Helper()
 	prev, has := w.prev()
 	if has {
 		if err := s.CheckDefinition(w.t.Context(), prev); err != nil {
@@ -94,7 +101,7 @@ func (w *world) plan(s source.Source) source.Plan {
 	}
 	w.clock = w.clock.Add(time.Minute)
 	p, err := s.Plan(w.t.Context(), source.Request{Job: jobName, Mode: bookmark.ModeEnable, State: w.st, Prev: prev,
-		HasPrev: has, Now: time.Now()})
+		HasPrev: has, Now: time.Now(), Count: count})
 	if err != nil {
 		w.t.Fatalf("planning: %v", err)
 	}
