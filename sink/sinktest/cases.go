@@ -9,7 +9,8 @@ import (
 
 // testClaimOwnership: a location the job claimed under one state store is
 // refused to the job of another store with a *sink.OwnedError, at its
-// check and at its claim, and nothing there changes.
+// check and at its claim, and to another job unless the kind is Shared;
+// nothing there changes.
 func testClaimOwnership(w *world) {
 	k := w.sink("append")
 	w.run(k, "1:a")
@@ -20,6 +21,16 @@ func testClaimOwnership(w *world) {
 		if !errors.As(err, &owned) {
 			w.t.Fatalf("claim (check only: %v) by another state store: %v, want a *sink.OwnedError", check, err)
 		}
+	}
+	c := w.claimWith(w.st, "", false)
+	c.Job = "another-job"
+	err := k.Claim(w.t.Context(), c)
+	var owned *sink.OwnedError
+	switch {
+	case w.k.Shared && err != nil:
+		w.t.Fatalf("claim by another job of the same state store at a shared location: %v", err)
+	case !w.k.Shared && !errors.As(err, &owned):
+		w.t.Fatalf("claim by another job of the same state store: %v, want a *sink.OwnedError", err)
 	}
 	w.wantRows("after the refused claims", "1:a")
 	// The owner goes on.

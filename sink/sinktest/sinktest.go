@@ -24,6 +24,10 @@ type Kind struct {
 	Engine func(t *testing.T) engine.Engine
 	// New makes a fresh, empty location of the kind.
 	New func(t *testing.T) Place
+	// Shared says several jobs may write to one location (a SQL table:
+	// each job's rows carry its marker): another job's claim is refused
+	// unless it is set.
+	Shared bool
 }
 
 // Place is one location of the kind.

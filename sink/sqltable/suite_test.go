@@ -23,7 +23,7 @@ func TestSuite(t *testing.T) {
 			sinktest.Run(t, sinktest.Kind{Engine: openDuckDB, New: func(t *testing.T) sinktest.Place {
 				n++
 				return table(db, fmt.Sprintf("out_%d", n))
-			}}, stores)
+			}, Shared: true}, stores)
 		})
 	}
 }
