@@ -75,6 +75,11 @@ var layers = []struct {
 	{"bench", []string{"..."}},
 	{"examples/...", []string{"..."}},
 	{"e2e", []string{"..."}},
+	// The sink and source suites drive a kind as the runner does, on every
+	// shipped state store, with a file sink or source as its counterpart:
+	// test harnesses, at the top with the tests that run them.
+	{"sink/sinktest", []string{"..."}},
+	{"source/sourcetest", []string{"..."}},
 }
 
 // cgoFree are packages that must not link the cgo DuckDB build: a

@@ -202,6 +202,17 @@ func (st *staging) runUploads(ctx context.Context, jobs []func(context.Context) 
 // run publishes nothing).
 func (st *staging) Discard(ctx context.Context) {
 	s, runID, log := st.sink, st.run.ID, st.run.Log
+	// The tail upload may still be on its way (its upload created after
+	// the abort below listed the run's uploads): end it and abort it first.
+	if t := st.tail; t != nil {
+		select {
+		case <-t.file.ended:
+		default:
+			engineReturned(t, errDiscarded)
+		}
+		t.drop(ctx)
+		st.tail = nil
+	}
 	if err := s.objs.DeletePrefix(ctx, stagingPrefix(runID)); err != nil {
 		log.Warn("cleaning staged output", "sink", s.spec.Ctx, "err", err)
 	}
@@ -218,5 +229,8 @@ func (st *staging) Discard(ctx context.Context) {
 		_ = os.RemoveAll(st.local)
 	}
 }
+
+// errDiscarded ends a tail upload whose run is discarded.
+var errDiscarded = errors.New("the run's staging was discarded")
 
 func joinLoc(root, key string) string { return layout.Join(root, key) }

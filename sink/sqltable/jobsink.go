@@ -218,6 +218,8 @@ type tableStaging struct {
 	k   *Sink
 	run sink.Run
 	dir string
+	// staging says Stage began loading a staging table.
+	staging bool
 }
 
 func (s *tableStaging) Target() engine.Sink {
@@ -228,7 +230,18 @@ func (s *tableStaging) Target() engine.Sink {
 func (s *tableStaging) Rejects() string                       { return "" }
 func (s *tableStaging) EngineStarted(context.Context)         {}
 func (s *tableStaging) EngineReturned(context.Context, error) {}
-func (s *tableStaging) Discard(context.Context)               {} // the next run's Cleanup drops its staging table
+
+// Discard drops the run's staging table, if Stage made it; a failure is
+// logged, and the next run's Cleanup drops the table.
+func (s *tableStaging) Discard(ctx context.Context) {
+	if !s.staging {
+		return
+	}
+	if err := s.k.dropStage(ctx, s.run.ID); err != nil && s.run.Log != nil {
+		s.run.Log.Warn("dropping the staging table of a run that did not commit; the next run's cleanup drops it",
+			"sink", s.j.cfg.Ctx, "run", s.run.ID, "err", s.k.db.Redact(err))
+	}
+}
 
 // Stage loads the engine's Parquet files into the run's staging table.
 func (s *tableStaging) Stage(ctx context.Context, res engine.SinkResult, _ bool) (sink.Staged, error) {
@@ -236,6 +249,7 @@ func (s *tableStaging) Stage(ctx context.Context, res engine.SinkResult, _ bool)
 	for _, f := range res.Files {
 		files = append(files, filepath.Join(s.dir, "data", filepath.FromSlash(f.Path)))
 	}
+	s.staging = true
 	rows, err := s.k.Stage(ctx, s.run.ID, files, nil)
 	if err != nil {
 		return sink.Staged{}, err

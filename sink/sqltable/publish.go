@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tidemark-etl/tidemark/internal/sqldb"
+	"github.com/tidemark-etl/tidemark/sink"
 )
 
 // Publish moves the run's staged rows into the target and writes its
@@ -99,7 +100,7 @@ func (k *Sink) PublishKnown(ctx context.Context, job, runID, storeID string, kno
 			return err
 		}
 		if stageCols == nil {
-			return fmt.Errorf("nothing is staged for run %s (no table %s) and it was never published", runID, k.stageName(runID))
+			return fmt.Errorf("nothing is staged for run %s (no table %s) and it was never published: %w", runID, k.stageName(runID), sink.ErrOutputLost)
 		}
 		cols := slices.DeleteFunc(stageCols, func(c string) bool { return c == "_tidemark_seq" })
 		targetCols, err := k.tableColumns(ctx, tx, k.target)
