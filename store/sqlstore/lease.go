@@ -56,11 +56,11 @@ func (c *Core) RenewLease(ctx context.Context, l store.Lease, ttl time.Duration)
 	if ttl <= 0 {
 		return store.Lease{}, fmt.Errorf("renewing lease of job %q: ttl %s is not positive", l.Job, ttl)
 	}
-	l, err := c.l.Renew(ctx, l, ttl)
+	renewed, err := c.l.Renew(ctx, l, ttl)
 	if err != nil {
 		return store.Lease{}, c.failf(err, "renewing lease of job %q", l.Job)
 	}
-	return l, nil
+	return renewed, nil
 }
 
 // ReleaseLease frees the lease if l.Token is current. The token counter

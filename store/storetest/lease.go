@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -108,10 +109,18 @@ func testLeaseRelease(t *testing.T, s store.Store) {
 	}
 	_, err := s.RenewLease(ctx, a, time.Hour)
 	wantErr(t, "RenewLease after release", err, store.ErrLeaseLost)
+	if err != nil && !strings.Contains(err.Error(), fmt.Sprintf("%q", job)) {
+		t.Errorf("RenewLease after release: %q does not name job %q", err, job)
+	}
 
 	b := acquire(t, s, job, "run-b")
 	if b.Token <= a.Token {
 		t.Errorf("token after release and re-acquire = %d, want > %d", b.Token, a.Token)
+	}
+	_, err = s.RenewLease(ctx, a, time.Hour)
+	wantErr(t, "RenewLease of a lease taken since", err, store.ErrLeaseLost)
+	if err != nil && !strings.Contains(err.Error(), fmt.Sprintf("%q", job)) {
+		t.Errorf("RenewLease of a lease taken since: %q does not name job %q", err, job)
 	}
 	if err := s.ReleaseLease(ctx, a); err != nil {
 		t.Errorf("ReleaseLease with a stale token: %v, want nil", err)
