@@ -261,6 +261,18 @@ func TestTestKind(t *testing.T) {
 		t.Errorf("GET run %s: its output is not the run log's record\n%s", res.RunID, outs)
 	}
 
+	// Another job may not write into the run log: its ownership record
+	// names listjob (exit 2, nothing written).
+	other := "job: otherjob\nsources:\n  - ctx: events\n    items: [x]\nsinks:\n  - ctx: out\n    log: outlog/\n"
+	if err := os.WriteFile(filepath.Join(dir, "other.yaml"), []byte(other), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = run("run", "other.yaml")
+	want(r, 2, r.stderr, `outlog belongs to job "listjob"`)
+	if ents, _ := os.ReadDir(filepath.Join(dir, "outlog")); len(ents) != 3 {
+		t.Errorf("the refused run changed the run log: %d entries, want 2 runs' files and _tidemark", len(ents))
+	}
+
 	// A reset's preview names each run's file as the run log's purge does,
 	// and changes nothing; the purge deletes them.
 	named := func(id string) string { return "run log " + filepath.Join(dir, "outlog") + ": " + id + ".jsonl" }
