@@ -260,6 +260,9 @@ func TestTestKind(t *testing.T) {
 		!strings.Contains(outs, `"final":"`+res.RunID+`.jsonl","rows":1`) {
 		t.Errorf("GET run %s: its output is not the run log's record\n%s", res.RunID, outs)
 	}
+	if !strings.Contains(outs, `"shown_after":[{"label":"items read","value":3,"format":"int","test":"list-items"}`) {
+		t.Errorf("GET run %s: its bookmark diff does not compare the memory list as the kind shows it\n%s", res.RunID, outs)
+	}
 
 	// Another job may not write into the run log: its ownership record
 	// names listjob (exit 2, nothing written).
