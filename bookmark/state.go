@@ -27,6 +27,23 @@ type StateDetail interface {
 	Pairs(s SourceState, last Counts) []Pair
 }
 
+// Differ is a StateDetail that says what a bookmark diff (the dashboard's
+// run page) compares of a state, labelled as the diff names the fields; a
+// detail without it is compared by its Pairs.
+type Differ interface {
+	DiffPairs(s SourceState) []Pair
+}
+
+// DiffPairs is what a bookmark diff compares of s, as its kind says
+// (Differ, else its Pairs with no count).
+func DiffPairs(s SourceState) []Pair {
+	v := s.View()
+	if d, ok := v.(Differ); ok {
+		return d.DiffPairs(s)
+	}
+	return v.Pairs(s, nil)
+}
+
 // Pair is one labelled value the dashboard shows of a source's state.
 // Format says how Value reads: "int", "bytes", "nanos" (a Unix time in
 // nanoseconds), or "" (text as it is).

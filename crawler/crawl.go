@@ -406,7 +406,7 @@ func (c *crawl) bookmark() store.Commit {
 	var cm store.Commit
 	states := map[string]bookmark.SourceState{}
 	for _, t := range c.targets {
-		st := bookmark.SourceState{Kind: "files", Fingerprint: fmt.Sprintf("%016x", xxh3.HashString(t.loc+"\x00"+strings.Join(t.cfg.Exclude, "\x00"))),
+		st := bookmark.SourceState{Kind: bookmark.KindFiles, Fingerprint: fmt.Sprintf("%016x", xxh3.HashString(t.loc+"\x00"+strings.Join(t.cfg.Exclude, "\x00"))),
 			Describe: "crawler target " + t.loc}
 		t.tree.walk(func(d *folder) {
 			for _, f := range d.files {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -70,9 +71,21 @@ func TestTestKind(t *testing.T) {
 		err := cmd.Run()
 		return finish(t, ctx, args, start, err, &stdout, &stderr)
 	}
+	// The job's lineage goes to a local collector.
+	var lmu sync.Mutex
+	var events []map[string]any
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var ev map[string]any
+		_ = json.Unmarshal(body, &ev)
+		lmu.Lock()
+		events = append(events, ev)
+		lmu.Unlock()
+	}))
+	defer collector.Close()
 	writeJob := func(items string) {
 		t.Helper()
-		job := "job: listjob\nsources:\n  - ctx: events\n    items: [" + items + "]\nsinks:\n  - ctx: out\n    path: out/\n    format: csv\n"
+		job := "job: listjob\nlineage: {url: " + collector.URL + "}\nsources:\n  - ctx: events\n    items: [" + items + "]\nsinks:\n  - ctx: out\n    log: outlog/\n"
 		if err := os.WriteFile(filepath.Join(dir, "job.yaml"), []byte(job), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -89,9 +102,59 @@ func TestTestKind(t *testing.T) {
 		}
 	}
 
+	// logged is the items of run log outlog/RUN.jsonl ("": none).
+	logged := func(runID string) string {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(dir, "outlog", runID+".jsonl"))
+		if os.IsNotExist(err) {
+			return ""
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var items []string
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var row struct{ Item string }
+			if err := json.Unmarshal([]byte(line), &row); err != nil {
+				t.Fatalf("outlog/%s.jsonl: %v\n%s", runID, err, b)
+			}
+			items = append(items, row.Item)
+		}
+		return strings.Join(items, ",")
+	}
+
 	writeJob("a, b")
-	r := run("run", "job.yaml")
-	want(r, 0, r.stderr, "  source events: memory list, 2 items after item 0, 2 rows\n", "  sink out: 1 files, 2 rows\n")
+	r := run("run", "job.yaml", "--json")
+	var first struct {
+		RunID string `json:"run_id"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &first); err != nil || first.RunID == "" {
+		t.Fatalf("run --json: %v\n%s", err, r.stdout)
+	}
+	if got := logged(first.RunID); got != "a,b" {
+		t.Errorf("run log of run %s holds %q, want a,b", first.RunID, got)
+	}
+	// Lineage names the memory list and the run log as their kinds do.
+	lmu.Lock()
+	if len(events) != 2 {
+		t.Errorf("lineage: %d events, want START and COMPLETE", len(events))
+	} else {
+		ds := func(key string) string {
+			l, _ := events[1][key].([]any)
+			if len(l) != 1 {
+				return fmt.Sprint(l)
+			}
+			m, _ := l[0].(map[string]any)
+			return fmt.Sprint(m["namespace"], " ", m["name"])
+		}
+		if got := ds("inputs"); got != "memlist listjob/a" {
+			t.Errorf("lineage inputs: %s, want memlist listjob/a", got)
+		}
+		if got, want := ds("outputs"), "runlog "+filepath.Join(dir, "outlog"); got != want {
+			t.Errorf("lineage outputs: %s, want %s", got, want)
+		}
+	}
+	lmu.Unlock()
 
 	writeJob("a, b, c")
 	r = run("plan", "job.yaml")
@@ -109,13 +172,21 @@ func TestTestKind(t *testing.T) {
 
 	r = run("run", "job.yaml", "--json")
 	var res struct {
+		RunID   string                    `json:"run_id"`
 		Sources map[string]map[string]any `json:"sources"`
+		Sinks   map[string]map[string]any `json:"sinks"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
 		t.Fatalf("run --json: %v\n%s", err, r.stdout)
 	}
 	if s := res.Sources["events"]; s["kind"] != "memlist" || s["items"] != 1.0 || s["rows"] != 1.0 {
 		t.Errorf("run --json: events = %v, want kind memlist, 1 item, 1 row", s)
+	}
+	if s := res.Sinks["out"]; s["files"] != 1.0 || s["rows"] != 1.0 {
+		t.Errorf("run --json: sink out = %v, want 1 file, 1 row", s)
+	}
+	if got := logged(res.RunID); got != "c" {
+		t.Errorf("run log of run %s holds %q, want c", res.RunID, got)
 	}
 
 	r = run("runs", "job.yaml")
@@ -184,9 +255,49 @@ func TestTestKind(t *testing.T) {
 		t.Errorf("GET runs: the newest run's source is not the kind's count\n%s", got)
 	}
 
-	// A reset makes the next run read every item again.
-	r = run("bookmark", "reset", "job.yaml")
-	want(r, 0, r.stderr, "bookmark cleared")
-	r = run("run", "job.yaml")
-	want(r, 0, r.stderr, "  source events: memory list, 3 items after item 0, 3 rows\n")
+	outs := get("/api/v1/jobs/listjob/runs/" + res.RunID)
+	if !strings.Contains(outs, `"kind":"run_log","root":`+strconv.Quote(filepath.Join(dir, "outlog"))) ||
+		!strings.Contains(outs, `"final":"`+res.RunID+`.jsonl","rows":1`) {
+		t.Errorf("GET run %s: its output is not the run log's record\n%s", res.RunID, outs)
+	}
+	if !strings.Contains(outs, `"shown_after":[{"label":"items read","value":3,"format":"int","test":"list-items"}`) {
+		t.Errorf("GET run %s: its bookmark diff does not compare the memory list as the kind shows it\n%s", res.RunID, outs)
+	}
+
+	// Another job may not write into the run log: its ownership record
+	// names listjob (exit 2, nothing written).
+	other := "job: otherjob\nsources:\n  - ctx: events\n    items: [x]\nsinks:\n  - ctx: out\n    log: outlog/\n"
+	if err := os.WriteFile(filepath.Join(dir, "other.yaml"), []byte(other), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = run("run", "other.yaml")
+	want(r, 2, r.stderr, `outlog belongs to job "listjob"`)
+	if ents, _ := os.ReadDir(filepath.Join(dir, "outlog")); len(ents) != 3 {
+		t.Errorf("the refused run changed the run log: %d entries, want 2 runs' files and _tidemark", len(ents))
+	}
+
+	// A reset's preview names each run's file as the run log's purge does,
+	// and changes nothing; the purge deletes them.
+	named := func(id string) string { return "run log " + filepath.Join(dir, "outlog") + ": " + id + ".jsonl" }
+	r = run("bookmark", "reset", "job.yaml", "--purge-output", "--dry-run")
+	want(r, 0, r.stdout+r.stderr, named(first.RunID), named(res.RunID))
+	if logged(first.RunID) != "a,b" || logged(res.RunID) != "c" {
+		t.Errorf("reset --dry-run changed the run log")
+	}
+	r = run("bookmark", "reset", "job.yaml", "--purge-output")
+	want(r, 0, r.stderr, "bookmark cleared", "deleted "+named(first.RunID), "deleted "+named(res.RunID))
+	if logged(first.RunID) != "" || logged(res.RunID) != "" {
+		t.Errorf("reset --purge-output left the runs' files in the run log")
+	}
+	// The next run reads every item again, into the log once.
+	r = run("run", "job.yaml", "--json")
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+		t.Fatalf("run --json: %v\n%s", err, r.stdout)
+	}
+	if s := res.Sources["events"]; s["items"] != 3.0 || s["after"] != 0.0 {
+		t.Errorf("run after reset: events = %v, want 3 items after 0", s)
+	}
+	if got := logged(res.RunID); got != "a,b,c" {
+		t.Errorf("run log of run %s holds %q, want a,b,c", res.RunID, got)
+	}
 }

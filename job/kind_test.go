@@ -37,7 +37,7 @@ func TestBlocksDecodedByKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	src, ok := s.Sources[0].Config.(*sqltable.JobConfig)
-	if !ok || s.Sources[0].Kind != "sqltable" || !s.Sources[0].IsTable() {
+	if !ok || s.Sources[0].Kind != "sqltable" {
 		t.Fatalf("source: got kind %q config %T, want sqltable *sqltable.JobConfig", s.Sources[0].Kind, s.Sources[0].Config)
 	}
 	if src.Table != "orders" || src.PasswordEnv != "SHOP_PASSWORD" || src.BookmarkKeysSortOrder != "asc" {

@@ -83,9 +83,6 @@ type Source struct {
 	Config Config `yaml:"-"`
 }
 
-// IsTable reports whether the source reads a SQL table instead of files.
-func (s Source) IsTable() bool { return s.Kind == "sqltable" }
-
 // Sink is one output: the keys every kind has, and the kind's block.
 type Sink struct {
 	Ctx string `yaml:"ctx" doc:"the sink's id in run summaries and its output records"`
@@ -100,9 +97,6 @@ type Sink struct {
 	// k.Config.(*files.Config) from sink/files.
 	Config Config `yaml:"-"`
 }
-
-// IsTable reports whether the sink writes a SQL table instead of files.
-func (k Sink) IsTable() bool { return k.Kind == "sqltable" }
 
 // IO bounds the transfers of remote inputs and outputs.
 type IO struct {

@@ -59,6 +59,10 @@ type bookmarkDiff struct {
 type sourceDiffPair struct {
 	Before *view.Source `json:"before"`
 	After  *view.Source `json:"after"`
+	// ShownBefore and ShownAfter are what the diff compares of each
+	// state, as the source's kind says (bookmark.DiffPairs).
+	ShownBefore []bookmark.Pair `json:"shown_before,omitempty"`
+	ShownAfter  []bookmark.Pair `json:"shown_after,omitempty"`
 }
 
 // diffOf returns the bookmark diff of run rec: nil unless rec committed a
@@ -89,11 +93,11 @@ func (s *server) diffOf(ctx context.Context, rec store.Run) (*bookmarkDiff, erro
 		var p sourceDiffPair
 		if st, ok := before[k]; ok {
 			v := view.SourceOf(st)
-			p.Before = &v
+			p.Before, p.ShownBefore = &v, bookmark.DiffPairs(st)
 		}
 		if st, ok := after[k]; ok {
 			v := view.SourceOf(st)
-			p.After = &v
+			p.After, p.ShownAfter = &v, bookmark.DiffPairs(st)
 		}
 		d.Sources[k] = p
 	}

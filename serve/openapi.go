@@ -93,7 +93,11 @@ func openAPIDoc() obj {
 			"sources": obj{"type": "object", "description": "per source ctx: its state before (null: new) and after (null: gone)",
 				"additionalProperties": obj{"type": "object", "properties": obj{
 					"before": obj{"type": "object", "nullable": true, "additionalProperties": true},
-					"after":  obj{"type": "object", "nullable": true, "additionalProperties": true}}}}}},
+					"after":  obj{"type": "object", "nullable": true, "additionalProperties": true},
+					"shown_before": obj{"type": "array", "items": obj{"type": "object", "additionalProperties": true},
+						"description": "what the diff compares of the state before, as the source's kind shows it ({label, value, format})"},
+					"shown_after": obj{"type": "array", "items": obj{"type": "object", "additionalProperties": true},
+						"description": "the same of the state after"}}}}}},
 		"ResetRequest": obj{"type": "object", "properties": obj{"to_run": obj{"type": "string"}, "purge": obj{"type": "boolean"},
 			"dry_run": obj{"type": "boolean"}}},
 		"ResetPreview": obj{"type": "object", "properties": obj{"undo": strs, "delete": strs}},

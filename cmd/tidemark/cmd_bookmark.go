@@ -35,6 +35,7 @@ func newBookmarkCmd(g *globals) *cobra.Command {
 	}
 	reset.Flags().StringVar(&ro.ToRun, "to-run", "", "restore the bookmark exactly as this run committed it")
 	reset.Flags().BoolVar(&ro.Purge, "purge-output", false, "delete what every later run published (any mode)")
+	reset.Flags().BoolVar(&ro.DryRun, "dry-run", false, "print what the reset would undo and delete, changing nothing")
 	reset.Flags().StringVar(&g.state, "state", "", "state store location")
 	reset.Flags().BoolVar(&g.json, "json", false, "print JSON on stdout")
 	c.AddCommand(show, reset)
@@ -89,6 +90,9 @@ func runBookmarkReset(ctx context.Context, g *globals, ro tidemark.ResetOptions,
 	if err != nil {
 		return err
 	}
+	if ro.DryRun {
+		return printResetPreview(g, name, ro, res)
+	}
 	if g.json {
 		return json.NewEncoder(os.Stdout).Encode(res)
 	}
@@ -114,6 +118,33 @@ func runBookmarkReset(ctx context.Context, g *globals, ro tidemark.ResetOptions,
 			}
 		}
 	}
+	return nil
+}
+
+// printResetPreview prints what a reset would undo and delete: with
+// --json as serve's dry run answers ({"undo","delete"}), else as lines.
+func printResetPreview(g *globals, name string, ro tidemark.ResetOptions, res *tidemark.ResetResult) error {
+	if g.json {
+		return json.NewEncoder(os.Stdout).Encode(struct {
+			Undo   []string `json:"undo"`
+			Delete []string `json:"delete"`
+		}{res.Undone, res.Deleted})
+	}
+	to := "cleared"
+	if ro.ToRun != "" {
+		to = "rewound to run " + ro.ToRun
+	}
+	fmt.Printf("job %s: the bookmark would be %s (now version %d); %d runs undone\n", name, to, res.Version, len(res.Undone))
+	for _, r := range res.Undone {
+		fmt.Printf("  undo %s\n", r)
+	}
+	if ro.Purge {
+		fmt.Printf("the output of %d runs would be purged: %d outputs deleted\n", len(res.Purged), len(res.Deleted))
+		for _, d := range res.Deleted {
+			fmt.Printf("  delete %s\n", d)
+		}
+	}
+	fmt.Println("nothing was changed (--dry-run)")
 	return nil
 }
 

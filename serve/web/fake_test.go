@@ -11,6 +11,10 @@ import (
 	_ "github.com/tidemark-etl/tidemark/source/files"    // the file kind shows its states
 	_ "github.com/tidemark-etl/tidemark/source/sqltable" // and the SQL table kind its
 	"github.com/tidemark-etl/tidemark/store"
+
+	// A kind the dashboard knows nothing of, whose state the run page
+	// diffs as the kind shows it.
+	_ "github.com/tidemark-etl/tidemark/internal/kindtest/memsource"
 )
 
 // evil is a job, ctx, file and error text that would run script if any
@@ -110,13 +114,15 @@ func fakeAPI(t *testing.T) http.Handler {
 			"inputs":   map[string]any{"items": []any{map[string]any{"ctx": evil, "path": evil + ".csv", "size": 2048, "mtime": 1735689600000000000, "etag": `"e1"`}}, "total": 1},
 			"attempts": []any{runs[1]},
 			"bookmark_diff": map[string]any{"version": 3, "before": 2, "sources": map[string]any{
-				evil: map[string]any{
-					"before": map[string]any{"kind": "files", "tracking": "exact", "files": 40, "bytes": 4000, "fingerprint": "fp1",
+				evil: diffPair(t,
+					map[string]any{"kind": "files", "tracking": "exact", "files": 40, "bytes": 4000, "fingerprint": "fp1",
 						"schema": []any{map[string]any{"name": "id", "type": "BIGINT"}, map[string]any{"name": "gone", "type": "VARCHAR"}}},
-					"after": map[string]any{"kind": "files", "tracking": "exact", "files": 42, "bytes": 4096, "fingerprint": "fp1",
-						"schema": []any{map[string]any{"name": "id", "type": "BIGINT"}, map[string]any{"name": evil, "type": "VARCHAR"}}}},
-				"new": map[string]any{"before": nil, "after": map[string]any{"kind": "files", "tracking": "timestamp", "files": 1, "bytes": 10,
-					"high_water": 1735689600000000000}},
+					map[string]any{"kind": "files", "tracking": "exact", "files": 42, "bytes": 4096, "fingerprint": "fp1",
+						"schema": []any{map[string]any{"name": "id", "type": "BIGINT"}, map[string]any{"name": evil, "type": "VARCHAR"}}}),
+				"new": diffPair(t, nil, map[string]any{"kind": "files", "tracking": "timestamp", "files": 1, "bytes": 10,
+					"high_water": 1735689600000000000}),
+				"list": diffPair(t, map[string]any{"kind": "memlist", "next": 2, "list_runs": 1},
+					map[string]any{"kind": "memlist", "next": 3, "list_runs": 2}),
 			}}})
 	})
 	mux.HandleFunc("GET /api/v1/jobs/{job}/history", func(w http.ResponseWriter, r *http.Request) {
@@ -188,6 +194,25 @@ func shown(t *testing.T, bm map[string]any, last any) map[string][]bookmark.Pair
 			c = n
 		}
 		out[k] = s.View().Pairs(s, c)
+	}
+	return out
+}
+
+// diffPair is one source ctx of a run's bookmark diff as the server sends
+// it: the states before and after (nil: none), and what the diff compares
+// of each as its kind says (bookmark.DiffPairs).
+func diffPair(t *testing.T, before, after map[string]any) map[string]any {
+	t.Helper()
+	out := map[string]any{"before": before, "after": after}
+	for key, s := range map[string]map[string]any{"shown_before": before, "shown_after": after} {
+		if s == nil {
+			continue
+		}
+		var st bookmark.SourceState
+		if err := json.Unmarshal(mustJSON(t, s), &st); err != nil {
+			t.Fatal(err)
+		}
+		out[key] = bookmark.DiffPairs(st)
 	}
 	return out
 }

@@ -91,7 +91,8 @@ func TestPagesRenderTheAPIsNumbers(t *testing.T) {
 			`data-test="attempt-row" data-run="r2"`, `data-test="run-error"`, `&lt;script&gt;document.title='PWNED'&lt;/script&gt;`,
 			`data-test="bookmark-diff" data-version="3" data-before="2"`, `data-field="files processed"`, `data-test="diff-before">40<`,
 			`data-test="diff-after">42<`, `data-field="column removed"`, `data-field="column added"`,
-			`data-ctx="new" data-field="source"`, `data-ctx="new" data-field="high-water mark"`} {
+			`data-ctx="new" data-field="source"`, `data-ctx="new" data-field="high-water mark"`,
+			`data-ctx="list" data-field="items read"`, `data-ctx="list" data-field="runs that read items"`} {
 			if !strings.Contains(dom, want) {
 				t.Errorf("run page: got no %s", want)
 			}

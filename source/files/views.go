@@ -237,6 +237,24 @@ func (StateDetail) ListsFiles(s bookmark.SourceState) bool { return s.Tracking =
 
 // Pairs are the files and bytes recorded, the timestamp mark and band,
 // and the last key of ordered listing.
+// DiffPairs is what a bookmark diff compares of a file source's state
+// (bookmark.Differ): its files and bytes, and its mark, band and last key
+// where it has them.
+func (StateDetail) DiffPairs(s bookmark.SourceState) []bookmark.Pair {
+	out := []bookmark.Pair{{Label: "files processed", Value: s.Files, Format: "int"},
+		{Label: "bytes recorded", Value: s.Bytes, Format: "bytes"}}
+	if s.HighWater != 0 {
+		out = append(out, bookmark.Pair{Label: "high-water mark", Value: s.HighWater, Format: "nanos"})
+	}
+	if len(s.Band) > 0 {
+		out = append(out, bookmark.Pair{Label: "files in band", Value: len(s.Band), Format: "int"})
+	}
+	if s.LastKey != "" {
+		out = append(out, bookmark.Pair{Label: "last key", Value: s.LastKey})
+	}
+	return out
+}
+
 func (StateDetail) Pairs(s bookmark.SourceState, _ bookmark.Counts) []bookmark.Pair {
 	out := []bookmark.Pair{{Label: "files processed", Value: s.Files, Format: "int", Test: "bookmark-files"},
 		{Label: "bytes recorded", Value: s.Bytes, Format: "bytes", Test: "bookmark-bytes"}}

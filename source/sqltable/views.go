@@ -264,6 +264,32 @@ func (d StateDetail) Pairs(_ bookmark.SourceState, last bookmark.Counts) []bookm
 	return append(out, regressions)
 }
 
+// DiffPairs is what a bookmark diff compares of a SQL table's state
+// (bookmark.Differ): the rows and runs, and the cursor's keys and mark (or
+// the cursor itself when it is not an object).
+func (d StateDetail) DiffPairs(bookmark.SourceState) []bookmark.Pair {
+	out := []bookmark.Pair{{Label: "rows read", Value: d.Rows, Format: "int"},
+		{Label: "runs that read rows", Value: d.Runs, Format: "int"}}
+	var v any
+	if raw, err := bookmark.JSONBytes(d.Cursor).MarshalJSON(); err == nil {
+		_ = json.Unmarshal(raw, &v)
+	}
+	switch c := v.(type) {
+	case nil:
+	case map[string]any:
+		if k, ok := c["keys"]; ok && truthy(k) {
+			out = append(out, bookmark.Pair{Label: "cursor keys", Value: joinJS(k)})
+		}
+		if m, ok := c["mark"]; ok && truthy(m) {
+			out = append(out, bookmark.Pair{Label: "key mark", Value: joinJS(m)})
+		}
+	case []any:
+	default:
+		out = append(out, bookmark.Pair{Label: "cursor", Value: jsText(c)})
+	}
+	return out
+}
+
 // cursorPairs shows a cursor as the dashboard has: its keys and order,
 // its mark, the lookback window and the rows behind it.
 func cursorPairs(b []byte) []bookmark.Pair {

@@ -50,6 +50,17 @@ func (c *Config) Validate(ck *job.Check) {
 	}
 }
 
+// Place is the list's lineage dataset (namespace memlist, name the job's
+// name and the list's first item); a list has no folder to overlap.
+func (c *Config) Place(spec *job.Spec) job.Place {
+	name := spec.Job
+	if len(c.Items) > 0 {
+		name += "/" + c.Items[0]
+	}
+	return job.Place{Shown: "memory list of " + fmt.Sprint(len(c.Items)) + " items",
+		Dataset: job.Dataset{Namespace: Name, Name: name, SourceName: Name, URI: Name + "://" + name}}
+}
+
 // Source is one opened memory list.
 type Source struct {
 	ctx string

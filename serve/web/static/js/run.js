@@ -89,12 +89,14 @@
 
   // fieldDiffs lists what changed in one source ctx's state between the
   // version before (b, null: the ctx was new) and after (a, null: gone):
-  // [field, before, after] texts.
-  function fieldDiffs(b, a) {
+  // [field, before, after] texts. The fields the source's kind counts are
+  // those the server sends as its kind shows them (sb, sa:
+  // [{label, value, format}]).
+  function fieldDiffs(b, a, sb, sa) {
     if (!b && !a) return [];
     if (!b) b = {};
     if (!a) a = {};
-    var table = (a.kind || b.kind) === "table", out = [];
+    var out = [];
     function cmp(field, f) {
       var x = f(b), y = f(a);
       if (x !== y) out.push([field, x, y]);
@@ -102,19 +104,20 @@
     function has(s) { return Object.keys(s).length > 0; }
     if (!has(b)) out.push(["source", "none (new ctx)", a.kind + (a.tracking ? ", " + a.tracking + " tracking" : "")]);
     if (!has(a)) out.push(["source", b.kind || "", "gone"]);
-    if (table) {
-      cmp("rows read", function (s) { return has(s) ? TM.fmt.int(s.rows !== undefined ? s.rows : s.bytes) : ""; });
-      cmp("runs that read rows", function (s) { return has(s) ? TM.fmt.int(s.runs !== undefined ? s.runs : s.files) : ""; });
-    } else {
-      cmp("files processed", function (s) { return has(s) ? TM.fmt.int(s.files || 0) : ""; });
-      cmp("bytes recorded", function (s) { return has(s) ? TM.fmt.bytes(s.bytes || 0) : ""; });
+    var labels = [], before = {}, after = {};
+    function take(list, into) {
+      (list || []).forEach(function (p) {
+        if (!(p.label in before) && !(p.label in after)) labels.push(p.label);
+        var f = p.format && TM.fmt[p.format];
+        into[p.label] = f ? f(p.value) : String(p.value);
+      });
     }
-    cmp("high-water mark", function (s) { return s.high_water ? TM.fmt.nanos(s.high_water) : ""; });
-    cmp("files in band", function (s) { return s.band && s.band.length ? TM.fmt.int(s.band.length) : ""; });
-    cmp("last key", function (s) { return s.last_key || ""; });
-    cmp("cursor keys", function (s) { return s.cursor && s.cursor.keys ? s.cursor.keys.join(", ") : ""; });
-    cmp("key mark", function (s) { return s.cursor && s.cursor.mark ? s.cursor.mark.join(", ") : ""; });
-    cmp("cursor", function (s) { return s.cursor && typeof s.cursor !== "object" ? String(s.cursor) : ""; });
+    take(sb, before);
+    take(sa, after);
+    labels.forEach(function (l) {
+      var x = before[l] || "", y = after[l] || "";
+      if (x !== y) out.push([l, x, y]);
+    });
     cmp("fingerprint", function (s) { return s.fingerprint || ""; });
     var cols = function (s) { var m = {}; (s.schema || []).forEach(function (c) { m[c.name] = c.type; }); return m; };
     var cb = cols(b), ca = cols(a);
@@ -134,7 +137,7 @@
     var rows = [];
     TM.sortedKeys(d.sources).forEach(function (k) {
       var p = d.sources[k];
-      fieldDiffs(p.before, p.after).forEach(function (f) {
+      fieldDiffs(p.before, p.after, p.shown_before, p.shown_after).forEach(function (f) {
         rows.push(TM.row({ "data-test": "diff-row", "data-ctx": k, "data-field": f[0] }, [
           { text: k, test: "diff-ctx" }, { text: f[0], test: "diff-field" },
           { text: f[1], test: "diff-before" }, { text: f[2], test: "diff-after" }]));
