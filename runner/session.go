@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -325,6 +324,14 @@ func (s *Session) commit(ctx context.Context, reports map[string]SourceReport) e
 		ss := s.srcs[name]
 		rep := reports[name]
 		sr := engine.SourceResult{Rows: rep.Rows, Schema: rep.Schema}
+		if sr.Rows == 0 {
+			// The program did not count what it read: count its input.
+			n, _, err := engine.InputRows(ss.input)
+			if err != nil {
+				return err
+			}
+			sr.Rows = n
+		}
 		if sr.Schema == nil {
 			sr.Schema = ss.input.Schema
 		}
@@ -340,7 +347,7 @@ func (s *Session) commit(ctx context.Context, reports map[string]SourceReport) e
 		ss.reading = nil
 	}
 	for name, sk := range s.snks {
-		files, rows, err := stagedFiles(sk.target)
+		files, rows, err := engine.Written(sk.target)
 		if err != nil {
 			return err
 		}
@@ -445,48 +452,4 @@ func (s *Session) closeAll() {
 	}
 	s.cancel(nil)
 	_ = r.st.Close()
-}
-
-// stagedFiles lists what the program wrote under a sink's local staging
-// folder, leaving out what Spark and Hadoop write beside the data
-// (_SUCCESS, .crc files, _temporary, any _ or . name).
-func stagedFiles(t engine.Sink) ([]engine.StagedFile, int64, error) {
-	dir, err := engine.LocalPath(t.Location)
-	if err != nil {
-		return nil, 0, err
-	}
-	files, err := walkStaged(dir)
-	if err != nil {
-		return nil, 0, fmt.Errorf("listing what was written for sink %s under %s: %w", t.Ctx, dir, err)
-	}
-	var rows int64
-	for i := range files {
-		n, err := countRows(filepath.Join(dir, filepath.FromSlash(files[i].Path)), t.Format, headerOption(t.Options))
-		if err != nil {
-			return nil, 0, fmt.Errorf("sink %s: reading %s: %w", t.Ctx, files[i].Path, err)
-		}
-		files[i].Rows = n
-		rows += n
-	}
-	// A writer that had no rows may still leave a file with none (Spark
-	// does, per empty partition): such a file is no output.
-	kept := files[:0]
-	for _, f := range files {
-		if f.Rows > 0 {
-			kept = append(kept, f)
-		}
-	}
-	return kept, rows, nil
-}
-
-// headerOption reads a CSV sink's header option (default true, as the
-// file sink writes it).
-func headerOption(opts map[string]any) bool {
-	switch v := opts["header"].(type) {
-	case bool:
-		return v
-	case string:
-		return v != "false"
-	}
-	return true
 }
