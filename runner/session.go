@@ -114,27 +114,15 @@ func BeginSession(ctx context.Context, o SessionOptions) (*Session, error) {
 
 func (s *Session) begin(ctx context.Context, reads []string) error {
 	r := s.r
-	lease, err := acquire(ctx, r.st, r.job, holderFor(r.rec.RunID, r.opts.HostID, s.started), r.opts.LeaseTTL, s.cancel, r.log)
-	if err != nil {
+	// A session's sources and sinks are declared as the program goes: each
+	// is checked when declared (Source, Sink), before it is opened.
+	if err := r.begin(ctx, s.started, s.cancel, nil); err != nil {
 		return err
 	}
-	r.lease = lease
-	if err := markDead(ctx, r.st, r.job, lease.token(), r.log); err != nil {
-		return err
+	if err := r.recover(ctx); err != nil {
+		return s.fail(ctx, err)
 	}
-	if r.opts.From != "" {
-		if r.rangeIDs, err = rangeRuns(ctx, r.st, r.job, r.opts.From, r.opts.To); err != nil {
-			return err
-		}
-	}
-	if r.rec, err = r.st.BeginRun(ctx, lease.token(), r.rec); err != nil {
-		return fmt.Errorf("recording run start: %w", err)
-	}
-	r.rec.Sources, r.rec.Sinks = map[string]store.Count{}, map[string]store.Count{}
-	if err := recoverJob(ctx, r.st, r.job, lease.token(), nil, r.log, nil); err != nil {
-		return s.fail(ctx, fmt.Errorf("recovering earlier runs: %w", err))
-	}
-	r.cleanDeadTemp()
+	var err error
 	if s.head, err = r.st.Head(ctx, r.job); err == nil {
 		s.states, err = r.st.SourceStates(ctx, r.job)
 	}
@@ -410,18 +398,12 @@ func (s *Session) end(ctx context.Context, err error) (*Result, error) {
 			_, _ = ss.reading.Done(ctx, err, engine.SourceResult{}, true)
 		}
 	}
+	if err != nil {
+		r.fail(ctx, err)
+	}
 	res := ResultOf(r.rec)
 	res.DurationMS = time.Since(s.started).Milliseconds()
 	if err != nil {
-		r.discardStaging()
-		var unpublished *UnpublishedError
-		if !errors.As(err, &unpublished) {
-			fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			if ferr := r.st.FailRun(fctx, r.job, r.lease.token(), r.rec.RunID, time.Now().UTC(), r.rec, secret.Redact(err.Error())); ferr != nil {
-				r.log.Error("recording run failure", "run", r.rec.RunID, "err", ferr)
-			}
-			fcancel()
-		}
 		res.Status, res.Error = store.StatusFailed, secret.Redact(err.Error())
 	} else {
 		res.Status = store.StatusSucceeded
@@ -433,11 +415,7 @@ func (s *Session) end(ctx context.Context, err error) (*Result, error) {
 
 // fail ends a session that could not begin.
 func (s *Session) fail(ctx context.Context, err error) error {
-	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer fcancel()
-	if ferr := s.r.st.FailRun(fctx, s.r.job, s.r.lease.token(), s.r.rec.RunID, time.Now().UTC(), s.r.rec, secret.Redact(err.Error())); ferr != nil {
-		s.r.log.Error("recording run failure", "run", s.r.rec.RunID, "err", ferr)
-	}
+	s.r.fail(ctx, err)
 	return err
 }
 
