@@ -68,14 +68,6 @@ const DefaultLeaseTTL = runner.DefaultLeaseTTL
 // machine that is gone (see runner.HolderGone).
 func LeaseHolderGone(h store.Holder, hostID string) bool { return runner.HolderGone(h, hostID) }
 
-// Run executes one run of the job: plan against the bookmark, execute on the
-// engine, commit bookmark + run + manifests in one transaction, publish.
-// On error the bookmark did not move and nothing of the run is published;
-// the returned Result (non-nil once the run was recorded) says what it did.
-func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) {
-	return runner.Run(ctx, spec, opts)
-}
-
 // Plan says what the next run would read; it changes nothing.
 func Plan(ctx context.Context, spec *job.Spec, opts RunOptions) (*PlanResult, error) {
 	return runner.Plan(ctx, spec, opts)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -52,8 +53,14 @@ type RunOptions struct {
 	Logger *slog.Logger
 	// Progress, if set, receives progress events.
 	Progress Progress
-	// Observer, if set, is told when the run begins and ends.
+	// Observer, if set, is told when the run begins and ends. Run
+	// (package tidemark) sends the job's OpenLineage events (its lineage:
+	// block, or OPENLINEAGE_URL) when it is not set.
 	Observer Observer
+	// CrawlReport, if set, receives the human report of the job's crawler
+	// (its crawler: key), which Run (package tidemark) runs before the run
+	// plans; otherwise the report is one "crawl finished" line on Logger.
+	CrawlReport io.Writer
 }
 
 // Progress receives a run's progress: files and bytes read.
