@@ -163,7 +163,6 @@ type glueSample struct {
 	first  time.Duration            // process start to the first traced line
 	tail   time.Duration            // the script's last traced moment to process exit
 	rows   int64                    // output rows read back
-	res    runResult
 }
 
 // glueSide is one of the scripts compared.

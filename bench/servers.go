@@ -370,7 +370,7 @@ func treeCPU(pid int) time.Duration {
 			continue
 		}
 		cf := procStat(child)
-		if cf != nil && len(cf) > 1 && cf[1] == strconv.Itoa(pid) {
+		if len(cf) > 1 && cf[1] == strconv.Itoa(pid) {
 			total += statTicks(cf, 11, 12)
 		}
 	}

@@ -94,8 +94,13 @@ func benchSpark(ctx context.Context, c *config) section {
 	work := filepath.Join(c.work, "spark")
 	scripts := map[string]string{"convert.py": pysparkConvert, "stream.py": pysparkStream}
 	for name, body := range scripts {
-		if err := os.MkdirAll(work, 0o755); err == nil {
+		err := os.MkdirAll(work, 0o755)
+		if err == nil {
 			err = os.WriteFile(filepath.Join(work, name), []byte(body), 0o644)
+		}
+		if err != nil {
+			b.p("Could not write the PySpark scripts: " + err.Error())
+			return s
 		}
 	}
 

@@ -38,10 +38,13 @@ type Column struct {
 }
 
 // SourceState is what a bookmark remembers of one source ctx apart from its
-// per-file records (which the store keeps in indexed tables).
+// per-file records (which the store keeps in indexed tables): a core, and
+// what the source's kind keeps besides (Detail). Its JSON is one object,
+// the detail's keys beside the core's (see state.go).
 type SourceState struct {
-	// Kind is "files" or "table".
-	Kind string `json:"kind"`
+	// Kind is the kind of source that wrote the state (KindFiles,
+	// KindTable, or a kind registered with RegisterDetail).
+	Kind SourceKind `json:"kind"`
 	// Fingerprint identifies the source definition (path, format, options);
 	// a change is reported instead of silently re-reading or skipping.
 	Fingerprint string `json:"fingerprint"`
@@ -62,16 +65,12 @@ type SourceState struct {
 	// for a SQL table source.
 	Files int64 `json:"files"`
 	Bytes int64 `json:"bytes"`
-	// Runs and Rows count, for a SQL table source, the runs that read rows
-	// and the rows they read (for display).
-	Runs int64 `json:"runs,omitempty"`
-	Rows int64 `json:"rows,omitempty"`
 	// LastKey is the greatest key read under ordered listing: the next
 	// run lists after it.
 	LastKey string `json:"last_key,omitempty"`
-	// Cursor is a SQL source's key cursor; opaque JSON, kept in the state
-	// as the JSON it is (states written before hold it base64-encoded).
-	Cursor JSONBytes `json:"cursor,omitempty"`
+	// Detail is what the source's kind keeps besides (nil: nothing, as a
+	// file source's state), decoded by the kind (RegisterDetail).
+	Detail StateDetail `json:"-"`
 }
 
 // JSONBytes is JSON held as bytes. It is marshalled as the JSON it holds,

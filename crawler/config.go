@@ -5,8 +5,8 @@ import (
 	"os"
 	"regexp"
 
+	"github.com/tidemark-etl/tidemark/internal/glob"
 	"github.com/tidemark-etl/tidemark/job"
-	"github.com/tidemark-etl/tidemark/source/files"
 )
 
 func init() {
@@ -160,9 +160,9 @@ func (c *Config) Validate(ck *job.Check) {
 			ck.Location(p+".path", t.Path)
 		}
 		for j, g := range t.Exclude {
-			if _, err := files.CompileGlob(g); err != nil {
+			if _, err := glob.Compile(g); err != nil {
 				ck.Fail(fmt.Sprintf("%s.exclude[%d]", p, j), "%v", err)
-			} else if err := files.CheckRelativeGlob(t.Path, g); err != nil {
+			} else if err := glob.CheckRelative(t.Path, g); err != nil {
 				ck.Fail(fmt.Sprintf("%s.exclude[%d]", p, j), "%v", err)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	_ "github.com/tidemark-etl/tidemark/engine/duckdb"
 	"github.com/tidemark-etl/tidemark/job"
 	_ "github.com/tidemark-etl/tidemark/sink/files"
+	_ "github.com/tidemark-etl/tidemark/source/files"
 )
 
 func TestCrawlerFileErrors(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/catalog"
+	"github.com/tidemark-etl/tidemark/objstore"
 	"github.com/tidemark-etl/tidemark/store"
 )
 
@@ -317,7 +318,7 @@ func (c *crawl) nameTables(plans []*tablePlan) {
 // normLocation is a location as the catalog compares them: local folders
 // cleaned, S3 prefixes ending in '/'.
 func normLocation(loc string) string {
-	if strings.HasPrefix(loc, "s3://") {
+	if !objstore.IsLocal(loc) {
 		return strings.TrimSuffix(loc, "/") + "/"
 	}
 	return filepath.Clean(strings.TrimPrefix(loc, "file://"))

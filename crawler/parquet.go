@@ -211,7 +211,7 @@ func parquetNode(elems []schemaElement, pos *int) (string, bookmark.Type, error)
 			kv = *kv.Elem
 		}
 		if kv.Kind != bookmark.Struct || len(kv.Fields) != 2 {
-			return "", bookmark.Type{}, fmt.Errorf("Parquet MAP %q has no key and value", e.name)
+			return "", bookmark.Type{}, fmt.Errorf("map %q of the Parquet schema has no key and value", e.name)
 		}
 		t = bookmark.MapOf(kv.Fields[0].Type, kv.Fields[1].Type)
 	default:

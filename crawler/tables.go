@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tidemark-etl/tidemark/catalog"
+	"github.com/tidemark-etl/tidemark/objstore"
 )
 
 // tablePlan is one table a crawl maps onto a folder: an existing table of
@@ -88,7 +89,7 @@ func tableAtOrBelow(byLoc map[string]*catalog.Table, loc string, at bool) bool {
 		return true
 	}
 	prefix := strings.TrimSuffix(loc, "/") + "/"
-	if !strings.HasPrefix(loc, "s3://") {
+	if objstore.IsLocal(loc) {
 		prefix = loc + string(filepath.Separator)
 	}
 	for l := range byLoc {

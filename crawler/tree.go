@@ -4,15 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/internal/glob"
 	"github.com/tidemark-etl/tidemark/internal/layout"
 	"github.com/tidemark-etl/tidemark/objstore"
-	"github.com/tidemark-etl/tidemark/source/files"
 	"github.com/tidemark-etl/tidemark/store"
 )
 
@@ -68,13 +67,6 @@ func (f *folder) walk(fn func(*folder)) {
 	}
 }
 
-// fileCount counts the files in and below f.
-func (f *folder) fileCount() int {
-	n := 0
-	f.walk(func(d *folder) { n += len(d.files) })
-	return n
-}
-
 // target is one crawled target, listed.
 type target struct {
 	cfg  Target
@@ -98,29 +90,22 @@ func (t *target) ctx() string { return t.loc }
 // location is where a folder of the target is: a local folder, or an S3
 // prefix ending in '/'.
 func (t *target) location(f *folder) string {
-	if strings.HasPrefix(t.root, "s3://") {
-		if f.path == "" {
-			return t.root
-		}
-		return t.root + f.path + "/"
+	loc := objstore.Join(t.root, f.path)
+	if !objstore.IsLocal(t.root) && f.path != "" {
+		loc += "/"
 	}
-	return filepath.Join(t.root, filepath.FromSlash(f.path))
+	return loc
 }
 
 // key is a file's path for messages: its location.
-func (t *target) key(f *file) string {
-	if strings.HasPrefix(t.root, "s3://") {
-		return t.root + f.obj.Key
-	}
-	return filepath.Join(t.root, filepath.FromSlash(f.obj.Key))
-}
+func (t *target) key(f *file) string { return objstore.Join(t.root, f.obj.Key) }
 
 // listTarget lists a target (hidden names, '_' and '.', are left out by
 // the store), drops what exclude matches, and marks each file new or
 // known against the crawler's bookmark. A folder below the root holding
 // _tidemark/ is left out unless it is at tableLevel (sinkFolders).
 func listTarget(ctx context.Context, st store.Store, jobName string, cfg Target, loc string, tableLevel int) (*target, error) {
-	if !strings.Contains(loc, "://") {
+	if objstore.IsLocal(loc) { // resolved: a plain path
 		info, err := os.Stat(loc)
 		if err != nil {
 			return nil, fmt.Errorf("target %s: %w", loc, err)
@@ -135,14 +120,14 @@ func listTarget(ctx context.Context, st store.Store, jobName string, cfg Target,
 	}
 	var excl []*regexp.Regexp
 	for _, g := range cfg.Exclude {
-		re, err := files.CompileGlob(g)
+		re, err := glob.Compile(g)
 		if err != nil {
 			return nil, err
 		}
 		excl = append(excl, re)
 	}
 	t := &target{cfg: cfg, loc: loc, root: obj.Root(), st: obj, tree: &folder{byName: map[string]*folder{}}}
-	if strings.HasPrefix(t.root, "s3://") && !strings.HasSuffix(t.root, "/") {
+	if !objstore.IsLocal(t.root) && !strings.HasSuffix(t.root, "/") {
 		t.root += "/"
 	}
 	prev := map[string]bookmark.File{}

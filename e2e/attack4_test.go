@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 )
 
 // TestRunJSONOnCommandLineErrors: run --json prints its one failure object

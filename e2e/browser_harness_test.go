@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tidemark-etl/tidemark/internal/syncbuf"
 )
 
 // The environment the browser tests read; scripts/test.sh sets the first
@@ -156,7 +158,7 @@ func runBrowserScript(t *testing.T, b browserTools, script string, input any, ou
 	defer cancel()
 	cmd := exec.CommandContext(ctx, b.python, filepath.Join("browser", script), in)
 	cmd.Env = baseEnv(envBrowserChromium+"="+b.chromium, "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1")
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
 	err = cmd.Run()

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -10,12 +9,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	_ "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/tidemark-etl/tidemark/internal/syncbuf"
 )
 
 var (
@@ -115,38 +115,19 @@ func baseEnv(extra ...string) []string {
 	return append(env, extra...)
 }
 
-// syncBuffer is a bytes.Buffer that a test may read while the process
-// still writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // command prepares a tidemark invocation in dir with extra environment.
-func command(ctx context.Context, dir string, env []string, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
+func command(ctx context.Context, dir string, env []string, args ...string) (*exec.Cmd, *syncbuf.Buffer, *syncbuf.Buffer) {
 	cmd := exec.CommandContext(ctx, tidemarkBin, args...)
 	cmd.Dir = dir
 	cmd.Env = baseEnv(env...)
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
 	return cmd, &stdout, &stderr
 }
 
 // finish turns a finished command's error into a result.
-func finish(t testing.TB, ctx context.Context, args []string, start time.Time, err error, stdout, stderr *syncBuffer) result {
+func finish(t testing.TB, ctx context.Context, args []string, start time.Time, err error, stdout, stderr *syncbuf.Buffer) result {
 	t.Helper()
 	r := result{args: args, stdout: stdout.String(), stderr: stderr.String(), took: time.Since(start)}
 	if ctx.Err() != nil {
@@ -184,8 +165,8 @@ type proc struct {
 	cmd    *exec.Cmd
 	ctx    context.Context
 	cancel context.CancelFunc
-	stdout *syncBuffer
-	stderr *syncBuffer
+	stdout *syncbuf.Buffer
+	stderr *syncbuf.Buffer
 	start  time.Time
 	done   chan struct{}
 	err    error

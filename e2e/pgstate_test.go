@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 	"github.com/tidemark-etl/tidemark/internal/sqltest"
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
 )
 
 // TestPostgresState runs the two-day story with the job's state in

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 	"github.com/tidemark-etl/tidemark/internal/sqltest"
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
 )
 
 // tableSinkFixture is a sales fixture whose job loads into the table

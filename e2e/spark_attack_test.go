@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/tidemark-etl/tidemark/internal/sparktest"
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 	"github.com/tidemark-etl/tidemark/internal/sqltest"
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
 )
 
 // TestSparkSessionTimeZoneIsUTC: a job whose Spark conf moved the

@@ -12,8 +12,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/tidemark-etl/tidemark/internal/sparktest"
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 	"github.com/tidemark-etl/tidemark/internal/sqltest"
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
 )
 
 // diffJob is one job of the differential test: its inputs and its job

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 )
 
 // sqlTypesTable makes the table typed in f's database: a row of values of

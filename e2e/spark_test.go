@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/tidemark-etl/tidemark/internal/sparktest"
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 )
 
 // onSpark is the local backend with the job on `engine: spark`, on the

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 )
 
 // TestSQLKilledMidRead: the source's server session is killed

@@ -28,8 +28,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 	"github.com/tidemark-etl/tidemark/internal/sqltest"
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
 )
 
 // sqlPasswordEnv is the variable the jobs name in password_env;

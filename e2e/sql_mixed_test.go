@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 )
 
 // TestSQLMixedWithFiles: one job reads a SQL table and a folder of CSV

@@ -3,7 +3,7 @@ package e2e
 import (
 	"testing"
 
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 )
 
 // TestSQLRewindPurge: pause from/to re-reads exactly the key ranges of the

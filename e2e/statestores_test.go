@@ -10,9 +10,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 	"github.com/tidemark-etl/tidemark/internal/sqltest"
 	objs3 "github.com/tidemark-etl/tidemark/objstore/s3"
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
 	"github.com/tidemark-etl/tidemark/store"
 	s3store "github.com/tidemark-etl/tidemark/store/s3"
 )

@@ -3,8 +3,9 @@
 // job's transforms as views, and writes each sink's rows into a staging
 // location. An engine declares what it reads and writes itself (Caps); the
 // runner downloads, pipes or extracts only what it cannot. An engine never
-// touches bookmark state. Each engine owns its options (registry.go).
-// Implementations: engine/duckdb (embedded, default) and later engine/spark
+// touches bookmark state. Each engine registers itself once (Register, with
+// a Kind whose options are its job-file block; registry.go).
+// Implementations: engine/duckdb (embedded, default) and engine/spark
 // (Spark Connect); engine/enginetest is the suite every one of them passes.
 package engine
 

@@ -4,15 +4,16 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/goccy/go-yaml"
+	"github.com/tidemark-etl/tidemark/job"
 )
 
-// Options are one engine's own settings, from the job's engine block
-// ({duckdb: {memory_limit: 2GB}}). Each engine defines them as a struct
-// whose yaml tags are the block's keys and whose doc tags say what each key
-// does (the job-file reference is generated from them); Factory.Options
-// returns it holding the defaults.
+// Options are one engine's own settings: its block in the job file
+// ({duckdb: {memory_limit: 2GB}}), which the job package decodes, defaults
+// and validates. Each engine defines them as a struct whose yaml tags are
+// the block's keys and whose doc tags say what each key does (the
+// job-file reference is generated from them).
 type Options interface {
+	job.Config
 	// Check reports the first bad setting, naming its key.
 	Check() error
 }
@@ -24,128 +25,72 @@ type Env struct {
 	Progress bool
 }
 
-// Decoder fills v, a pointer to an engine's Options holding the defaults,
-// from the job's engine block, failing on keys v does not have. A nil
-// Decoder stands for a block without options.
-type Decoder func(v any) error
-
-// Factory is how an engine is made.
-type Factory struct {
-	// Options returns a pointer to a fresh Options value holding the
-	// defaults.
+// Kind describes one engine. Its package registers it once, from its
+// init, with Register; that makes it known to the job file too.
+type Kind struct {
+	// Name is the engine's name in the job file: "duckdb", "spark".
+	Name string
+	// Noun names the engine in messages and the reference: "the DuckDB
+	// engine".
+	Noun string
+	// Options returns a pointer to a fresh block holding the defaults.
 	Options func() Options
-	// Open makes the engine from Options's value, filled and validated.
+	// Open makes the engine from its block, decoded, defaulted and
+	// checked. It must not change the block.
 	Open func(opts Options, env Env) (Engine, error)
+	// SourceOptions and SinkOptions check a source's reader options and a
+	// sink's writer options for a format before a run, so that a bad
+	// option is a job-file error (exit 2) rather than a failed run (nil:
+	// the engine checks none).
+	SourceOptions func(format string, opts map[string]any) error
+	SinkOptions   func(format string, opts map[string]any) error
 }
 
-var factories = map[string]Factory{}
+var kinds = map[string]Kind{}
 
-// Register makes an engine available by name ("duckdb", "spark"); called
-// from the implementation's init.
-func Register(name string, f Factory) { factories[name] = f }
+// Register makes an engine available by its name, to the job file and to
+// Open; called from the implementation's init. It panics on a second
+// engine of the same name.
+func Register(k Kind) {
+	if _, ok := kinds[k.Name]; ok {
+		panic(fmt.Sprintf("engine: %q registered twice", k.Name))
+	}
+	kinds[k.Name] = k
+	job.RegisterEngine(job.Kind{Name: k.Name, Noun: k.Noun,
+		New:         func() job.Config { return k.Options() },
+		CheckReader: k.SourceOptions, CheckWriter: k.SinkOptions})
+}
 
 // Names lists the registered engines, sorted.
 func Names() []string {
-	out := make([]string, 0, len(factories))
-	for n := range factories {
+	out := make([]string, 0, len(kinds))
+	for n := range kinds {
 		out = append(out, n)
 	}
 	sort.Strings(out)
 	return out
 }
 
-func factory(name string) (Factory, error) {
-	f, ok := factories[name]
+// Open makes the job's engine from its block, e's Config, as the job file
+// decoded it and its defaults were applied; a block left nil is the
+// engine's defaults.
+func Open(e job.Engine, env Env) (Engine, error) {
+	k, ok := kinds[e.Name]
 	if !ok {
-		return Factory{}, fmt.Errorf("engine %q is not built into this binary", name)
+		return nil, fmt.Errorf("engine %q is not built into this binary", e.Name)
 	}
-	return f, nil
-}
-
-// DefaultOptions returns the named engine's options holding the defaults
-// (for the job-file reference and for decoders).
-func DefaultOptions(name string) (Options, error) {
-	f, err := factory(name)
-	if err != nil {
-		return nil, err
-	}
-	return f.Options(), nil
-}
-
-// DecodeOptions returns the named engine's options: the defaults, filled
-// by decode, validated.
-func DecodeOptions(name string, decode Decoder) (Options, error) {
-	opts, err := DefaultOptions(name)
-	if err != nil {
-		return nil, err
-	}
-	if decode != nil {
-		if err := decode(opts); err != nil {
-			return nil, fmt.Errorf("engine %s: %w", name, err)
-		}
+	var opts Options
+	switch c := e.Config.(type) {
+	case nil:
+		opts = k.Options()
+		opts.ApplyDefaults(nil)
+	case Options:
+		opts = c
+	default:
+		return nil, fmt.Errorf("engine %s: its block is a %T, not the engine's options (%T)", e.Name, e.Config, k.Options())
 	}
 	if err := opts.Check(); err != nil {
-		return nil, fmt.Errorf("engine %s: %w", name, err)
+		return nil, fmt.Errorf("engine %s: %w", e.Name, err)
 	}
-	return opts, nil
+	return k.Open(opts, env)
 }
-
-// New makes the named engine from its options block.
-func New(name string, decode Decoder, env Env) (Engine, error) {
-	opts, err := DecodeOptions(name, decode)
-	if err != nil {
-		return nil, err
-	}
-	return factories[name].Open(opts, env)
-}
-
-// MapDecoder decodes options from keys and values (as a job file's block
-// holds them), failing on unknown keys.
-func MapDecoder(m map[string]any) Decoder {
-	return func(v any) error {
-		if len(m) == 0 {
-			return nil
-		}
-		data, err := yaml.Marshal(m)
-		if err != nil {
-			return fmt.Errorf("encoding options: %w", err)
-		}
-		if err := yaml.UnmarshalWithOptions(data, v, yaml.Strict()); err != nil {
-			return fmt.Errorf("decoding options: %w", err)
-		}
-		return nil
-	}
-}
-
-// ValueDecoder decodes options from v, a value with the same keys (the
-// job file's engine block as its component decoded it).
-func ValueDecoder(v any) Decoder {
-	return func(into any) error {
-		if v == nil {
-			return nil
-		}
-		data, err := yaml.Marshal(v)
-		if err != nil {
-			return fmt.Errorf("encoding options: %w", err)
-		}
-		if err := yaml.UnmarshalWithOptions(data, into, yaml.Strict()); err != nil {
-			return fmt.Errorf("decoding options: %w", err)
-		}
-		return nil
-	}
-}
-
-// OptionChecker checks a job's reader and writer options before a run, so
-// a bad option is a job-file error (exit 2) rather than a failed run.
-type OptionChecker struct {
-	Source func(format string, opts map[string]any) error
-	Sink   func(format string, opts map[string]any) error
-}
-
-var checkers = map[string]OptionChecker{}
-
-// RegisterOptions registers the named engine's option checks.
-func RegisterOptions(name string, c OptionChecker) { checkers[name] = c }
-
-// CheckOptions returns the named engine's option checks (zero if none).
-func CheckOptions(name string) OptionChecker { return checkers[name] }

@@ -123,10 +123,12 @@ func sinkOf(req SinkRequest, n int) (job.Sink, error) {
 
 // sourceResponse is what the program is told of a planned source.
 func sourceResponse(req SourceRequest, src job.Source, in engine.Source) SourceResponse {
-	cfg := src.Config.(*files.Config)
 	out := SourceResponse{Ctx: req.Ctx, Name: src.Ctx, Format: in.Format, Options: in.Options, Files: []InputFile{}, Schema: in.Schema}
 	if out.Format == "" { // nothing to read: the engine's view was not made
-		out.Format, out.Options = cfg.Format, cfg.Options
+		// The request's, as sourceOf gave them to the source (it refused
+		// options it could not translate).
+		out.Format = req.Format
+		out.Options, _ = readerOptions(req.Format, req.Options)
 	}
 	for _, f := range in.Files {
 		out.Files = append(out.Files, InputFile{Location: f.Location, Key: f.Key, Size: f.Size, Partition: partitionOf(f.Key)})

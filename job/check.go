@@ -74,10 +74,11 @@ func (c *Check) Location(key, path string) {
 }
 
 // Connection checks the block's connection: string (key "connection"):
-// no secret inline, one of the connection URL forms.
-func (c *Check) Connection(conn string) {
+// no secret inline, and one of the kind's connection URL forms (schemes:
+// "postgres://", "sqlite:").
+func (c *Check) Connection(conn string, schemes []string) {
 	if !c.options {
-		c.v.connection(c.path, conn)
+		c.v.connection(c.path, conn, schemes)
 	}
 }
 

@@ -12,8 +12,10 @@ import (
 // tag (its one-line description in the README's reference). The job
 // envelope decodes the block into it, unknown keys being errors, then
 // calls ApplyDefaults and Validate. The struct is owned by its component's
-// package, which registers it with RegisterSource, RegisterSink or
-// RegisterEngine from an init function.
+// package, which registers its kind once, from an init function, with
+// source.Register, sink.Register or engine.Register; those call
+// RegisterSource, RegisterSink and RegisterEngine here, so that job
+// imports none of them.
 type Config interface {
 	// ApplyDefaults fills the fields left unset. It is called once, after
 	// decoding and before Validate; s is the whole job, its own defaults
@@ -44,6 +46,11 @@ type Kind struct {
 	Noun string
 	// New returns an empty block (a pointer to the kind's struct).
 	New func() Config
+	// CheckReader and CheckWriter are, for an engine, its checks of a
+	// source's reader options and a sink's writer options for a format
+	// (nil: it checks none).
+	CheckReader func(format string, opts map[string]any) error
+	CheckWriter func(format string, opts map[string]any) error
 }
 
 type registry struct {

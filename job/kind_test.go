@@ -153,3 +153,32 @@ func TestSpliceReferenceNeedsMarkers(t *testing.T) {
 		t.Errorf("got %q, %v; want the section replaced by the reference", got, err)
 	}
 }
+
+// TestShippedKindsPlaceThemselves: every shipped source and sink kind
+// describes its place (job.Placer): a folder with its dataset, or a table
+// with its dataset and no folder, shown without a secret.
+func TestShippedKindsPlaceThemselves(t *testing.T) {
+	spec := &Spec{Dir: "/jobs"}
+	for _, c := range []struct {
+		cfg            Config
+		folder, ns, nm string
+	}{
+		{&files.Config{Path: "in/"}, "/jobs/in", "file", "/jobs/in"},
+		{&sinkfiles.Config{Path: "s3://b/out/"}, "s3://b/out/", "s3://b", "out"},
+		{&sqltable.JobConfig{Connection: "postgres://etl:hunter2@db/shop", Table: "orders"}, "", "postgres://db:5432", "shop.public.orders"},
+		{&sinksql.JobConfig{Connection: "sqlite:out.db", Table: "orders"}, "", "sqlite:///jobs/out.db", "orders"},
+	} {
+		p, ok := c.cfg.(Placer)
+		if !ok {
+			t.Errorf("%T is no job.Placer", c.cfg)
+			continue
+		}
+		pl := p.Place(spec)
+		if pl.Folder != c.folder || pl.Dataset.Namespace != c.ns || pl.Dataset.Name != c.nm {
+			t.Errorf("%T: got folder %q dataset %q %q, want %q %q %q", c.cfg, pl.Folder, pl.Dataset.Namespace, pl.Dataset.Name, c.folder, c.ns, c.nm)
+		}
+		if pl.Shown == "" || strings.Contains(pl.Shown, "hunter2") {
+			t.Errorf("%T: shown as %q, want its place without the password", c.cfg, pl.Shown)
+		}
+	}
+}

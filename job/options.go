@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tidemark-etl/tidemark/engine"
 	"github.com/tidemark-etl/tidemark/internal/secret"
 	"github.com/tidemark-etl/tidemark/objstore"
 )
@@ -27,11 +26,13 @@ func (s *Spec) CheckOptions() error {
 // readerCheck and writerCheck are the job's engine's checks of reader and
 // writer options (nil: the engine checks none).
 func (v *validator) readerCheck() func(string, map[string]any) error {
-	return engine.CheckOptions(v.s.Engine.Name).Source
+	k, _ := engineKinds.byName(v.s.Engine.Name)
+	return k.CheckReader
 }
 
 func (v *validator) writerCheck() func(string, map[string]any) error {
-	return engine.CheckOptions(v.s.Engine.Name).Sink
+	k, _ := engineKinds.byName(v.s.Engine.Name)
+	return k.CheckWriter
 }
 
 // s3Settings checks a source's or sink's s3: settings. A secret (a

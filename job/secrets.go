@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/tidemark-etl/tidemark/internal/secret"
+	"github.com/tidemark-etl/tidemark/objstore"
 )
 
 // The job file never holds a secret: a password, token or secret key
@@ -12,17 +13,15 @@ import (
 // before anything connects, so that no message, log line or state record
 // can carry it. The message shows the value with the secret masked.
 
-// connectionSchemes are the forms of a SQL connection string.
-var connectionSchemes = []string{"postgres://", "postgresql://", "mysql://", "mariadb://", "sqlite:"}
-
-// connection checks a SQL source's or sink's connection string.
-func (v *validator) connection(p, conn string) {
+// connection checks a SQL source's or sink's connection string against
+// the forms its kind takes (schemes).
+func (v *validator) connection(p, conn string, schemes []string) {
 	if v.noSecret(p+".connection", conn, "name the environment variable that holds the password in password_env") {
 		return
 	}
-	if !slices.ContainsFunc(connectionSchemes, func(s string) bool { return strings.HasPrefix(conn, s) }) {
+	if !slices.ContainsFunc(schemes, func(s string) bool { return strings.HasPrefix(conn, s) }) {
 		// Not quoted: a string of another form may hold anything.
-		v.fail(p+".connection", "is not a connection URL: want %s", strings.Join(connectionSchemes, ", "))
+		v.fail(p+".connection", "is not a connection URL: want %s", strings.Join(schemes, ", "))
 	}
 }
 
@@ -40,12 +39,12 @@ const awsChain = "S3 credentials come from the AWS chain (AWS_ACCESS_KEY_ID and 
 
 // stateHint says where a state store's credentials come from instead.
 func stateHint(state string) string {
-	switch {
-	case strings.HasPrefix(state, "postgres://"), strings.HasPrefix(state, "postgresql://"):
+	switch objstore.Scheme(state) {
+	case "postgres", "postgresql":
 		return "the state store's password comes from PGPASSWORD or ~/.pgpass"
-	case strings.HasPrefix(state, "s3://"):
+	case "s3":
 		return awsChain
-	case !strings.Contains(state, "://"):
+	case "file":
 		return "a state location is a SQLite file's path, a postgres:// URL (the password from PGPASSWORD or ~/.pgpass) " +
 			"or an s3:// URL; a key=value connection string is none of them"
 	}
@@ -68,9 +67,7 @@ func (v *validator) noSecret(p, value, instead string) bool {
 }
 
 // isLocal reports whether a source or sink path is on a local disk.
-func isLocal(path string) bool {
-	return !strings.Contains(path, "://") || strings.HasPrefix(path, "file://")
-}
+func isLocal(path string) bool { return objstore.IsLocal(path) }
 
 // noTilde refuses a local path that starts with ~ (~/x, ~user/x): no shell
 // expands it, so it would name a folder called "~" beside the job file, not

@@ -80,7 +80,7 @@ func (s *Spec) Validate() error {
 		v.block(sourceKinds, p, src.Config, false)
 	}
 	for i, t := range s.Transforms {
-		p := fmt.Sprintf("$.transforms")
+		p := "$.transforms"
 		n, ok := t.Key.(string)
 		if !ok {
 			v.fail(p, "transform names must be strings")

@@ -1,7 +1,6 @@
 package lineage_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tidemark-etl/tidemark"
+	"github.com/tidemark-etl/tidemark/internal/syncbuf"
 	"github.com/tidemark-etl/tidemark/job"
 	"github.com/tidemark-etl/tidemark/lineage"
 	_ "github.com/tidemark-etl/tidemark/objstore/local"
@@ -101,11 +101,11 @@ func (d *jobDir) spec(extra string) *job.Spec {
 }
 
 // run runs spec with lineage sent per cfg, and waits for the events
-// (at most wait); it returns the result, the run's error, how long the
-// run took (without the wait) and the log.
-func run(t *testing.T, spec *job.Spec, cfg lineage.Config, wait time.Duration) (*tidemark.Result, error, time.Duration, string) {
+// (at most wait); it returns the result, how long the run took (without
+// the wait), the log and the run's error.
+func run(t *testing.T, spec *job.Spec, cfg lineage.Config, wait time.Duration) (*tidemark.Result, time.Duration, string, error) {
 	t.Helper()
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	c, err := lineage.NewClient(cfg, log)
 	if err != nil {
@@ -116,23 +116,5 @@ func run(t *testing.T, spec *job.Spec, cfg lineage.Config, wait time.Duration) (
 		tidemark.RunOptions{Logger: log, Observer: lineage.NewObserver(spec, c, lineage.ObserverOptions{})})
 	took := time.Since(start)
 	c.Close(wait)
-	return res, runErr, took, logs.String()
-}
-
-// syncBuffer is a bytes.Buffer safe for the client's goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	return res, took, logs.String(), runErr
 }

@@ -74,12 +74,12 @@ func TestRunEvents(t *testing.T) {
 	d.put("a.csv", "id,v\n1,x\n2,y\n3,z\n")
 	d.put("b.csv", "id,v\n4,x\n")
 	cfg := lineage.Config{URL: rc.URL, APIKey: "key-1234"}
-	res, err, _, logs := run(t, d.spec(""), cfg, 5*time.Second)
+	res, _, logs, err := run(t, d.spec(""), cfg, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d.put("c.csv", "id,v\n5,x\n")
-	failed, ferr, _, _ := run(t, d.spec("transforms:\n  t: SELECT no_such_column FROM landing\n"), cfg, 5*time.Second)
+	failed, _, _, ferr := run(t, d.spec("transforms:\n  t: SELECT no_such_column FROM landing\n"), cfg, 5*time.Second)
 	if ferr == nil {
 		t.Fatal("the second run succeeded; want it to fail")
 	}

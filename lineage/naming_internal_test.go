@@ -6,47 +6,58 @@ import (
 	"github.com/tidemark-etl/tidemark/job"
 )
 
-type fakeFiles struct{ path string }
+// placed is a block of a kind these tests make up, which names its
+// dataset itself.
+type placed struct{ place job.Place }
 
-func (f fakeFiles) Place() (string, map[string]string) { return f.path, nil }
-func (fakeFiles) ApplyDefaults(*job.Spec)              {}
-func (fakeFiles) Validate(*job.Check)                  {}
+func (p placed) Place(*job.Spec) job.Place { return p.place }
+func (placed) ApplyDefaults(*job.Spec)     {}
+func (placed) Validate(*job.Check)         {}
 
-type fakeTable struct{ conn, table string }
+// unplaced is a block that says nothing of its place.
+type unplaced struct{}
 
-func (f fakeTable) TablePlace() (string, string) { return f.conn, f.table }
-func (fakeTable) ApplyDefaults(*job.Spec)        {}
-func (fakeTable) Validate(*job.Check)            {}
+func (unplaced) ApplyDefaults(*job.Spec) {}
+func (unplaced) Validate(*job.Check)     {}
 
-// TestDatasetNames: datasets are named by the OpenLineage naming
-// conventions.
-func TestDatasetNames(t *testing.T) {
+// TestDatasetFromTheKind: a block's dataset is the one its kind names
+// (job.Placer), whatever the kind; a block that names none has none.
+func TestDatasetFromTheKind(t *testing.T) {
+	spec := &job.Spec{Dir: "/jobs"}
+	want := job.Dataset{Namespace: "kafka://broker:9092", Name: "orders", SourceName: "kafka://broker:9092", URI: "kafka://broker:9092"}
+	d, ok := datasetOf(spec, placed{job.Place{Dataset: want}})
+	if !ok || d.namespace != want.Namespace || d.name != want.Name || d.sourceName != want.SourceName || d.uri != want.URI {
+		t.Errorf("got %+v %v, want %+v", d, ok, want)
+	}
+	if _, ok := datasetOf(spec, placed{job.Place{Folder: "/x"}}); ok {
+		t.Errorf("a place without a dataset got one")
+	}
+	if _, ok := datasetOf(spec, unplaced{}); ok {
+		t.Errorf("a block without a place got a dataset")
+	}
+}
+
+// TestFolderDatasetNames: folders are named by the OpenLineage naming
+// conventions (tables: internal/sqldb's TestDataset).
+func TestFolderDatasetNames(t *testing.T) {
+	spec := &job.Spec{Dir: "/jobs"}
 	for _, tc := range []struct {
-		c        job.Config
-		ns, name string
-		uri      string
+		path          string
+		ns, name, uri string
 	}{
-		{fakeFiles{"s3://sales-bucket/landing/orders/"}, "s3://sales-bucket", "landing/orders", "s3://sales-bucket/landing/orders"},
-		{fakeFiles{"s3://sales-bucket"}, "s3://sales-bucket", "/", "s3://sales-bucket"},
-		{fakeFiles{"in/orders"}, "file", "/jobs/in/orders", "file:///jobs/in/orders"},
-		{fakeFiles{"/data/x/"}, "file", "/data/x", "file:///data/x"},
-		{fakeFiles{"file:///data/y"}, "file", "/data/y", "file:///data/y"},
-		{fakeTable{"postgres://etl@db.internal:6432/shop", "sales.orders"}, "postgres://db.internal:6432", "shop.sales.orders", "postgres://db.internal:6432/shop"},
-		{fakeTable{"postgresql://etl@db.internal/shop", "orders"}, "postgres://db.internal:5432", "shop.public.orders", "postgres://db.internal:5432/shop"},
-		{fakeTable{"mysql://etl@127.0.0.1:3307/shop", "orders"}, "mysql://127.0.0.1:3307", "shop.orders", "mysql://127.0.0.1:3307/shop"},
-		{fakeTable{"mysql://etl@maria/shop", "other.orders"}, "mysql://maria:3306", "other.orders", "mysql://maria:3306/shop"},
-		{fakeTable{"sqlite:src.db", "orders"}, "sqlite:///jobs/src.db", "orders", "sqlite:///jobs/src.db"},
+		{"s3://sales-bucket/landing/orders/", "s3://sales-bucket", "landing/orders", "s3://sales-bucket/landing/orders"},
+		{"s3://sales-bucket", "s3://sales-bucket", "/", "s3://sales-bucket"},
+		{"in/orders", "file", "/jobs/in/orders", "file:///jobs/in/orders"},
+		{"/data/x/", "file", "/data/x", "file:///data/x"},
+		{"file:///data/y", "file", "/data/y", "file:///data/y"},
 	} {
-		d, ok := datasetOf("/jobs", tc.c)
+		d, ok := datasetOf(spec, placed{job.FolderPlace(spec, tc.path, nil)})
 		if !ok {
-			t.Errorf("%+v: no dataset", tc.c)
+			t.Errorf("%s: no dataset", tc.path)
 			continue
 		}
 		if d.namespace != tc.ns || d.name != tc.name || d.uri != tc.uri {
-			t.Errorf("%+v: got %q %q %q, want %q %q %q", tc.c, d.namespace, d.name, d.uri, tc.ns, tc.name, tc.uri)
+			t.Errorf("%s: got %q %q %q, want %q %q %q", tc.path, d.namespace, d.name, d.uri, tc.ns, tc.name, tc.uri)
 		}
-	}
-	if _, ok := datasetOf("/jobs", fakeTable{"postgres://h/db", ""}); ok {
-		t.Errorf("a query source got a dataset")
 	}
 }

@@ -8,11 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidemark-etl/tidemark/internal/syncbuf"
 	"github.com/tidemark-etl/tidemark/job"
 	"github.com/tidemark-etl/tidemark/lineage"
 )
 
-func slogTo(w *syncBuffer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
+func slogTo(w *syncbuf.Buffer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
 
 const key = "olk-5ecret-api-key-7781"
 
@@ -35,7 +36,7 @@ func TestKeyNeverLogged(t *testing.T) {
 	defer hang.Close()
 	defer close(release)
 
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	for _, u := range []string{echo.URL, hang.URL, "http://127.0.0.1:1", "http://user:" + key + "@127.0.0.1:1/x?k=" + key} {
 		c, err := lineage.NewClient(lineage.Config{URL: u, APIKey: key, Timeout: 300 * time.Millisecond}, slogTo(&logs))
 		if err != nil {

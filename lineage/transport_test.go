@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidemark-etl/tidemark/internal/syncbuf"
 	"github.com/tidemark-etl/tidemark/lineage"
 )
 
@@ -16,7 +17,7 @@ func baseline(t *testing.T, d *jobDir) time.Duration {
 	t.Helper()
 	rc := newReceiver(t)
 	d.put("base.csv", "id,v\n1,x\n")
-	_, err, took, _ := run(t, d.spec(""), lineage.Config{URL: rc.URL}, 5*time.Second)
+	_, took, _, err := run(t, d.spec(""), lineage.Config{URL: rc.URL}, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func TestEndpointHangs(t *testing.T) {
 	defer close(release)
 	d.put("a.csv", "id,v\n1,x\n")
 	start := time.Now()
-	res, err, took, logs := run(t, d.spec(""), lineage.Config{URL: srv.URL, Timeout: 10 * time.Second}, 500*time.Millisecond)
+	res, took, logs, err := run(t, d.spec(""), lineage.Config{URL: srv.URL, Timeout: 10 * time.Second}, 500*time.Millisecond)
 	total := time.Since(start)
 	if err != nil || res.Status != "succeeded" {
 		t.Fatalf("run: %v, want it to succeed", err)
@@ -67,7 +68,7 @@ func TestEndpointDown(t *testing.T) {
 	url := "http://" + l.Addr().String()
 	l.Close() // nothing listens there now
 	d.put("a.csv", "id,v\n1,x\n")
-	res, err, took, logs := run(t, d.spec(""), lineage.Config{URL: url}, 2*time.Second)
+	res, took, logs, err := run(t, d.spec(""), lineage.Config{URL: url}, 2*time.Second)
 	if err != nil || res.Status != "succeeded" {
 		t.Fatalf("run: %v, want it to succeed", err)
 	}
@@ -90,7 +91,7 @@ func TestQueueBounded(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	c, err := lineage.NewClient(lineage.Config{URL: srv.URL, Queue: 2}, slogTo(&logs))
 	if err != nil {
 		t.Fatal(err)

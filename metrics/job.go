@@ -56,7 +56,7 @@ func (c *Collector) collectJob(ctx context.Context, ch chan<- prometheus.Metric,
 			gauge(descSourceBytes, float64(n.Bytes), k)
 			gauge(descSourceFiles, float64(n.Files), k)
 			gauge(descSourceRejected, float64(n.Rejected), k)
-			gauge(descSourceRegressions, float64(n.Regressions), k)
+			gauge(descSourceRegressions, float64(n.Number("regressions")), k)
 		}
 		for _, k := range sortedKeys(last.Sinks) {
 			n := last.Sinks[k]

@@ -178,7 +178,7 @@ func TestScrapeMatchesRuns(t *testing.T) {
 		want(t, fams, "tidemark_source_bytes", float64(c.Bytes), l...)
 		want(t, fams, "tidemark_source_files", float64(c.Files), l...)
 		want(t, fams, "tidemark_source_rejected", float64(c.Rejected), l...)
-		want(t, fams, "tidemark_source_regressions", float64(c.Regressions), l...)
+		want(t, fams, "tidemark_source_regressions", float64(c.Number("regressions")), l...)
 	}
 	want(t, fams, "tidemark_source_backlog_files", 4, "ctx", "landing", "job", "mjob")
 	want(t, fams, "tidemark_source_backlog_bytes", 400, "ctx", "landing", "job", "mjob")

@@ -108,12 +108,12 @@ func (r *runner) result() Result {
 	for _, b := range recs {
 		br := BatchResult{RunID: b.RunID, Status: b.Status, Version: b.Version, Error: b.Error}
 		for name, c := range b.Sources {
-			res.Sources[name] = addCount(res.Sources[name], c)
+			res.Sources[name] = res.Sources[name].Add(c)
 			br.Files += c.Files
 			br.Rows += c.Rows
 		}
 		for name, c := range b.Sinks {
-			res.Sinks[name] = addCount(res.Sinks[name], c)
+			res.Sinks[name] = res.Sinks[name].Add(c)
 		}
 		if b.Status == store.StatusSucceeded {
 			res.Version = b.Version
@@ -126,26 +126,4 @@ func (r *runner) result() Result {
 		res.Batches = append(res.Batches, br)
 	}
 	return res
-}
-
-// addCount adds c to a run's totals: the counts add up; a SQL table's key
-// range runs from the first batch's start to the last one's end.
-func addCount(sum, c store.Count) store.Count {
-	keysAfter := sum.KeysAfter
-	if sum == (store.Count{}) {
-		keysAfter = c.KeysAfter
-	}
-	out := store.Count{
-		Files: sum.Files + c.Files, Bytes: sum.Bytes + c.Bytes, Rows: sum.Rows + c.Rows,
-		Rejected: sum.Rejected + c.Rejected, Skipped: sum.Skipped + c.Skipped, Modified: sum.Modified + c.Modified,
-		Missing: sum.Missing + c.Missing, Empty: sum.Empty + c.Empty, Deferred: sum.Deferred + c.Deferred,
-		Unchanged: sum.Unchanged + c.Unchanged, Future: sum.Future + c.Future, InSinks: sum.InSinks + c.InSinks,
-		Regressions: sum.Regressions + c.Regressions, NullKeys: sum.NullKeys + c.NullKeys, Late: sum.Late + c.Late,
-		ChangedDuringRead: sum.ChangedDuringRead + c.ChangedDuringRead,
-		Table:             sum.Table || c.Table, KeysAfter: keysAfter, KeysUpTo: c.KeysUpTo,
-	}
-	if c.KeysUpTo == "" {
-		out.KeysUpTo = sum.KeysUpTo
-	}
-	return out
 }

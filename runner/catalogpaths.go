@@ -29,17 +29,13 @@ func checkCatalogSinks(ctx context.Context, spec *job.Spec, sources []source.Sou
 		}
 		var areas []area
 		for _, p := range places {
-			if a, ok := areaOf(spec, p.Location, s3["endpoint"]); ok {
+			if a, ok := areaOf(job.Place{Folder: spec.Resolve(p.Location), S3: s3}); ok {
 				a.shown = fmt.Sprintf("%s %q, which source %s reads", p.What, store.Redact(p.Location), src.Ctx())
 				areas = append(areas, a)
 			}
 		}
 		for i, k := range spec.Sinks {
-			path, ks3 := placeOf(k.Config)
-			if path == "" {
-				continue
-			}
-			sink, ok := areaOf(spec, path, ks3["endpoint"])
+			sink, ok := areaOf(placeOf(spec, k.Config))
 			if !ok {
 				continue
 			}

@@ -32,6 +32,8 @@ const fakeName = "fake"
 // {fake: {spill_dir: ...}}): a job.Config and an engine.Options.
 type fakeConfig struct {
 	SpillDir string `yaml:"spill_dir" doc:"the run's temporary folder"`
+	// Given is set by a Go caller on the block, not by the job file.
+	Given string `yaml:"-"`
 }
 
 func (c *fakeConfig) ApplyDefaults(*job.Spec) {}
@@ -73,22 +75,26 @@ type fakeEngine struct {
 	// writeNothing makes Execute write no file and report no rows for
 	// any sink.
 	writeNothing bool
+	// opts is the options block the last engine was made from.
+	opts engine.Options
 }
 
 // fake is the engine of the running test; nil outside useFake.
 var fake *fakeEngine
 
 func init() {
-	job.RegisterEngine(job.Kind{Name: fakeName, Noun: "the runner tests' fake engine", New: func() job.Config { return new(fakeConfig) }})
-	engine.Register(fakeName, engine.Factory{
+	engine.Register(engine.Kind{
+		Name:    fakeName,
+		Noun:    "the runner tests' fake engine",
 		Options: func() engine.Options { return new(fakeConfig) },
-		Open: func(engine.Options, engine.Env) (engine.Engine, error) {
+		Open: func(o engine.Options, _ engine.Env) (engine.Engine, error) {
 			if fake == nil {
 				return nil, errors.New("fake engine used outside useFake")
 			}
 			fake.mu.Lock()
 			defer fake.mu.Unlock()
 			fake.opened++
+			fake.opts = o
 			return fakeHandle{fake}, nil
 		},
 	})
@@ -267,4 +273,25 @@ func writeLines(dir, name string, lines []string) (engine.SinkResult, error) {
 	}
 	n := int64(len(lines))
 	return engine.SinkResult{Rows: n, Files: []engine.StagedFile{{Path: name, Rows: n, Bytes: int64(len(data))}}}, nil
+}
+
+// TestEngineGetsItsJobBlock: the engine is made from the job's engine
+// block itself, not from a copy re-encoded through its yaml keys, so what
+// a Go caller set on the block reaches the engine.
+func TestEngineGetsItsJobBlock(t *testing.T) {
+	w := newWorld(t)
+	w.write("a.csv", "1")
+	spec := w.spec()
+	cfg := spec.Engine.Config.(*fakeConfig)
+	cfg.Given = "set in code"
+	if _, err := Run(context.Background(), spec, RunOptions{}); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	got, ok := w.fake.opts.(*fakeConfig)
+	if !ok || got != cfg {
+		t.Fatalf("engine made from %#v, want the job's block %#v", w.fake.opts, cfg)
+	}
+	if got.Given != "set in code" {
+		t.Fatalf("Given = %q, want %q", got.Given, "set in code")
+	}
 }

@@ -9,45 +9,35 @@ import (
 	"github.com/tidemark-etl/tidemark/internal/layout"
 	"github.com/tidemark-etl/tidemark/job"
 	"github.com/tidemark-etl/tidemark/objstore"
-	"github.com/tidemark-etl/tidemark/store"
 )
 
-// area is a location reduced to what tells whether two locations overlap:
-// a local folder (absolute, cleaned, symlinks resolved as far as the path
-// exists) or an S3 bucket and prefix (S3 keys are literal: "a/../b" is a
-// key of its own, so prefixes are compared as written). Other schemes have
-// no area and overlap nothing.
+// area is a place reduced to what tells whether two places overlap: a
+// local folder (absolute, cleaned, symlinks resolved as far as the path
+// exists) or an object store's bucket and prefix (S3 keys are literal:
+// "a/../b" is a key of its own, so prefixes are compared as written).
+// Other schemes have no area and overlap nothing.
 type area struct {
-	store string // "file", or "s3://" + endpoint + " " + bucket
-	dir   string // ends with '/' (local: the OS separator); "" for a bucket root
-	shown string // the location as the job file gives it, for messages
+	scheme   string // "file" or "s3"
+	endpoint string // an S3 location's endpoint option, if given
+	bucket   string
+	dir      string // ends with '/' (local: the OS separator); "" for a bucket root
+	shown    string // the place as the job file gives it, for messages
 }
 
-// areaOf reduces a job-file path (or a state location) to its area.
-// endpoint is the location's s3 endpoint option, if any.
-func areaOf(spec *job.Spec, p, endpoint string) (area, bool) {
-	loc, _, _ := strings.Cut(spec.Resolve(p), "?")
-	switch objstore.Scheme(loc) {
+// areaOf reduces a block's place (or a state location's folder) to its
+// area; ok is false for a place without a folder.
+func areaOf(pl job.Place) (area, bool) {
+	if pl.Folder == "" {
+		return area{}, false
+	}
+	f := objstore.ParseFolder(pl.Folder)
+	switch f.Scheme {
 	case "file":
-		return area{store: "file", dir: withSep(realPath(loc), string(filepath.Separator)), shown: p}, true
+		return area{scheme: "file", dir: withSep(realPath(f.Dir), string(filepath.Separator)), shown: pl.Shown}, true
 	case "s3":
-		bucket, prefix, _ := strings.Cut(withoutUser(strings.TrimPrefix(loc, "s3://")), "/")
-		prefix = strings.TrimLeft(prefix, "/")
-		if prefix != "" {
-			prefix = withSep(prefix, "/")
-		}
-		return area{store: "s3://" + endpoint + " " + bucket, dir: prefix, shown: store.Redact(p)}, true
+		return area{scheme: "s3", endpoint: pl.S3["endpoint"], bucket: f.Bucket, dir: f.Dir, shown: pl.Shown}, true
 	}
 	return area{}, false
-}
-
-// withoutUser drops a user-info part ("key:secret@") from the host part of
-// a URL without its scheme: it names no place, and is never shown.
-func withoutUser(rest string) string {
-	if i := strings.LastIndex(rest, "@"); i >= 0 && i < strings.Index(rest+"/", "/") {
-		return rest[i+1:]
-	}
-	return rest
 }
 
 func withSep(dir, sep string) string {
@@ -62,27 +52,28 @@ func withSep(dir, sep string) string {
 // or an S3 state store's prefix. Other stores have none.
 func stateArea(loc string) (area, bool) {
 	loc, _, _ = strings.Cut(loc, "?")
-	scheme, rest, ok := strings.Cut(loc, "://")
-	if !ok {
-		scheme, rest = "", loc
-	}
-	switch scheme {
-	case "", "file", "sqlite":
-		abs, err := filepath.Abs(rest)
+	switch objstore.Scheme(loc) {
+	case "file", "sqlite":
+		abs, err := filepath.Abs(stateFile(loc))
 		if err != nil {
 			return area{}, false
 		}
 		dir := filepath.Dir(abs)
-		return area{store: "file", dir: withSep(realPath(dir), string(filepath.Separator)), shown: fmt.Sprintf("%q", dir)}, true
+		return area{scheme: "file", dir: withSep(realPath(dir), string(filepath.Separator)), shown: fmt.Sprintf("%q", dir)}, true
 	case "s3":
-		bucket, prefix, _ := strings.Cut(withoutUser(rest), "/")
-		prefix = strings.TrimLeft(prefix, "/")
-		if prefix != "" {
-			prefix = withSep(prefix, "/")
-		}
-		return area{store: "s3:// " + bucket, dir: prefix, shown: "s3://" + bucket + "/" + prefix}, true
+		f := objstore.ParseFolder(loc)
+		return area{scheme: "s3", bucket: f.Bucket, dir: f.Dir, shown: "s3://" + f.Bucket + "/" + f.Dir}, true
 	}
 	return area{}, false
+}
+
+// stateFile is a SQLite state location's file (plain, file:// or
+// sqlite://).
+func stateFile(loc string) string {
+	if _, rest, ok := strings.Cut(loc, "://"); ok {
+		return rest
+	}
+	return loc
 }
 
 func realPath(p string) string { return layout.RealPath(p) }
@@ -92,16 +83,9 @@ func realPath(p string) string { return layout.RealPath(p) }
 // different stores; an endpoint given for one and not the other is taken
 // as the same store, to refuse rather than miss).
 func (a area) within(b area) bool {
-	if a.store != b.store {
-		as, bs := a.store, b.store
-		if !strings.HasPrefix(as, "s3://") || !strings.HasPrefix(bs, "s3://") {
-			return false
-		}
-		ae, abucket, _ := strings.Cut(strings.TrimPrefix(as, "s3://"), " ")
-		be, bbucket, _ := strings.Cut(strings.TrimPrefix(bs, "s3://"), " ")
-		if abucket != bbucket || (ae != "" && be != "" && ae != be) {
-			return false
-		}
+	if a.scheme != b.scheme || a.bucket != b.bucket ||
+		a.endpoint != "" && b.endpoint != "" && a.endpoint != b.endpoint {
+		return false
 	}
 	return strings.HasPrefix(a.dir, b.dir)
 }
@@ -110,22 +94,22 @@ func (a area) within(b area) bool {
 // resolves to when that differs.
 func (a area) describe() string {
 	dir := a.dir
-	if a.store == "file" && len(dir) > 1 {
+	if a.scheme == "file" && len(dir) > 1 {
 		dir = strings.TrimSuffix(dir, string(filepath.Separator))
 	}
-	if a.store != "file" || strings.TrimSuffix(a.shown, "/") == dir || strings.TrimPrefix(a.shown, "file://") == dir {
+	if a.scheme != "file" || strings.TrimSuffix(a.shown, "/") == dir || strings.TrimPrefix(a.shown, "file://") == dir {
 		return fmt.Sprintf("%q", a.shown)
 	}
 	return fmt.Sprintf("%q (%s)", a.shown, dir)
 }
 
-// placeOf is a block's folder and S3 settings; "" for a block that has
-// none (a SQL table).
-func placeOf(c job.Config) (string, map[string]string) {
-	if p, ok := c.(job.Placed); ok {
-		return p.Place()
+// placeOf is a block's place; none for a block that does not say
+// (job.Placer).
+func placeOf(spec *job.Spec, c job.Config) job.Place {
+	if p, ok := c.(job.Placer); ok {
+		return p.Place(spec)
 	}
-	return "", nil
+	return job.Place{}
 }
 
 // checkSinkPaths refuses sink locations that would make a run delete or
@@ -141,12 +125,9 @@ func checkSinkPaths(spec *job.Spec, stateLoc string) error {
 	var sources []area
 	var sourceIdx []int
 	for i, src := range spec.Sources {
-		path, s3 := placeOf(src.Config)
-		if path == "" {
-			continue
-		}
-		if a, ok := areaOf(spec, path, s3["endpoint"]); ok {
-			a.shown = fmt.Sprintf("%s %q", src.Ctx, store.Redact(path))
+		pl := placeOf(spec, src.Config)
+		if a, ok := areaOf(pl); ok {
+			a.shown = fmt.Sprintf("%s %q", src.Ctx, pl.Shown)
 			sources = append(sources, a)
 			sourceIdx = append(sourceIdx, i)
 		}
@@ -157,7 +138,7 @@ func checkSinkPaths(spec *job.Spec, stateLoc string) error {
 	state, hasState := stateArea(stateLoc)
 	// A state file beside the job file (or above it) sits in the project's
 	// folder, not a folder of its own: only that folder itself is refused.
-	jobDir, _ := areaOf(spec, spec.Dir, "")
+	jobDir, _ := areaOf(job.Place{Folder: spec.Resolve(spec.Dir)})
 	ownFolder := hasState && !jobDir.within(state)
 	home, _ := os.UserHomeDir()
 	var errs job.Errors // one per sink, every sink's
@@ -167,9 +148,9 @@ func checkSinkPaths(spec *job.Spec, stateLoc string) error {
 			errs = append(errs, err)
 			continue // a refused sink is no place for the others to be measured against
 		}
-		path, s3 := placeOf(k.Config)
-		if a, ok := areaOf(spec, path, s3["endpoint"]); ok && path != "" {
-			a.shown = fmt.Sprintf("%s %q", k.Ctx, store.Redact(path))
+		pl := placeOf(spec, k.Config)
+		if a, ok := areaOf(pl); ok {
+			a.shown = fmt.Sprintf("%s %q", k.Ctx, pl.Shown)
 			earlier = append(earlier, a)
 		}
 	}
@@ -191,12 +172,9 @@ func checkStatePath(spec *job.Spec, stateLoc string, sources []area, sourceIdx [
 		return nil
 	}
 	below := state.dir // the state's objects: its folder, and a SQLite file's name
-	if state.store == "file" {
+	if state.scheme == "file" {
 		loc, _, _ := strings.Cut(stateLoc, "?")
-		if _, rest, ok := strings.Cut(loc, "://"); ok {
-			loc = rest
-		}
-		below += filepath.Base(loc)
+		below += filepath.Base(stateFile(loc))
 	}
 	fromFile := spec.State != "" && (stateLoc == spec.State || stateLoc == filepath.Join(spec.Dir, spec.State))
 	for n, src := range sources {
@@ -226,16 +204,12 @@ func hiddenBelow(rel string) bool {
 
 // checkSinkPath is checkSinkPaths for sink i.
 func checkSinkPath(spec *job.Spec, i int, k job.Sink, sources, earlier []area, state area, hasState, ownFolder bool, home string) *job.Error {
-	path, s3 := placeOf(k.Config)
-	if path == "" {
-		return nil
-	}
 	key := fmt.Sprintf("$.sinks[%d].path", i)
-	sink, ok := areaOf(spec, path, s3["endpoint"])
+	sink, ok := areaOf(placeOf(spec, k.Config))
 	if !ok {
 		return nil
 	}
-	if sink.store == "file" {
+	if sink.scheme == "file" {
 		dir := filepath.Clean(sink.dir)
 		if filepath.Dir(dir) == dir {
 			return spec.ErrorAt(key, "%s is the root of the file system; a sink needs a folder of its own", sink.describe())
@@ -244,7 +218,7 @@ func checkSinkPath(spec *job.Spec, i int, k job.Sink, sources, earlier []area, s
 			return spec.ErrorAt(key, "%s is your home folder; a sink needs a folder of its own", sink.describe())
 		}
 	}
-	if hasState && (sink.dir == state.dir && sink.store == state.store || ownFolder && sink.within(state)) {
+	if hasState && (sink.dir == state.dir && sink.scheme == state.scheme && sink.bucket == state.bucket && sink.endpoint == state.endpoint || ownFolder && sink.within(state)) {
 		return spec.ErrorAt(key, "%s is in the state store's folder %s; write the sink elsewhere", sink.describe(), state.shown)
 	}
 	for _, other := range earlier {

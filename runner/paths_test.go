@@ -165,3 +165,34 @@ func TestCheckStatePath(t *testing.T) {
 func parseJob(dir, yaml string) (*job.Spec, error) {
 	return job.Parse(filepath.Join(dir, "job.yaml"), []byte(yaml+"engine: fake\n"))
 }
+
+// TestCheckSinkPathsRelativeWithoutJobFile: a job built in code (no job
+// file, so no folder: relative paths are the working folder's, as the
+// state's is) has its sinks checked against the state's folder and its
+// sources as a job file's are: a relative sink in the state's folder is
+// refused.
+func TestCheckSinkPathsRelativeWithoutJobFile(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.MkdirAll(filepath.Join(dir, "in"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ source, sink, want string }{
+		{"in", ".tidemark/out", "state store's folder"},
+		{"in", "in/out", "inside the folder of source"},
+		{"in", "out", ""},
+	} {
+		spec, err := parseJob(dir, fmt.Sprintf("job: j\nsources:\n  - ctx: src\n    path: %q\nsinks:\n  - ctx: out\n    path: %q\n", c.source, c.sink))
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec.Dir = "" // built in code
+		err = checkSinkPaths(spec, ".tidemark/state.db")
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("sink %s: got %v, want no error", c.sink, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("sink %s: got %v, want an error saying %q", c.sink, err, c.want)
+		}
+	}
+}

@@ -2,11 +2,10 @@ package runner
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/tidemark-etl/tidemark/internal/layout"
-	"github.com/tidemark-etl/tidemark/manifest"
+	"github.com/tidemark-etl/tidemark/sink"
 	"github.com/tidemark-etl/tidemark/store"
 )
 
@@ -35,6 +34,12 @@ func resetPreview(ctx context.Context, st store.Store, jobName string, opts Rese
 		return nil, err
 	}
 	res := &ResetResult{Job: jobName, Version: head.Version, ToRun: opts.ToRun, Undone: []string{}, Purged: []string{}, Deleted: []string{}}
+	locs := map[string]sink.Location{}
+	defer func() {
+		for _, l := range locs {
+			l.Close()
+		}
+	}()
 	slices.Reverse(runs) // oldest first, as Reset reports them
 	for _, r := range runs {
 		if r.Seq <= targetSeq || r.Status != store.StatusSucceeded {
@@ -52,17 +57,31 @@ func resetPreview(ctx context.Context, st store.Store, jobName string, opts Rese
 		}
 		res.Purged = append(res.Purged, r.RunID)
 		for _, o := range outs {
-			res.Deleted = append(res.Deleted, outputLocation(o))
+			key := sink.LocationKey(o)
+			loc, ok := locs[key]
+			if !ok {
+				if loc, err = sink.OpenLocation(ctx, o); err != nil {
+					return nil, err
+				}
+				locs[key] = loc
+			}
+			res.Deleted = append(res.Deleted, outputName(loc, o))
 		}
 	}
 	return res, nil
 }
 
-// outputLocation names where an output is, as a purge reports it deleted:
-// a file's location, or a table load's rows.
-func outputLocation(o store.Output) string {
-	if o.Kind == manifest.TableLoad {
-		return fmt.Sprintf("%d rows of table %s", o.Rows, o.Final)
+// purgeNamer is a sink location that names what an output published, as
+// its Purge reports it deleted ("3 rows of table t", a file's location).
+type purgeNamer interface {
+	PurgeName(o store.Output) string
+}
+
+// outputName names output o at loc as a purge reports it deleted: as the
+// location's kind names it, or else by the file it was published as.
+func outputName(loc sink.Location, o store.Output) string {
+	if n, ok := loc.(purgeNamer); ok {
+		return n.PurgeName(o)
 	}
 	return layout.Join(o.Root, o.Final)
 }

@@ -1,6 +1,3 @@
-// Package tidemark is incremental ETL with job bookmarks: the library behind
-// the tidemark command. Run executes a whole job; Bookmarks (api.go) gives a
-// Go program the bookmark alone.
 package runner
 
 import (

@@ -12,6 +12,7 @@ import (
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/engine"
 	"github.com/tidemark-etl/tidemark/internal/fault"
+	"github.com/tidemark-etl/tidemark/source/files"
 	"github.com/tidemark-etl/tidemark/store"
 )
 
@@ -74,7 +75,7 @@ func TestRunNothingNew(t *testing.T) {
 	w.run(RunOptions{})
 	v := w.head()
 	res := w.run(RunOptions{})
-	if got, want := res.Sources["in"], (store.Count{Unchanged: 1}); got != want {
+	if got, want := res.Sources["in"], (store.Count{Detail: files.CountDetail{Unchanged: 1}}); got != want {
 		t.Errorf("source count: got %+v, want %+v", got, want)
 	}
 	if got := res.Sinks["out"]; got != (store.Count{}) {
@@ -241,7 +242,7 @@ func TestRunChangedWhileRead(t *testing.T) {
 	if got := w.fake.Calls(); got != 2 {
 		t.Errorf("engine calls: got %d, want 2", got)
 	}
-	if got := res.Sources["in"]; got.ChangedDuringRead != 1 || got.Files != 1 || got.Rows != 1 {
+	if got := res.Sources["in"]; files.CountDetailOf(got).ChangedDuringRead != 1 || got.Files != 1 || got.Rows != 1 {
 		t.Errorf("source count: got %+v, want 1 file, 1 row, 1 changed during read", got)
 	}
 	if got, want := w.recorded(), []string{"a.csv"}; !slices.Equal(got, want) {
@@ -294,7 +295,7 @@ func TestRunDeletedAfterPlan(t *testing.T) {
 	w.write("b.csv", "2")
 	at(t, fault.AfterPlan, func() { _ = os.Remove(filepath.Join(w.in, "b.csv")) })
 	res := w.run(RunOptions{})
-	if got := res.Sources["in"]; got.Missing != 1 || got.Files != 1 {
+	if got := res.Sources["in"]; files.CountDetailOf(got).Missing != 1 || got.Files != 1 {
 		t.Errorf("source count: got %+v, want 1 file, 1 missing", got)
 	}
 	if got := w.fake.Calls(); got != 1 {
@@ -321,7 +322,7 @@ func TestRunDeletedWhileRead(t *testing.T) {
 	if got := w.fake.Calls(); got != 2 {
 		t.Errorf("engine calls: got %d, want 2", got)
 	}
-	if got := res.Sources["in"]; got.Missing != 1 || got.Files != 1 || got.Rows != 1 {
+	if got := res.Sources["in"]; files.CountDetailOf(got).Missing != 1 || got.Files != 1 || got.Rows != 1 {
 		t.Errorf("source count: got %+v, want 1 file, 1 row, 1 missing", got)
 	}
 	if got, want := w.recorded(), []string{"a.csv"}; !slices.Equal(got, want) {

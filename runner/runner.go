@@ -248,7 +248,7 @@ func (r *runner) commit(ctx context.Context, c store.Commit) error {
 // times.
 func (r *runner) runEngine(ctx context.Context) (engine.Result, error) {
 	_, progress := r.opts.Progress.(EngineProgress)
-	eng, err := engine.New(r.spec.Engine.Name, engine.ValueDecoder(r.spec.Engine.Config), engine.Env{Progress: progress})
+	eng, err := engine.Open(r.spec.Engine, engine.Env{Progress: progress})
 	if err != nil {
 		return engine.Result{}, err
 	}

@@ -7,7 +7,8 @@
 #
 # Layout: checks of the machine, then a setup section that starts the
 # servers integration tests need (each registered for the exit trap), then
-# vet and the tests. Nothing is hidden: go test prints its usual output.
+# vet, staticcheck and the tests. Nothing is hidden: go test prints its
+# usual output.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -66,6 +67,14 @@ if ! command -v versitygw >/dev/null; then
 	go install "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION"
 fi
 log "versitygw: $(command -v versitygw)"
+
+# --- setup: staticcheck ----------------------------------------------------
+# Pinned as versitygw is, installed the same way; run after go vet below.
+STATICCHECK_VERSION=v0.8.2
+if ! staticcheck -version 2>/dev/null | grep -qF "(${STATICCHECK_VERSION#v})"; then
+	log "installing staticcheck $STATICCHECK_VERSION into $gobin"
+	go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
+fi
 
 # --- setup: PostgreSQL and MariaDB (SQL table sources and sinks) -----------
 # One throwaway PostgreSQL and one MariaDB for the whole run, on free
@@ -454,6 +463,9 @@ fi
 # --- vet and test ----------------------------------------------------------
 log "go vet ./..."
 go vet ./...
+
+log "staticcheck ./..."
+staticcheck ./...
 
 log "go test ./... -count=1 -timeout $TEST_TIMEOUT $*"
 go test ./... -count=1 -timeout "$TEST_TIMEOUT" "$@"

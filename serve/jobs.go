@@ -35,6 +35,9 @@ type jobDetail struct {
 	// NewestFiles is, per exact-tracking file source, the files processed
 	// most recently (newestFiles).
 	NewestFiles map[string][]newestFile `json:"newest_files"`
+	// Shown is, per source ctx, what the dashboard shows of its state, as
+	// the source's kind shows it (bookmark.StateDetail.Pairs).
+	Shown map[string][]bookmark.Pair `json:"shown"`
 }
 
 // planWorkers bounds how many plans GET /api/v1/jobs computes at once.
@@ -136,6 +139,7 @@ func (s *server) job(w http.ResponseWriter, r *http.Request) {
 		v := view.RunOf(last[0])
 		d.LastRun = &v
 	}
+	d.Shown = shownStates(states, last)
 	if d.JobFile, err = s.jobFile(ctx, name); err != nil {
 		s.fail(w, r, 0, err)
 		return
@@ -186,4 +190,20 @@ func (s *server) jobState(ctx context.Context, name string) (store.Head, []store
 	}
 	states, err := s.opts.Store.SourceStates(ctx, name)
 	return head, last, states, err
+}
+
+// shownStates is what the dashboard shows of each source state: its
+// kind's pairs, given the source's count in the newest run (last[0]).
+func shownStates(states map[string]bookmark.SourceState, last []store.Run) map[string][]bookmark.Pair {
+	out := make(map[string][]bookmark.Pair, len(states))
+	for k, s := range states {
+		var counts bookmark.Counts
+		if len(last) > 0 {
+			if c, ok := last[0].Sources[k]; ok {
+				counts = c
+			}
+		}
+		out[k] = s.View().Pairs(s, counts)
+	}
+	return out
 }

@@ -31,7 +31,7 @@ type newestFile struct {
 func (s *server) newestFiles(ctx context.Context, job string, states map[string]bookmark.SourceState) (map[string][]newestFile, error) {
 	out := map[string][]newestFile{}
 	for c, st := range states {
-		if st.Kind != "table" && st.Tracking == bookmark.TrackExact {
+		if st.View().ListsFiles(st) {
 			out[c] = []newestFile{}
 		}
 	}

@@ -69,7 +69,10 @@ func openAPIDoc() obj {
 			"job_file": obj{"type": "string"},
 			"newest_files": obj{"type": "object", "description": "per exact-tracking file source ctx, the up to 10 files processed most recently, newest first",
 				"additionalProperties": obj{"type": "array", "items": obj{"type": "object", "properties": obj{
-					"path": obj{"type": "string"}, "size": obj{"type": "integer"}, "mtime": obj{"type": "integer"}}}}}}},
+					"path": obj{"type": "string"}, "size": obj{"type": "integer"}, "mtime": obj{"type": "integer"}}}}},
+			"shown": obj{"type": "object", "description": "per source ctx, what the dashboard shows of its state, as the source's kind shows it; format int, bytes, nanos (a Unix time in nanoseconds) or none (text)",
+				"additionalProperties": obj{"type": "array", "items": obj{"type": "object", "properties": obj{
+					"label": obj{"type": "string"}, "value": obj{}, "format": obj{"type": "string"}, "test": obj{"type": "string"}}}}}}},
 		"RunsPage": obj{"type": "object", "properties": obj{"runs": obj{"type": "array", "items": ref("Result")},
 			"next_before": obj{"type": "integer", "description": "before= of the next page; 0 on the last"}}},
 		"RunDetail": obj{"type": "object", "properties": obj{"run": ref("Result"),

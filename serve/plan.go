@@ -129,11 +129,8 @@ func (s *server) backlog(ctx context.Context, jobName string) (metrics.Backlog, 
 	}
 	b := metrics.Backlog{}
 	for name, p := range res.Sources {
-		c := metrics.BacklogCount{Files: p.Files, Bytes: p.Bytes, Rows: p.Rows}
-		if p.OldestUnread != nil {
-			c.Oldest = *p.OldestUnread
-		}
-		b[name] = c
+		files, bytes, rows, oldest := p.Backlog()
+		b[name] = metrics.BacklogCount{Files: files, Bytes: bytes, Rows: rows, Oldest: oldest}
 	}
 	return b, nil
 }

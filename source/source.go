@@ -173,35 +173,6 @@ type Advance struct {
 	Ranges []store.RangeRecord
 }
 
-// Preview is what the next run would read of one source.
-type Preview struct {
-	Files     int64    `json:"files"`
-	Bytes     int64    `json:"bytes"`
-	New       []string `json:"new"`
-	Modified  int64    `json:"modified"`
-	Unchanged int64    `json:"unchanged"`
-	Deferred  int64    `json:"deferred"`
-	// InSinks counts the files left unread because they lie in a tidemark
-	// sink's folder below the source's root.
-	InSinks int64 `json:"in_sinks,omitempty"`
-	// SQL table sources (Table): rows the next run would read (new and
-	// late), the key range, and rows seen behind the mark.
-	Table       bool     `json:"table,omitempty"`
-	Rows        int64    `json:"rows,omitempty"`
-	After       []string `json:"after,omitempty"`
-	UpTo        []string `json:"up_to,omitempty"`
-	Regressions int64    `json:"regressions,omitempty"`
-	// Future counts the files to read from the future (timestamp
-	// tracking); RootMissing says the folder does not exist yet
-	// (allow_missing: true); Warnings are what the run would warn about.
-	Future      int64    `json:"future,omitempty"`
-	RootMissing bool     `json:"root_missing,omitempty"`
-	Warnings    []string `json:"warnings,omitempty"`
-	// OldestUnread is the modification time of the oldest file the next
-	// run would read (file sources with something to read).
-	OldestUnread *time.Time `json:"oldest_unread,omitempty"`
-}
-
 // ChangedError means a source's definition changed under the same ctx
 // since its bookmark was written.
 type ChangedError struct {

@@ -1,7 +1,9 @@
 // Package store defines tidemark's state store: bookmarks with every
-// committed version, runs, input and output manifests, and leases. Backends
-// (store/sqlite, later store/postgres and store/s3) implement Store and
+// committed version, runs, input and output manifests, leases and the
+// catalog. Backends (store/sqlite and store/postgres, two dialects of
+// store/sqlstore; store/s3; store/memory for tests) implement Store and
 // register themselves by URL scheme; every backend passes store/storetest.
+// The rules they all decide alike (rules.go) are written here once.
 package store
 
 import (
@@ -80,43 +82,6 @@ const (
 	StatusSucceeded = "succeeded"
 	StatusFailed    = "failed"
 )
-
-// Count is one source's or sink's totals in a run summary.
-type Count struct {
-	Files     int64 `json:"files"`
-	Bytes     int64 `json:"bytes"`
-	Rows      int64 `json:"rows"`
-	Rejected  int64 `json:"rejected,omitempty"`
-	Skipped   int64 `json:"skipped,omitempty"`
-	Modified  int64 `json:"modified,omitempty"`
-	Missing   int64 `json:"missing,omitempty"`
-	Empty     int64 `json:"empty,omitempty"`
-	Deferred  int64 `json:"deferred,omitempty"`
-	Unchanged int64 `json:"unchanged,omitempty"`
-	// Future counts the files read whose mtime was ahead of the listing's
-	// clock (timestamp tracking).
-	Future int64 `json:"future,omitempty"`
-	// InSinks counts the files a file source left unread because they lie
-	// in a tidemark sink's folder (one holding _tidemark/) below its root.
-	InSinks int64 `json:"in_sinks,omitempty"`
-	// SQL table sources: rows that appeared behind the mark (regressions),
-	// rows with a NULL key left out, and late rows read from the window.
-	Regressions int64 `json:"regressions,omitempty"`
-	NullKeys    int64 `json:"null_keys,omitempty"`
-	Late        int64 `json:"late,omitempty"`
-
-	// ChangedDuringRead counts files that changed while the run read them:
-	// left out of the run, unrecorded, read by the next run.
-	ChangedDuringRead int64 `json:"changed_during_read,omitempty"`
-
-	// Table marks a SQL table source's count, whose Files are the parts it
-	// was read in; KeysAfter and KeysUpTo are the bookmark-key range the
-	// run read, (KeysAfter, KeysUpTo], each a tuple's key texts joined
-	// with ", " (KeysAfter empty: from the start).
-	Table     bool   `json:"table,omitempty"`
-	KeysAfter string `json:"keys_after,omitempty"`
-	KeysUpTo  string `json:"keys_up_to,omitempty"`
-}
 
 // Run is one run's record.
 type Run struct {

@@ -5,19 +5,19 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/catalog"
-	"github.com/tidemark-etl/tidemark/engine/duckdb"
+	"github.com/tidemark-etl/tidemark/internal/sqltype"
 )
 
 // duckDB is a schema and a view over the table's files: read_parquet,
 // read_csv or read_json over one glob per partition level (key=*/), with
 // hive_partitioning, so that files DuckDB's readers would otherwise take
 // (a sink's _tidemark/ folder, a _SUCCESS marker) are not part of it.
-// Columns are typed as the engine reads them (engine/duckdb's mapping);
+// Columns are typed as the engine reads them (sqltype.DuckDB, the
+// engine's mapping);
 // Parquet files and CSV files with a header are matched by column name.
 func duckDB(t catalog.Table) ([]string, error) {
-	cols, err := columnTypes(t, func(bt bookmark.Type) (string, error) { return duckdb.TypeSQL(bt), nil })
+	cols, err := columnTypes(t, sqltype.DuckDB.Type)
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +37,7 @@ func duckDB(t catalog.Table) ([]string, error) {
 	case "parquet":
 		args = append(args, "union_by_name = true")
 	case "csv":
-		args = append(args, "header = "+fmt.Sprint(header(t)), "delim = "+duckdb.Literal(delimiter(t)))
+		args = append(args, "header = "+fmt.Sprint(header(t)), "delim = "+sqltype.Literal(delimiter(t)))
 		if byName {
 			args = append(args, "union_by_name = true", "all_varchar = true")
 		} else {
@@ -51,7 +51,7 @@ func duckDB(t catalog.Table) ([]string, error) {
 			{"dateformat", []string{"dateformat", "date_format"}}, {"timestampformat", []string{"timestampformat", "timestamp_format"}},
 		} {
 			if v, ok := t.Option(o.names...); ok && !(byName && strings.HasSuffix(o.duck, "format")) {
-				args = append(args, o.duck+" = "+duckdb.Literal(v))
+				args = append(args, o.duck+" = "+sqltype.Literal(v))
 			}
 		}
 	case "json":
@@ -69,7 +69,7 @@ func duckDB(t catalog.Table) ([]string, error) {
 	// read with them, and so are partition keys, by hive_types).
 	names := make([]string, len(cols))
 	for i, c := range cols {
-		names[i] = duckdb.Ident(c.Name)
+		names[i] = sqltype.DuckDB.Quote(c.Name)
 		switch {
 		case i >= len(data):
 		case t.Format == "parquet":
@@ -78,7 +78,7 @@ func duckDB(t catalog.Table) ([]string, error) {
 			names[i] = fmt.Sprintf("CAST(%s AS %s) AS %s", textAs(t, c, names[i]), c.Type, names[i])
 		}
 	}
-	from := fmt.Sprintf("read_%s(%s,\n  %s)", t.Format, duckdb.Literal(glob), strings.Join(args, ",\n  "))
+	from := fmt.Sprintf("read_%s(%s,\n  %s)", t.Format, sqltype.Literal(glob), strings.Join(args, ",\n  "))
 	switch {
 	case t.Format == "parquet":
 		from = anchored(cols, from)
@@ -90,8 +90,8 @@ func duckDB(t catalog.Table) ([]string, error) {
 		from = anchored(text, from)
 	}
 	view := fmt.Sprintf("CREATE OR REPLACE VIEW %s.%s AS\nSELECT %s\nFROM %s",
-		duckdb.Ident(t.Database), duckdb.Ident(t.Name), strings.Join(names, ", "), from)
-	return []string{"CREATE SCHEMA IF NOT EXISTS " + duckdb.Ident(t.Database), view}, nil
+		sqltype.DuckDB.Quote(t.Database), sqltype.DuckDB.Quote(t.Name), strings.Join(names, ", "), from)
+	return []string{"CREATE SCHEMA IF NOT EXISTS " + sqltype.DuckDB.Quote(t.Database), view}, nil
 }
 
 // anchored puts an empty row set with every column of the table in front
@@ -102,7 +102,7 @@ func duckDB(t catalog.Table) ([]string, error) {
 func anchored(cols []catalog.Column, read string) string {
 	nulls := make([]string, len(cols))
 	for i, c := range cols {
-		nulls[i] = fmt.Sprintf("CAST(NULL AS %s) AS %s", c.Type, duckdb.Ident(c.Name))
+		nulls[i] = fmt.Sprintf("CAST(NULL AS %s) AS %s", c.Type, sqltype.DuckDB.Quote(c.Name))
 	}
 	return fmt.Sprintf("(SELECT %s WHERE false\n  UNION ALL BY NAME\n  SELECT * FROM %s)", strings.Join(nulls, ", "), read)
 }
@@ -122,7 +122,7 @@ func textAs(t catalog.Table, c catalog.Column, ident string) string {
 	if !ok {
 		return ident
 	}
-	return fmt.Sprintf("strptime(%s, %s)", ident, duckdb.Literal(format))
+	return fmt.Sprintf("strptime(%s, %s)", ident, sqltype.Literal(format))
 }
 
 // dataFiles matches a partition's data files, leaving out names that
@@ -133,7 +133,7 @@ const dataFiles = "[!_.]*"
 func structArg(cols []catalog.Column) string {
 	parts := make([]string, len(cols))
 	for i, c := range cols {
-		parts[i] = duckdb.Literal(c.Name) + ": " + duckdb.Literal(c.Type)
+		parts[i] = sqltype.Literal(c.Name) + ": " + sqltype.Literal(c.Type)
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }

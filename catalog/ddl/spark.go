@@ -5,14 +5,14 @@ import (
 	"strings"
 
 	"github.com/tidemark-etl/tidemark/catalog"
-	"github.com/tidemark-etl/tidemark/internal/sparksql"
+	"github.com/tidemark-etl/tidemark/internal/sqltype"
 )
 
 // spark is a database, an external table USING the table's format over
 // its location (s3:// as s3a://, Hadoop's S3 file system), and one ADD
 // PARTITION per registered partition.
 func spark(t catalog.Table, parts []catalog.Partition) ([]string, error) {
-	cols, err := columnTypes(t, sparksql.Type)
+	cols, err := columnTypes(t, sqltype.Spark.Type)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func spark(t catalog.Table, parts []catalog.Partition) ([]string, error) {
 
 func sparkName(t catalog.Table) string { return backtick(t.Database) + "." + backtick(t.Name) }
 
-func backtick(s string) string { return sparksql.Quote(s) }
+func backtick(s string) string { return sqltype.Spark.Quote(s) }
 
 // sparkLocation is a location as Spark's Hadoop file systems name it.
 func sparkLocation(loc string) string {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/catalog"
+	"github.com/tidemark-etl/tidemark/internal/sqltype"
 )
 
 // trino is a schema, a Hive connector table over the table's location
@@ -14,7 +15,7 @@ import (
 // partition. Trino's CSV format reads every column as VARCHAR, so a CSV
 // table's columns are VARCHAR there.
 func trino(t catalog.Table, parts []catalog.Partition) ([]string, error) {
-	typeOf := trinoType
+	typeOf := sqltype.Trino.Type
 	var props []string
 	switch t.Format {
 	case "parquet":
@@ -68,62 +69,4 @@ func trino(t catalog.Table, parts []catalog.Partition) ([]string, error) {
 
 func trinoName(t catalog.Table) string { return quote(t.Database) + "." + quote(t.Name) }
 
-func quote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
-
-// trinoType is Trino's type for t. Unsigned integers widen to the next
-// signed type, times of day, intervals and UUIDs are VARCHAR (the Hive
-// connector has none), timestamps are TIMESTAMP (the connector stores no
-// zone).
-func trinoType(t bookmark.Type) (string, error) {
-	switch t.Kind {
-	case bookmark.Boolean:
-		return "BOOLEAN", nil
-	case bookmark.TinyInt:
-		return "TINYINT", nil
-	case bookmark.SmallInt, bookmark.UTinyInt:
-		return "SMALLINT", nil
-	case bookmark.Integer, bookmark.USmallInt:
-		return "INTEGER", nil
-	case bookmark.BigInt, bookmark.UInteger:
-		return "BIGINT", nil
-	case bookmark.UBigInt:
-		return "DECIMAL(20,0)", nil
-	case bookmark.HugeInt, bookmark.UHugeInt:
-		return "DECIMAL(38,0)", nil
-	case bookmark.Float:
-		return "REAL", nil
-	case bookmark.Double:
-		return "DOUBLE", nil
-	case bookmark.Decimal:
-		return fmt.Sprintf("DECIMAL(%d,%d)", t.Precision, t.Scale), nil
-	case bookmark.Varchar, bookmark.UUID, bookmark.JSON, bookmark.Time, bookmark.TimeTZ, bookmark.Interval:
-		return "VARCHAR", nil
-	case bookmark.Blob, bookmark.Bit:
-		return "VARBINARY", nil
-	case bookmark.Date:
-		return "DATE", nil
-	case bookmark.Timestamp, bookmark.TimestampS, bookmark.TimestampMS, bookmark.TimestampNS, bookmark.TimestampTZ:
-		return "TIMESTAMP", nil
-	case bookmark.List:
-		e, err := trinoType(*t.Elem)
-		return "ARRAY(" + e + ")", err
-	case bookmark.Map:
-		k, err := trinoType(*t.Key)
-		if err != nil {
-			return "", err
-		}
-		v, err := trinoType(*t.Elem)
-		return "MAP(" + k + ", " + v + ")", err
-	case bookmark.Struct:
-		fields := make([]string, len(t.Fields))
-		for i, f := range t.Fields {
-			ft, err := trinoType(f.Type)
-			if err != nil {
-				return "", err
-			}
-			fields[i] = quote(f.Name) + " " + ft
-		}
-		return "ROW(" + strings.Join(fields, ", ") + ")", nil
-	}
-	return "", fmt.Errorf("type %s has no Trino equivalent", t)
-}
+func quote(s string) string { return sqltype.Trino.Quote(s) }

@@ -5,15 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"time"
 
-	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
 	"github.com/tidemark-etl/tidemark"
-	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/serve/view"
-	"github.com/tidemark-etl/tidemark/source/sqltable"
 )
 
 func newBookmarkCmd(g *globals) *cobra.Command {
@@ -69,22 +65,9 @@ func runBookmarkShow(ctx context.Context, g *globals, arg string) error {
 		return err
 	}
 	for _, k := range sortedKeys(v.Sources) {
-		s := v.Sources[k]
-		if s.Kind == "table" {
-			fmt.Printf("  source %s (SQL table): %d rows read by %d runs; cursor %s\n", k, s.Bytes, s.Files, sqltable.DescribeCursor(s.Cursor))
-			continue
-		}
-		fmt.Printf("  source %s (%s tracking): %d files, %s recorded", k, s.Tracking, s.Files, humanize.IBytes(uint64(s.Bytes)))
-		if s.Tracking == bookmark.TrackTimestamp {
-			fmt.Printf(", high-water %s, %d in band", time.Unix(0, s.HighWater).UTC().Format(time.RFC3339Nano), len(s.Band))
-		}
-		fmt.Println()
-		if n := len(s.SchemaVersions); n > 0 {
-			last := s.SchemaVersions[n-1]
-			fmt.Printf("    schema version %d of run %s\n", last.Version, orNone(last.RunID))
-		}
-		for _, c := range s.Schema {
-			fmt.Printf("      %s %s\n", c.Name, c.Type)
+		s := v.Sources[k].SourceState
+		if err := s.View().Show(os.Stdout, k, s); err != nil {
+			return err
 		}
 	}
 	return nil

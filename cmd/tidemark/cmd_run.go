@@ -8,10 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"sort"
-	"strings"
 	"time"
 
-	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
 	"github.com/tidemark-etl/tidemark"
@@ -209,63 +207,12 @@ func printSummary(r *tidemark.Result) {
 	fmt.Fprintf(os.Stderr, "run %s of %s: %s (mode %s, attempt %d, %d ms)\n", r.RunID, r.Job, r.Status, r.Mode, r.Attempt, r.DurationMS)
 	for _, k := range sortedKeys(r.Sources) {
 		c := r.Sources[k]
-		if c.Table {
-			fmt.Fprintf(os.Stderr, "  source %s: %s\n", k, tableLine(c))
-			continue
-		}
-		line := fmt.Sprintf("  source %s: %d files, %s, %d rows", k, c.Files, humanize.IBytes(uint64(c.Bytes)), c.Rows)
-		line += counted([]countedPart{
-			{c.Rejected, "bad rows set aside"},
-			{c.Empty, "empty files"},
-			{c.Deferred, "files left for later runs"},
-			{c.Missing, "files vanished before reading"},
-			{c.ChangedDuringRead, "files changed while read (left for the next run)"},
-			{c.InSinks, "files in other sinks' folders not read"},
-			{c.Future, "files dated in the future"},
-		})
-		fmt.Fprintln(os.Stderr, line)
+		fmt.Fprintf(os.Stderr, "  source %s: %s\n", k, c.View().Summary(c))
 	}
 	for _, k := range sortedKeys(r.Sinks) {
 		c := r.Sinks[k]
 		fmt.Fprintf(os.Stderr, "  sink %s: %d files, %d rows\n", k, c.Files, c.Rows)
 	}
-}
-
-// countedPart is one count of a summary line and what it counts.
-type countedPart struct {
-	n    int64
-	what string
-}
-
-// counted is ", N what" for each part with a count, in order.
-func counted(parts []countedPart) string {
-	var b strings.Builder
-	for _, p := range parts {
-		if p.n > 0 {
-			fmt.Fprintf(&b, ", %d %s", p.n, p.what)
-		}
-	}
-	return b.String()
-}
-
-// tableLine describes what a run read of a SQL table source: rows and
-// the bookmark-key range, not the parts it was read in.
-func tableLine(c store.Count) string {
-	line := fmt.Sprintf("SQL table, %d rows", c.Rows)
-	switch {
-	case c.KeysUpTo != "" && c.KeysAfter != "":
-		line += fmt.Sprintf(", keys after (%s) up to (%s)", c.KeysAfter, c.KeysUpTo)
-	case c.KeysUpTo != "":
-		line += fmt.Sprintf(", keys from the start up to (%s)", c.KeysUpTo)
-	case c.KeysAfter != "":
-		line += fmt.Sprintf(", nothing after keys (%s)", c.KeysAfter)
-	}
-	line += counted([]countedPart{
-		{c.Late, "late rows from the lookback window"},
-		{c.Regressions, "rows behind the bookmark not read"},
-		{c.NullKeys, "rows with a NULL key left out"},
-	})
-	return line
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -51,7 +51,7 @@ func runRuns(ctx context.Context, g *globals, arg string) error {
 	for _, r := range out {
 		var files, rows int64
 		for _, c := range r.Sources {
-			if !c.Table { // a table's parts are no files; its rows are below
+			if c.View().PartsAreFiles() { // a table's parts are no files; its rows are below
 				files += c.Files
 			}
 			rows += c.Rows
@@ -68,16 +68,20 @@ func runRuns(ctx context.Context, g *globals, arg string) error {
 		fmt.Printf("%-24s %-8s %-10s %5d %8d %10d %8d  %-19s  %s\n", r.RunID, r.Mode, status, r.Attempt, files, rows, r.Version,
 			r.StartedAt.Local().Format(time.DateTime), r.Host)
 		for _, k := range sortedKeys(r.Sources) {
-			if c := r.Sources[k]; c.Table {
-				fmt.Printf("    source %s: %s\n", k, tableLine(c))
+			c := r.Sources[k]
+			before, _ := c.View().Notes(c)
+			for _, n := range before {
+				fmt.Printf("    source %s: %s\n", k, n)
 			}
 		}
 		if r.Error != "" {
 			fmt.Printf("    error: %s\n", r.Error)
 		}
 		for _, k := range sortedKeys(r.Sources) {
-			if n := r.Sources[k].ChangedDuringRead; n > 0 {
-				fmt.Printf("    source %s: %d files changed while read, left for the next run\n", k, n)
+			c := r.Sources[k]
+			_, after := c.View().Notes(c)
+			for _, n := range after {
+				fmt.Printf("    source %s: %s\n", k, n)
 			}
 		}
 	}

@@ -59,15 +59,3 @@ func TestRunOutputOnEveryExit(t *testing.T) {
 		t.Errorf("holder = %+v, want r1 on h, pid 42, started %v", out.Holder, started)
 	}
 }
-
-// TestCounted: a summary line names each non-zero count, in order, and
-// leaves zero counts out.
-func TestCounted(t *testing.T) {
-	got := counted([]countedPart{{2, "empty files"}, {0, "files left for later runs"}, {1, "files dated in the future"}})
-	if want := ", 2 empty files, 1 files dated in the future"; got != want {
-		t.Errorf("counted = %q, want %q", got, want)
-	}
-	if got := counted([]countedPart{{0, "x"}}); got != "" {
-		t.Errorf("counted of zeros = %q, want nothing", got)
-	}
-}

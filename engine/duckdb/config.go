@@ -19,14 +19,7 @@ type Options struct {
 	Progress bool `yaml:"-"`
 }
 
-var (
-	_ engine.Options = (*Options)(nil)
-	_ job.Config     = (*Options)(nil)
-)
-
-func init() {
-	job.RegisterEngine(job.Kind{Name: "duckdb", Noun: "the DuckDB engine", New: func() job.Config { return new(Options) }})
-}
+var _ engine.Options = (*Options)(nil)
 
 // ApplyDefaults resolves a relative spill folder against the job file's
 // folder; every other key is left to DuckDB's own default.

@@ -30,12 +30,12 @@ func TestHiveSourceWithoutPartitionsReadInPlace(t *testing.T) {
 		{Location: plain, Key: "d0001/a.csv", Size: 4},
 		{Location: part, Key: "day=1/b.csv", Size: 4},
 	}}
-	in, err := prepareInputs(src, 0, l)
-	if err == nil {
+	if _, err := prepareInputs(src, 0, l); err == nil {
 		t.Fatalf("got no error for files with and without partition folders, want one")
 	}
 	src.Files = src.Files[:1]
-	if in, err = prepareInputs(src, 0, l); err != nil {
+	in, err := prepareInputs(src, 0, l)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if got, want := in.paths[0], plain; got != want {

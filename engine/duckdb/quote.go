@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/tidemark-etl/tidemark/internal/sqltype"
 )
 
 // internalPrefix starts the names of every object the engine creates for
@@ -16,17 +18,13 @@ const maxNameLen = 128
 
 // ident quotes s as a DuckDB identifier: "s" with inner quotes doubled.
 // Any string is safe this way; checkName decides which are allowed.
-func ident(s string) string {
-	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
-}
+func ident(s string) string { return sqltype.DuckDB.Quote(s) }
 
 // literal quotes s as a SQL string literal: 's' with inner quotes doubled.
 // DuckDB's standard strings take backslashes literally, so doubling the
 // quote is the only escaping needed; NUL cannot be represented and is
 // rejected by checkText before any literal is built.
-func literal(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
-}
+func literal(s string) string { return sqltype.Literal(s) }
 
 // checkText rejects strings that cannot travel safely inside a literal.
 func checkText(what, s string) error {

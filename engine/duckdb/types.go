@@ -2,9 +2,9 @@ package duckdb
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/internal/sqltype"
 )
 
 // The engine works in DuckDB's type spellings inside (they go into SQL as
@@ -13,23 +13,13 @@ import (
 // schema a source was read with is reported in canonical texts
 // (modelColumns).
 
-// duckType returns DuckDB's spelling of t.
+// duckType returns DuckDB's spelling of t: sqltype.DuckDB, the mapping the
+// catalog's DuckDB DDL uses too, so that a catalog table reads the same in
+// tidemark and in DuckDB. DuckDB spells every type (an Other type is its
+// own text).
 func duckType(t bookmark.Type) string {
-	switch t.Kind {
-	case bookmark.List:
-		return duckType(*t.Elem) + "[]"
-	case bookmark.Map:
-		return "MAP(" + duckType(*t.Key) + ", " + duckType(*t.Elem) + ")"
-	case bookmark.Struct:
-		parts := make([]string, len(t.Fields))
-		for i, f := range t.Fields {
-			parts[i] = ident(f.Name) + " " + duckType(f.Type)
-		}
-		return "STRUCT(" + strings.Join(parts, ", ") + ")"
-	}
-	// Scalars: the canonical names are DuckDB's (TIMESTAMP WITH TIME
-	// ZONE, DECIMAL(p,s), ...); Other keeps DuckDB's own text.
-	return t.String()
+	s, _ := sqltype.DuckDB.Type(t)
+	return s
 }
 
 // modelType returns the type model's reading of a DuckDB type name.

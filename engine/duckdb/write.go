@@ -126,7 +126,7 @@ const hiveNull = "__HIVE_DEFAULT_PARTITION__"
 // a write that made such a folder pays for the query.
 func (x *execution) nullFolderClash(ctx context.Context, s *engine.Sink, parts []string, dir string) error {
 	for _, p := range parts {
-		if !hasDir(dir, p+"="+hiveNull) && !hasDirFold(dir, p+"=null") {
+		if !engine.HasFolder(dir, p+"="+hiveNull, false) && !engine.HasFolder(dir, p+"=null", true) {
 			continue
 		}
 		var text string
@@ -143,33 +143,6 @@ func (x *execution) nullFolderClash(ctx context.Context, s *engine.Sink, parts [
 		}
 	}
 	return nil
-}
-
-// hasDirFold reports whether a folder named name, in any case, is
-// anywhere under dir.
-func hasDirFold(dir, name string) bool {
-	found := false
-	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() && strings.EqualFold(d.Name(), name) {
-			found = true
-			return filepath.SkipAll
-		}
-		return nil
-	})
-	return found
-}
-
-// hasDir reports whether a folder named name is anywhere under dir.
-func hasDir(dir, name string) bool {
-	found := false
-	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() && d.Name() == name {
-			found = true
-			return filepath.SkipAll
-		}
-		return nil
-	})
-	return found
 }
 
 // sinkError explains a failed COPY: errors that name an input file become

@@ -20,14 +20,7 @@ type Options struct {
 	Staging      string            `yaml:"staging" doc:"a folder or s3:// prefix the cluster can read, where the run puts what tidemark extracts for Spark (SQL table sources); default: the system's temporary folder (a local server only)"`
 }
 
-var (
-	_ engine.Options = (*Options)(nil)
-	_ job.Config     = (*Options)(nil)
-)
-
-func init() {
-	job.RegisterEngine(job.Kind{Name: "spark", Noun: "the Spark engine", New: func() job.Config { return new(Options) }})
-}
+var _ engine.Options = (*Options)(nil)
 
 // ApplyDefaults resolves a relative staging folder against the job file's
 // folder.

@@ -83,7 +83,7 @@ func (x *execution) partitionTexts(ctx context.Context, s *engine.Sink, from str
 			continue
 		}
 		for _, text := range []string{hiveDefault, emptyText} {
-			if !failed && !hasFolder(dir, c.name+"="+text) {
+			if !failed && !engine.HasFolder(dir, c.name+"="+text, false) {
 				continue
 			}
 			n, err := x.count(ctx, fmt.Sprintf("SELECT count(*) FROM %s WHERE %s = %s", quoteIdent(from), quoteIdent(c.name), hexString(text)))
@@ -96,7 +96,7 @@ func (x *execution) partitionTexts(ctx context.Context, s *engine.Sink, from str
 					"map the text to another value in a transform", s.Ctx, c.name, text, n)
 			}
 		}
-		if !failed && !hasFolderFold(dir, c.name+"=null") {
+		if !failed && !engine.HasFolder(dir, c.name+"=null", true) {
 			continue
 		}
 		rows, err := x.queryRows(ctx, fmt.Sprintf("SELECT min(%[1]s), count(*) FROM %[2]s WHERE upper(%[1]s) = 'NULL'", quoteIdent(c.name), quoteIdent(from)))
@@ -110,33 +110,6 @@ func (x *execution) partitionTexts(ctx context.Context, s *engine.Sink, from str
 		}
 	}
 	return nil
-}
-
-// hasFolderFold reports whether a folder named name, in any case, is
-// anywhere under dir.
-func hasFolderFold(dir, name string) bool {
-	found := false
-	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() && strings.EqualFold(d.Name(), name) {
-			found = true
-			return filepath.SkipAll
-		}
-		return nil
-	})
-	return found
-}
-
-// hasFolder reports whether a folder named name is anywhere under dir.
-func hasFolder(dir, name string) bool {
-	found := false
-	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() && d.Name() == name {
-			found = true
-			return filepath.SkipAll
-		}
-		return nil
-	})
-	return found
 }
 
 // unescapeHive undoes Hive's escaping of a path name (%XX for a byte).

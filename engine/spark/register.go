@@ -3,11 +3,14 @@ package spark
 import "github.com/tidemark-etl/tidemark/engine"
 
 func init() {
-	engine.Register("spark", engine.Factory{
+	engine.Register(engine.Kind{
+		Name:    "spark",
+		Noun:    "the Spark engine",
 		Options: func() engine.Options { return &Options{} },
-		Open: func(o engine.Options, env engine.Env) (engine.Engine, error) {
+		Open: func(o engine.Options, _ engine.Env) (engine.Engine, error) {
 			return New(*o.(*Options))
 		},
+		SourceOptions: ValidateSourceOptions,
+		SinkOptions:   ValidateSinkOptions,
 	})
-	engine.RegisterOptions("spark", engine.OptionChecker{Source: ValidateSourceOptions, Sink: ValidateSinkOptions})
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
-	"github.com/tidemark-etl/tidemark/internal/sparksql"
+	"github.com/tidemark-etl/tidemark/internal/sqltype"
 )
 
 // schemaDDL spells columns as Spark's DDL (name TYPE, ...).
@@ -121,7 +121,7 @@ func topColon(s string) int {
 }
 
 // quoteIdent quotes a Spark identifier with backticks.
-func quoteIdent(name string) string { return sparksql.Quote(name) }
+func quoteIdent(name string) string { return sqltype.Spark.Quote(name) }
 
-// sparkType spells t in Spark's DDL (see sparksql.Type).
-func sparkType(t bookmark.Type) (string, error) { return sparksql.Type(t) }
+// sparkType spells t in Spark's DDL (see sqltype.Spark).
+func sparkType(t bookmark.Type) (string, error) { return sqltype.Spark.Type(t) }

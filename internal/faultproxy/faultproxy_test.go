@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 	"github.com/tidemark-etl/tidemark/internal/sqltest"
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
 )
 
 // echoServer answers every line with the same line.

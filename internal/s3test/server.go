@@ -32,6 +32,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"golang.org/x/sys/unix"
+
+	"github.com/tidemark-etl/tidemark/internal/syncbuf"
 )
 
 // Version is the versitygw release scripts/test.sh installs.
@@ -46,7 +48,7 @@ type Server struct {
 	Dir       string // the posix backend's root: one folder per bucket
 
 	cmd       *exec.Cmd
-	logs      *lockedBuffer
+	logs      *syncbuf.Buffer
 	exited    chan error
 	closeOnce sync.Once
 }
@@ -154,7 +156,7 @@ func start(bin, dir string) (*Server, error) {
 		SecretKey: randomHex(20),
 		Region:    "us-east-1",
 		Dir:       dir,
-		logs:      &lockedBuffer{},
+		logs:      &syncbuf.Buffer{Limit: 1 << 20},
 		exited:    make(chan error, 1),
 	}
 	// --quiet drops per-request log lines (errors still reach stderr);
@@ -330,25 +332,4 @@ func randomHex(n int) string {
 		panic(err)
 	}
 	return hex.EncodeToString(b)
-}
-
-// lockedBuffer collects a process's output safely.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.b.Len() > 1<<20 {
-		return len(p), nil // enough to diagnose
-	}
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

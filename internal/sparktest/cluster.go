@@ -1,14 +1,9 @@
 package sparktest
 
 import (
-	"bytes"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -19,14 +14,7 @@ import (
 // scripts/test.sh; TIDEMARK_SKIP_SPARK=1 skips it.
 func Cluster(tb testing.TB) string {
 	tb.Helper()
-	if r := os.Getenv("TIDEMARK_TEST_SPARK_CLUSTER"); r != "" {
-		return r
-	}
-	if os.Getenv("TIDEMARK_SKIP_SPARK") == "1" {
-		tb.Skip("TIDEMARK_SKIP_SPARK=1: no Spark cluster")
-	}
-	tb.Fatal("no Spark cluster: run the tests through scripts/test.sh, which starts one and sets TIDEMARK_TEST_SPARK_CLUSTER and TIDEMARK_TEST_SPARK_CLUSTER_MASTER (or set TIDEMARK_SKIP_SPARK=1)")
-	return ""
+	return shared(tb, "TIDEMARK_TEST_SPARK_CLUSTER", "no Spark cluster", "TIDEMARK_TEST_SPARK_CLUSTER and TIDEMARK_TEST_SPARK_CLUSTER_MASTER")
 }
 
 // Master returns the spark:// address of the cluster's master, which
@@ -46,10 +34,8 @@ func Master(tb testing.TB) string {
 // group of its own with the executors it launches.
 type Worker struct {
 	// Dir is the worker's folder: its executors' logs are under work/.
-	Dir  string
-	cmd  *exec.Cmd
-	done chan struct{}
-	log  *lockedBuffer
+	Dir string
+	*process
 }
 
 // StartWorker starts a worker of the shared cluster and waits until the
@@ -63,28 +49,20 @@ func StartWorker(tb testing.TB) *Worker {
 	if home == "" {
 		tb.Fatal("TIDEMARK_TEST_SPARK_HOME is not set: run the tests through scripts/test.sh")
 	}
-	w := &Worker{Dir: tb.TempDir(), done: make(chan struct{}), log: &lockedBuffer{}}
-	w.cmd = exec.Command(filepath.Join(home, "bin", "spark-class"), "org.apache.spark.deploy.worker.Worker",
-		"--host", "127.0.0.1", "--cores", "1", "--memory", "1g", "--webui-port", "0",
-		"--work-dir", filepath.Join(w.Dir, "work"), master)
-	w.cmd.Env = append(os.Environ(), "SPARK_HOME="+home, "SPARK_LOCAL_IP=127.0.0.1", "SPARK_DAEMON_MEMORY=256m",
-		"SPARK_LOCAL_DIRS="+filepath.Join(w.Dir, "local"))
-	w.cmd.Stdout, w.cmd.Stderr = w.log, w.log
-	w.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := w.cmd.Start(); err != nil {
-		tb.Fatalf("starting a spark worker: %v", err)
-	}
-	go func() { _ = w.cmd.Wait(); close(w.done) }()
+	w := &Worker{Dir: tb.TempDir()}
+	w.process = start(tb, "a spark worker", filepath.Join(home, "bin", "spark-class"),
+		[]string{"org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--cores", "1", "--memory", "1g",
+			"--webui-port", "0", "--work-dir", filepath.Join(w.Dir, "work"), master},
+		[]string{"SPARK_HOME=" + home, "SPARK_LOCAL_IP=127.0.0.1", "SPARK_DAEMON_MEMORY=256m",
+			"SPARK_LOCAL_DIRS=" + filepath.Join(w.Dir, "local")})
 	tb.Cleanup(w.Stop)
 	deadline := time.Now().Add(3 * time.Minute)
 	for !strings.Contains(w.log.String(), "Successfully registered with master") {
-		select {
-		case <-w.done:
-			tb.Fatalf("spark worker exited before registering with %s:\n%s", master, tail(w.log))
-		default:
+		if w.exited() {
+			tb.Fatalf("spark worker exited before registering with %s:\n%s", master, w.tail())
 		}
 		if time.Now().After(deadline) {
-			tb.Fatalf("spark worker did not register with %s within 3 minutes:\n%s", master, tail(w.log))
+			tb.Fatalf("spark worker did not register with %s within 3 minutes:\n%s", master, w.tail())
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -101,57 +79,4 @@ func (w *Worker) ExecutorLog() string {
 		b.Write(data)
 	}
 	return b.String()
-}
-
-// Kill kills the worker and its executors at once (SIGKILL to its process
-// group), as when its machine dies.
-func (w *Worker) Kill() {
-	if w.cmd == nil || w.cmd.Process == nil {
-		return
-	}
-	_ = syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
-	<-w.done
-	w.cmd = nil
-}
-
-// Stop stops the worker and its executors (SIGTERM, then SIGKILL after
-// 10 s).
-func (w *Worker) Stop() {
-	if w.cmd == nil || w.cmd.Process == nil {
-		return
-	}
-	_ = syscall.Kill(-w.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-w.done:
-	case <-time.After(10 * time.Second):
-		_ = syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
-		<-w.done
-	}
-	w.cmd = nil
-}
-
-// lockedBuffer is a process's output, read while it is written.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func tail(b fmt.Stringer) string {
-	lines := strings.Split(b.String(), "\n")
-	if len(lines) > 40 {
-		lines = lines[len(lines)-40:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -4,15 +4,11 @@
 package sparktest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -23,13 +19,21 @@ import (
 // fails, saying to run scripts/test.sh; TIDEMARK_SKIP_SPARK=1 skips it.
 func Remote(tb testing.TB) string {
 	tb.Helper()
-	if r := os.Getenv("TIDEMARK_TEST_SPARK"); r != "" {
+	return shared(tb, "TIDEMARK_TEST_SPARK", "no Spark Connect server", "TIDEMARK_TEST_SPARK")
+}
+
+// shared returns the environment variable that scripts/test.sh sets for a
+// server it started (what), skips the test under TIDEMARK_SKIP_SPARK=1,
+// and fails it otherwise, naming the variables the script sets (vars).
+func shared(tb testing.TB, name, what, vars string) string {
+	tb.Helper()
+	if r := os.Getenv(name); r != "" {
 		return r
 	}
 	if os.Getenv("TIDEMARK_SKIP_SPARK") == "1" {
-		tb.Skip("TIDEMARK_SKIP_SPARK=1: no Spark Connect server")
+		tb.Skip("TIDEMARK_SKIP_SPARK=1: " + what)
 	}
-	tb.Fatal("no Spark Connect server: run the tests through scripts/test.sh, which starts one and sets TIDEMARK_TEST_SPARK (or set TIDEMARK_SKIP_SPARK=1)")
+	tb.Fatalf("%s: run the tests through scripts/test.sh, which starts one and sets %s (or set TIDEMARK_SKIP_SPARK=1)", what, vars)
 	return ""
 }
 
@@ -48,10 +52,7 @@ func Python(tb testing.TB) string {
 type Server struct {
 	Remote string
 	Port   int
-	cmd    *exec.Cmd
-	done   chan struct{} // closed when the process has exited
-	log    *bytes.Buffer
-	tb     testing.TB
+	*process
 }
 
 // Start starts a private server on a free loopback port (the same command
@@ -78,22 +79,14 @@ func Start(tb testing.TB) *Server {
 		}
 		port := l.Addr().(*net.TCPAddr).Port
 		l.Close()
-		s := &Server{Remote: fmt.Sprintf("sc://127.0.0.1:%d", port), Port: port, log: &bytes.Buffer{}, tb: tb,
-			done: make(chan struct{})}
+		s := &Server{Remote: fmt.Sprintf("sc://127.0.0.1:%d", port), Port: port}
 		args := []string{"--class", "org.apache.spark.sql.connect.service.SparkConnectServer", "--master", "local[1]",
 			"--driver-memory", "512m",
 			"--conf", "spark.connect.grpc.binding.address=127.0.0.1", "--conf", fmt.Sprintf("spark.connect.grpc.binding.port=%d", port),
 			"--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=2",
 			"--conf", "spark.driver.extraJavaOptions=-XX:+UseSerialGC"}
 		// No s3a jars: the tests that start private servers read local files.
-		s.cmd = exec.Command(filepath.Join(home, "bin", "spark-submit"), args...)
-		s.cmd.Env = append(os.Environ(), "SPARK_HOME="+home)
-		s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
-		s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		if err := s.cmd.Start(); err != nil {
-			tb.Fatalf("starting a spark connect server: %v", err)
-		}
-		go func() { _ = s.cmd.Wait(); close(s.done) }()
+		s.process = start(tb, "a spark connect server", filepath.Join(home, "bin", "spark-submit"), args, []string{"SPARK_HOME=" + home})
 		tb.Cleanup(s.Stop)
 		if s.ready(time.Now().Add(4 * time.Minute)) {
 			return s
@@ -111,10 +104,8 @@ func Start(tb testing.TB) *Server {
 // cold start.
 func (s *Server) ready(deadline time.Time) bool {
 	for time.Now().Before(deadline) {
-		select {
-		case <-s.done:
+		if s.exited() {
 			return false
-		default:
 		}
 		if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", s.Port), time.Second); err == nil {
 			c.Close()
@@ -142,37 +133,4 @@ func (s *Server) answers(ctx context.Context) bool {
 	}
 	_, err = df.Collect(ctx)
 	return err == nil
-}
-
-// Kill kills the server at once (SIGKILL to its process group).
-func (s *Server) Kill() {
-	if s.cmd == nil || s.cmd.Process == nil {
-		return
-	}
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-	<-s.done
-	s.cmd = nil
-}
-
-// Stop stops the server (SIGTERM, then SIGKILL after 10 s).
-func (s *Server) Stop() {
-	if s.cmd == nil || s.cmd.Process == nil {
-		return
-	}
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-s.done:
-	case <-time.After(10 * time.Second):
-		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-		<-s.done
-	}
-	s.cmd = nil
-}
-
-func (s *Server) tail() string {
-	lines := strings.Split(s.log.String(), "\n")
-	if len(lines) > 40 {
-		lines = lines[len(lines)-40:]
-	}
-	return strings.Join(lines, "\n")
 }

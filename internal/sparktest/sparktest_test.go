@@ -1,13 +1,14 @@
 package sparktest
 
 import (
-	"bytes"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/tidemark-etl/tidemark/internal/syncbuf"
 )
 
 // TestReadyWantsSparkItself: a port that accepts connections but is not a
@@ -17,7 +18,7 @@ func TestReadyWantsSparkItself(t *testing.T) {
 	h := httptest.NewServer(http.NotFoundHandler())
 	defer h.Close()
 	port := h.Listener.Addr().(*net.TCPAddr).Port
-	s := &Server{Remote: fmt.Sprintf("sc://127.0.0.1:%d", port), Port: port, done: make(chan struct{}), log: &bytes.Buffer{}}
+	s := &Server{Remote: fmt.Sprintf("sc://127.0.0.1:%d", port), Port: port, process: &process{done: make(chan struct{}), log: &syncbuf.Buffer{}}}
 	if s.ready(time.Now().Add(3 * time.Second)) {
 		t.Fatal("an HTTP server was taken for the Spark Connect server")
 	}

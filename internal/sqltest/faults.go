@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 )
 
 // Held is a transaction kept open on its own connection, for late-commit

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 )
 
 // The environment variables the helpers read, and the ones they set so

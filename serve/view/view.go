@@ -50,14 +50,15 @@ type Bookmark struct {
 	Sources   map[string]Source `json:"sources"`
 }
 
-// Source is a source's state in bookmark show --json. A SQL table's
-// state keeps the rows read in bytes and the runs that read them in
-// files: rows and runs say so under their names.
+// Source is a source's state in bookmark show --json and on the
+// dashboard: the state, shown as its kind shows it
+// (bookmark.StateDetail.ViewJSON).
 type Source struct {
 	bookmark.SourceState
-	Rows *int64 `json:"rows,omitempty"`
-	Runs *int64 `json:"runs,omitempty"`
 }
+
+// MarshalJSON writes the state as its kind shows it.
+func (s Source) MarshalJSON() ([]byte, error) { return s.View().ViewJSON(s.SourceState) }
 
 // BookmarkOf builds the bookmark view of a job's head and its source
 // states.
@@ -73,14 +74,4 @@ func BookmarkOf(job string, head store.Head, states map[string]bookmark.SourceSt
 }
 
 // SourceOf builds the view of one source state.
-func SourceOf(s bookmark.SourceState) Source {
-	sv := Source{SourceState: s}
-	if s.Kind == "table" {
-		// The JSON of a table source has shown its run and row counts
-		// as files and bytes too; they are kept there.
-		rows, runs := s.Rows, s.Runs
-		sv.Rows, sv.Runs = &rows, &runs
-		sv.Files, sv.Bytes = runs, rows
-	}
-	return sv
-}
+func SourceOf(s bookmark.SourceState) Source { return Source{SourceState: s} }

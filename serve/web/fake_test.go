@@ -6,6 +6,11 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/tidemark-etl/tidemark/bookmark"
+	_ "github.com/tidemark-etl/tidemark/source/files"    // the file kind shows its states
+	_ "github.com/tidemark-etl/tidemark/source/sqltable" // and the SQL table kind its
+	"github.com/tidemark-etl/tidemark/store"
 )
 
 // evil is a job, ctx, file and error text that would run script if any
@@ -82,6 +87,7 @@ func fakeAPI(t *testing.T) http.Handler {
 			return
 		}
 		reply(w, 200, map[string]any{"job": "nightly", "version": 3, "run_id": "r3", "bookmark": bookmark, "last_run": last, "job_file": "/jobs/" + evil + ".yaml",
+			"shown": shown(t, bookmark, last),
 			"newest_files": map[string]any{evil: []any{map[string]any{"path": "in/new.csv", "size": 2048, "mtime": 1735689600000000000},
 				map[string]any{"path": evil + ".csv", "size": 10, "mtime": 1735689500000000000}}}})
 	})
@@ -156,4 +162,41 @@ func TestFakeAPIServesThePages(t *testing.T) {
 	if got := js.Header.Get("Content-Type"); !strings.Contains(got, "javascript") {
 		t.Errorf("GET /js/app.js: got Content-Type %q, want JavaScript", got)
 	}
+}
+
+// shown is what the server sends of each source state of bm for the
+// dashboard: the pairs its kind shows (bookmark.StateDetail.Pairs), given
+// its count in the last run.
+func shown(t *testing.T, bm map[string]any, last any) map[string][]bookmark.Pair {
+	t.Helper()
+	var parsed struct {
+		Sources map[string]bookmark.SourceState `json:"sources"`
+	}
+	var run struct {
+		Sources map[string]store.Count `json:"sources"`
+	}
+	if err := json.Unmarshal(mustJSON(t, bm), &parsed); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(mustJSON(t, last), &run); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]bookmark.Pair{}
+	for k, s := range parsed.Sources {
+		var c bookmark.Counts
+		if n, ok := run.Sources[k]; ok {
+			c = n
+		}
+		out[k] = s.View().Pairs(s, c)
+	}
+	return out
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

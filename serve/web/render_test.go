@@ -75,7 +75,9 @@ func TestPagesRenderTheAPIsNumbers(t *testing.T) {
 			`data-test="high-water">2025-01-01 00:00:00 UTC<`, `data-test="plan-now"`, `data-test="rewind" data-run="r3"`,
 			`data-test="history-row" data-kind="rewind" data-by="serve 127.0.0.1:5 &lt;img`, `data-test="history-row" data-kind="reset" data-by="cli alice@host"`,
 			`data-test="chart-rows" data-points="2" data-marks="2"`, `data-test="newest-file-row" data-ctx="`, `data-path="in/new.csv"`,
-			`data-test="newest-size">2.0 KiB<`} {
+			`data-test="newest-size">2.0 KiB<`, `data-test="bookmark-rows">300<`, `data-test="bookmark-runs">2<`,
+			`data-test="keys">updated_at, id (asc)<`, `data-test="regressions">not read by the last run<`,
+			`data-test="bookmark-bytes">4.0 KiB<`} {
 			if !strings.Contains(dom, want) {
 				t.Errorf("job page: got no %s", want)
 			}

@@ -6,10 +6,6 @@ import (
 	"github.com/tidemark-etl/tidemark/job"
 )
 
-func init() {
-	job.RegisterSink(job.Kind{Name: "files", Anchor: "path", Noun: "file sinks (path:)", New: func() job.Config { return new(Config) }})
-}
-
 // The defaults of a file sink.
 const (
 	DefaultFormat = "parquet"
@@ -79,5 +75,11 @@ func (c *Config) Validate(ck *job.Check) {
 	c.validateCatalog(ck)
 }
 
-// Place is the sink's path and S3 settings (job.Placed).
-func (c *Config) Place() (string, map[string]string) { return c.Path, c.S3 }
+// Place is the sink's folder and S3 settings, named for lineage
+// (job.Placer); none when it has no path.
+func (c *Config) Place(spec *job.Spec) job.Place {
+	if c.Path == "" {
+		return job.Place{}
+	}
+	return job.FolderPlace(spec, c.Path, c.S3)
+}

@@ -142,6 +142,9 @@ func (l *location) Published(ctx context.Context, runID string, log *slog.Logger
 	}
 }
 
+// PurgeName is where output o was published, as Purge reports it deleted.
+func (l *location) PurgeName(o store.Output) string { return joinLoc(o.Root, o.Final) }
+
 // Purge deletes the run's published files here (and their staged copies).
 // A file not where it was published is reported in Gone.
 func (l *location) Purge(ctx context.Context, _ string, runID string, outs []store.Output, log *slog.Logger) (sink.Purged, error) {
@@ -316,7 +319,6 @@ type respelledOutputs struct {
 	st              sink.StateReader
 	job, sink, root string
 	runs            map[string]map[string]bool // run id -> its keys here; nil: not the job's, or none
-	err             error
 }
 
 func (r *respelledOutputs) owns(ctx context.Context, key string) bool {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tidemark-etl/tidemark/internal/layout"
 	"github.com/tidemark-etl/tidemark/job"
+	"github.com/tidemark-etl/tidemark/manifest"
 	"github.com/tidemark-etl/tidemark/objstore"
 	"github.com/tidemark-etl/tidemark/sink"
 	"github.com/tidemark-etl/tidemark/store"
@@ -28,11 +29,15 @@ type Sink struct {
 var _ sink.Sink = (*Sink)(nil)
 
 func init() {
-	sink.Register(sink.KindFiles, func(ctx context.Context, spec *job.Spec, k job.Sink) (sink.Sink, error) {
-		return Open(ctx, spec, k)
-	}, func(ctx context.Context, o store.Output) (sink.Location, error) {
-		return OpenLocation(ctx, o.Root)
-	})
+	sink.Register(sink.Kind{Name: sink.KindFiles, Anchor: "path", Noun: "file sinks (path:)",
+		Config: func() job.Config { return new(Config) },
+		Open: func(ctx context.Context, spec *job.Spec, k job.Sink) (sink.Sink, error) {
+			return Open(ctx, spec, k)
+		},
+		Locate: func(ctx context.Context, o store.Output) (sink.Location, error) {
+			return OpenLocation(ctx, o.Root)
+		},
+		Outputs: []manifest.Kind{manifest.File, manifest.Upload}})
 }
 
 // Location is where a sink writes, with its S3 settings (never

@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 	"github.com/tidemark-etl/tidemark/internal/sqltest"
 	"github.com/tidemark-etl/tidemark/sink/sqltable"
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
 )
 
 // TestSinkEvolve: a run whose output has a new column adds it to a table

@@ -1,11 +1,12 @@
 package sqltable
 
-import "github.com/tidemark-etl/tidemark/job"
+import (
+	"strings"
 
-func init() {
-	job.RegisterSink(job.Kind{Name: "sqltable", Marker: "connection", Noun: "SQL tables (connection:)",
-		New: func() job.Config { return new(JobConfig) }})
-}
+	"github.com/tidemark-etl/tidemark/internal/secret"
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
+	"github.com/tidemark-etl/tidemark/job"
+)
 
 // Modes are the modes of SQL table sinks.
 var Modes = []string{"append", "merge", "overwrite"}
@@ -33,7 +34,7 @@ func (c *JobConfig) ApplyDefaults(*job.Spec) {
 
 // Validate checks the block, every problem at its key, without connecting.
 func (c *JobConfig) Validate(ck *job.Check) {
-	ck.Connection(c.Connection)
+	ck.Connection(c.Connection, sqldb.Schemes)
 	if c.Table == "" {
 		ck.Fail("table", "is required with connection:")
 	}
@@ -51,5 +52,13 @@ func (c *JobConfig) Runtime(ctx string) SinkConfig {
 // PasswordVar is the variable holding the password (job.PasswordVarer).
 func (c *JobConfig) PasswordVar() string { return c.PasswordEnv }
 
-// TablePlace is the sink's connection and table (job.Tabled).
-func (c *JobConfig) TablePlace() (string, string) { return c.Connection, c.Table }
+// Place is where the sink reads and writes: its table, named for lineage
+// (job.Placer); a table has no folder.
+func (c *JobConfig) Place(spec *job.Spec) job.Place {
+	_, shown := secret.Find(strings.TrimSpace(c.Connection + " " + c.Table))
+	p := job.Place{Shown: shown}
+	if ns, name, uri, ok := sqldb.Dataset(spec.Dir, c.Connection, c.Table); ok {
+		p.Dataset = job.Dataset{Namespace: ns, Name: name, SourceName: ns, URI: uri}
+	}
+	return p
+}

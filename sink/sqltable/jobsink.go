@@ -29,11 +29,15 @@ type JobSink struct {
 var _ sink.Sink = (*JobSink)(nil)
 
 func init() {
-	sink.Register(sink.KindTable, func(_ context.Context, _ *job.Spec, k job.Sink) (sink.Sink, error) {
-		return &JobSink{cfg: jobSinkConfig(k), spec: k}, nil
-	}, func(ctx context.Context, o store.Output) (sink.Location, error) {
-		return openLocation(ctx, o.Table)
-	})
+	sink.Register(sink.Kind{Name: sink.KindTable, Marker: "connection", Noun: "SQL tables (connection:)",
+		Config: func() job.Config { return new(JobConfig) },
+		Open: func(_ context.Context, _ *job.Spec, k job.Sink) (sink.Sink, error) {
+			return &JobSink{cfg: jobSinkConfig(k), spec: k}, nil
+		},
+		Locate: func(ctx context.Context, o store.Output) (sink.Location, error) {
+			return openLocation(ctx, o.Table)
+		},
+		Outputs: []manifest.Kind{manifest.TableLoad}})
 }
 
 func jobSinkConfig(k job.Sink) SinkConfig { return k.Config.(*JobConfig).Runtime(k.Ctx) }
@@ -294,6 +298,11 @@ func (l *tableLocation) Publish(ctx context.Context, p sink.Publication) error {
 }
 
 func (l *tableLocation) Published(context.Context, string, *slog.Logger) {}
+
+// PurgeName is what output o loaded, as Purge reports it deleted.
+func (l *tableLocation) PurgeName(o store.Output) string {
+	return fmt.Sprintf("%d rows of table %s", o.Rows, o.Final)
+}
 
 // Purge deletes the rows the run loaded.
 func (l *tableLocation) Purge(ctx context.Context, job, runID string, _ []store.Output, log *slog.Logger) (sink.Purged, error) {

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 )
 
 // Publish moves the run's staged rows into the target and writes its

@@ -42,7 +42,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 )
 
 // SinkConfig is one SQL table sink; its fields mirror the job file's keys.

@@ -12,9 +12,9 @@ import (
 
 	_ "github.com/duckdb/duckdb-go/v2"
 
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 	"github.com/tidemark-etl/tidemark/internal/sqltest"
 	"github.com/tidemark-etl/tidemark/sink/sqltable"
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
 )
 
 var servers = []sqldb.Kind{sqldb.Postgres, sqldb.MySQL}

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 )
 
 // ensureMeta creates the marker and staging registry tables when missing.

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 )
 
 // target describes how one output column travels: its type in a table

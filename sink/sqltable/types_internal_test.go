@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 )
 
 // columnTypeCase is one output type, as the type model spells it or as

@@ -33,7 +33,7 @@ func TestSplitAddsUp(t *testing.T) {
 			got = append(got, f.Path)
 		}
 		c := head.Count(&engine.SourceResult{})
-		counts = append(counts, c.Deferred, c.Modified)
+		counts = append(counts, CountDetailOf(c).Deferred, CountDetailOf(c).Modified)
 		a, _ := head.Advance("r", engine.SourceResult{})
 		state = a.State
 		if len(fp.Take) == 2 && fp.Take[1].Path == "d" && len(a.Superseded) != 1 {

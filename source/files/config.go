@@ -8,12 +8,9 @@ import (
 	"time"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/internal/glob"
 	"github.com/tidemark-etl/tidemark/job"
 )
-
-func init() {
-	job.RegisterSource(job.Kind{Name: "files", Anchor: "path", Noun: "file sources (path:)", New: func() job.Config { return new(Config) }})
-}
 
 // The defaults of a file source.
 const (
@@ -153,48 +150,23 @@ func (c *Config) Validate(ck *job.Check) {
 		}
 		if _, err := filepath.Match(strings.ReplaceAll(g, "**", "*"), ""); err != nil {
 			ck.Fail(key, "bad glob %q: %v", g, err)
-		} else if err := CheckRelativeGlob(c.Path, g); err != nil {
+		} else if err := glob.CheckRelative(c.Path, g); err != nil {
 			ck.Fail(key, "%v", err)
 		}
 	}
 	ck.S3(c.S3)
 }
 
-// isFullPath tells a glob that names a location outright (s3://b/k/**,
-// /data/in/*.csv) from one relative to the source's path.
-func isFullPath(g string) bool {
-	return strings.HasPrefix(g, "/") || strings.Contains(g, "://")
-}
-
-// CheckRelativeGlob refuses a glob written as a full path: globs match
-// keys relative to path ("" for a catalog table's location, known only
-// when it is read), so it would match nothing, and the files it meant to
-// keep out would be read.
-func CheckRelativeGlob(path, g string) error {
-	if !isFullPath(g) {
-		return nil
-	}
-	switch rel := RelativeGlob(path, g); {
-	case rel != g:
-		return fmt.Errorf("globs match keys relative to path: write %q, not %q", rel, g)
-	case path == "":
-		return fmt.Errorf("%q is a full path, and globs match keys relative to the table's location: it would match nothing", g)
-	}
-	return fmt.Errorf("%q is a full path, and globs match keys relative to path %q: it would match nothing", g, path)
-}
-
 // RelativeGlob returns g relative to path when g is a full path under it
 // ("s3://land/in/tmp/**" under "s3://land/in/" is "tmp/**"); any other g
 // as it is.
-func RelativeGlob(path, g string) string {
-	if path == "" || !isFullPath(g) {
-		return g
-	}
-	if rel, ok := strings.CutPrefix(g, strings.TrimSuffix(path, "/")+"/"); ok && rel != "" {
-		return rel
-	}
-	return g
-}
+func RelativeGlob(path, g string) string { return glob.Relative(path, g) }
 
-// Place is the source's path and S3 settings (job.Placed).
-func (c *Config) Place() (string, map[string]string) { return c.Path, c.S3 }
+// Place is the source's folder and S3 settings, named for lineage
+// (job.Placer); none when it reads a catalog table (its location is known when it is read).
+func (c *Config) Place(spec *job.Spec) job.Place {
+	if c.Path == "" {
+		return job.Place{}
+	}
+	return job.FolderPlace(spec, c.Path, c.S3)
+}

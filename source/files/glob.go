@@ -1,9 +1,9 @@
 package files
 
 import (
-	"fmt"
 	"regexp"
-	"strings"
+
+	"github.com/tidemark-etl/tidemark/internal/glob"
 )
 
 // matcher decides which keys of a source are inputs, from include and
@@ -16,14 +16,14 @@ type matcher struct {
 func newMatcher(include, exclude []string) (*matcher, error) {
 	m := &matcher{}
 	for _, g := range include {
-		re, err := globRegexp(g)
+		re, err := glob.Compile(g)
 		if err != nil {
 			return nil, err
 		}
 		m.include = append(m.include, re)
 	}
 	for _, g := range exclude {
-		re, err := globRegexp(g)
+		re, err := glob.Compile(g)
 		if err != nil {
 			return nil, err
 		}
@@ -50,59 +50,3 @@ func (m *matcher) match(key string) bool {
 	}
 	return true
 }
-
-// globRegexp compiles a glob to an anchored regular expression.
-func globRegexp(glob string) (*regexp.Regexp, error) {
-	var b strings.Builder
-	b.WriteString("^")
-	for i := 0; i < len(glob); i++ {
-		c := glob[i]
-		switch {
-		case strings.HasPrefix(glob[i:], "**/"):
-			b.WriteString("(?:.*/)?")
-			i += 2
-		case strings.HasPrefix(glob[i:], "**"):
-			b.WriteString(".*")
-			i++
-		case c == '*':
-			b.WriteString("[^/]*")
-		case c == '?':
-			b.WriteString("[^/]")
-		case c == '[':
-			j := strings.IndexByte(glob[i:], ']')
-			if j < 0 {
-				return nil, fmt.Errorf("glob %q: unclosed [", glob)
-			}
-			class := glob[i+1 : i+j]
-			if strings.HasPrefix(class, "!") {
-				class = "^" + class[1:]
-			}
-			b.WriteString("[" + class + "]")
-			i += j
-		case c == '{':
-			j := strings.IndexByte(glob[i:], '}')
-			if j < 0 {
-				return nil, fmt.Errorf("glob %q: unclosed {", glob)
-			}
-			alts := strings.Split(glob[i+1:i+j], ",")
-			for k := range alts {
-				alts[k] = regexp.QuoteMeta(alts[k])
-			}
-			b.WriteString("(?:" + strings.Join(alts, "|") + ")")
-			i += j
-		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
-		}
-	}
-	b.WriteString("$")
-	re, err := regexp.Compile(b.String())
-	if err != nil {
-		return nil, fmt.Errorf("glob %q: %w", glob, err)
-	}
-	return re, nil
-}
-
-// CompileGlob compiles a glob over '/'-separated keys ("**" spans folders,
-// "*" and "?" stay within one, [...] classes) to an anchored regular
-// expression, as include: and exclude: are read.
-func CompileGlob(glob string) (*regexp.Regexp, error) { return globRegexp(glob) }

@@ -204,7 +204,7 @@ func planRange(ctx context.Context, st source.StateReader, jobName string, fs *S
 // NextState is the source's bookmark after a run that read p.Take.
 func (p *Plan) NextState(schema []bookmark.Column) bookmark.SourceState {
 	s, _ := p.basis()
-	s.Kind = "files"
+	s.Kind = bookmark.KindFiles
 	s.Fingerprint, s.Describe = p.fp, p.fpDoc
 	s.Tracking = bookmark.Tracking(p.src.cfg.Tracking)
 	if schema != nil {

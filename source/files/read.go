@@ -80,14 +80,15 @@ func joinComma(s []string) string {
 // Preview is the plan as `tidemark plan` shows it.
 func (p *Plan) Preview() source.Preview {
 	pv := source.Preview{Files: int64(len(p.Take)), Bytes: p.Bytes(), New: []string{},
-		Modified: p.Modified, Unchanged: p.Unchanged, Deferred: p.Deferred,
-		Future: p.Future, RootMissing: p.RootMissing, Warnings: p.Warnings, InSinks: p.src.inSinks}
+		Modified: p.Modified, Unchanged: p.Unchanged, Deferred: p.Deferred, Warnings: p.Warnings}
+	d := &PreviewDetail{Future: p.Future, RootMissing: p.RootMissing, InSinks: p.src.inSinks}
 	for _, f := range p.Take {
 		pv.New = append(pv.New, f.Path)
-		if t := f.ModTime().UTC(); pv.OldestUnread == nil || t.Before(*pv.OldestUnread) {
-			pv.OldestUnread = &t
+		if t := f.ModTime().UTC(); d.OldestUnread == nil || t.Before(*d.OldestUnread) {
+			d.OldestUnread = &t
 		}
 	}
+	pv.Detail = d
 	return pv
 }
 
@@ -99,23 +100,23 @@ func (p *Plan) Count(res *engine.SourceResult) store.Count {
 		inSinks = 0 // the first batch counted them
 	}
 	if res == nil {
-		return store.Count{Unchanged: p.Unchanged, InSinks: inSinks}
+		return countOf(store.Count{}, CountDetail{Unchanged: p.Unchanged, InSinks: inSinks})
 	}
-	c := store.Count{Files: int64(len(p.Take)), Bytes: p.Bytes(), Rows: res.Rows, Rejected: res.Rejected,
-		Modified: p.Modified, Deferred: p.Deferred, Missing: int64(len(p.missing)), Future: p.Future,
+	c := store.Count{Files: int64(len(p.Take)), Bytes: p.Bytes(), Rows: res.Rows, Rejected: res.Rejected}
+	d := CountDetail{Modified: p.Modified, Deferred: p.Deferred, Missing: int64(len(p.missing)), Future: p.Future,
 		InSinks: inSinks, ChangedDuringRead: p.changed}
 	for _, f := range p.Take {
 		if f.Size == 0 {
-			c.Empty++
+			d.Empty++
 		}
 	}
-	return c
+	return countOf(c, d)
 }
 
 // Advance is the source's next state and the files the run read.
 func (p *Plan) Advance(runID string, res engine.SourceResult) (source.Advance, bool) {
 	schema := res.Schema
-	if c := p.Count(&res); c.Empty == c.Files {
+	if c := p.Count(&res); CountDetailOf(c).Empty == c.Files {
 		schema = nil // nothing was read to infer it from
 	}
 	a := source.Advance{State: p.NextState(schema)}

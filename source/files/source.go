@@ -187,7 +187,9 @@ func (s *Source) CheckDefinition(_ context.Context, prev bookmark.SourceState) e
 }
 
 func init() {
-	source.Register(source.KindFiles, func(ctx context.Context, spec *job.Spec, src job.Source) (source.Source, error) {
-		return Open(ctx, spec, src)
-	})
+	source.Register(source.Kind{Name: source.KindFiles, Anchor: "path", Noun: "file sources (path:)",
+		Config: func() job.Config { return new(Config) },
+		Open: func(ctx context.Context, spec *job.Spec, src job.Source) (source.Source, error) {
+			return Open(ctx, spec, src)
+		}})
 }

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 )
 
 // dialect is what differs between the databases a source reads.

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 )
 
 // mysqlDialect reads MySQL and MariaDB over the text protocol: every value

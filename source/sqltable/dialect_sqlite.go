@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 )
 
 // sqliteDialect reads SQLite files. SQLite's values carry their own types

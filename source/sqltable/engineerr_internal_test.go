@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/tidemark-etl/tidemark/engine"
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 	"github.com/tidemark-etl/tidemark/internal/sqltest"
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
 )
 
 // TestEngineFailedNamesTable: an engine's error on a source's extract

@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 )
 
 // Extract is what one read of a source wrote: local files for the engine

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 	"github.com/tidemark-etl/tidemark/internal/sqltest"
 	"github.com/tidemark-etl/tidemark/source/sqltable"
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
 )
 
 // TestKilledMidRead kills the server session while Extract reads, then

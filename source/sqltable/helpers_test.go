@@ -14,9 +14,9 @@ import (
 	_ "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 	"github.com/tidemark-etl/tidemark/internal/sqltest"
 	"github.com/tidemark-etl/tidemark/source/sqltable"
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
 )
 
 // ddl rewrites portable placeholders into each database's types:

@@ -4,13 +4,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/tidemark-etl/tidemark/internal/secret"
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 	"github.com/tidemark-etl/tidemark/job"
 )
-
-func init() {
-	job.RegisterSource(job.Kind{Name: "sqltable", Marker: "connection", Noun: "SQL tables (connection:)",
-		New: func() job.Config { return new(JobConfig) }})
-}
 
 // JobConfig is a SQL table source's block in the job file (a source with
 // connection:): read a job's with src.Config.(*sqltable.JobConfig), and
@@ -65,7 +62,7 @@ func (c *JobConfig) Validate(ck *job.Check) {
 	if (c.Table == "") == (c.Query == "") {
 		ck.Fail("table", "give exactly one of table: or query:")
 	}
-	ck.Connection(c.Connection)
+	ck.Connection(c.Connection, sqldb.Schemes)
 	ck.OneOf("bookmark_keys_sort_order", c.BookmarkKeysSortOrder, []string{"asc", "desc"})
 	ck.OneOf("on_null_key", c.OnNullKey, []string{"fail", "skip"})
 	ck.Positive("bounded_rows", c.BoundedRows)
@@ -102,5 +99,13 @@ func (c *JobConfig) regressionRows() int64 {
 // PasswordVar is the variable holding the password (job.PasswordVarer).
 func (c *JobConfig) PasswordVar() string { return c.PasswordEnv }
 
-// TablePlace is the source's connection and table (job.Tabled).
-func (c *JobConfig) TablePlace() (string, string) { return c.Connection, c.Table }
+// Place is where the source reads: its table, named for lineage
+// (job.Placer); a table has no folder.
+func (c *JobConfig) Place(spec *job.Spec) job.Place {
+	_, shown := secret.Find(strings.TrimSpace(c.Connection + " " + c.Table))
+	p := job.Place{Shown: shown}
+	if ns, name, uri, ok := sqldb.Dataset(spec.Dir, c.Connection, c.Table); ok {
+		p.Dataset = job.Dataset{Namespace: ns, Name: name, SourceName: ns, URI: uri}
+	}
+	return p
+}

@@ -86,7 +86,7 @@ func (j *JobSource) Plan(ctx context.Context, in source.Request) (source.Plan, e
 		}
 		return p, nil
 	}
-	cursor := p.prev.Cursor
+	cursor := []byte(StateDetailOf(p.prev).Cursor)
 	if in.Mode == bookmark.ModeDisable {
 		cursor = nil // read everything
 	}
@@ -158,23 +158,25 @@ func (p *jobPlan) Report(log *slog.Logger) {
 
 // Preview is the plan as `tidemark plan` shows it.
 func (p *jobPlan) Preview() source.Preview {
-	pv := source.Preview{New: []string{}, Table: true}
+	d := PreviewDetail{RegressionCheckOff: p.src.cfg.NoRegressionCheck}
 	if p.plan != nil {
-		pv.Rows, pv.After, pv.UpTo, pv.Regressions = p.plan.NewRows+p.plan.Late, p.plan.From, p.plan.To, p.plan.Regressions
+		d.Rows, d.After, d.UpTo, d.Regressions = p.plan.NewRows+p.plan.Late, p.plan.From, p.plan.To, p.plan.Regressions
 	}
-	return pv
+	return source.Preview{New: []string{}, Detail: d}
 }
 
 // Count is the source's run summary.
 func (p *jobPlan) Count(*engine.SourceResult) store.Count {
-	c := store.Count{Table: true}
+	var c store.Count
+	var d CountDetail
 	if p.plan != nil {
-		c.Regressions, c.NullKeys = p.plan.Regressions, p.plan.NullKeys
-		c.KeysAfter, c.KeysUpTo = strings.Join(p.plan.From, ", "), strings.Join(p.plan.To, ", ")
+		d.Regressions, d.NullKeys = p.plan.Regressions, p.plan.NullKeys
+		d.KeysAfter, d.KeysUpTo = keysText(p.plan.From), keysText(p.plan.To)
 	}
 	if ex := p.ex; ex != nil {
-		c.Rows, c.Late, c.Files, c.Bytes = ex.Rows, ex.Late, int64(ex.Parts), ex.Bytes
+		c.Rows, d.Late, c.Files, c.Bytes = ex.Rows, ex.Late, int64(ex.Parts), ex.Bytes
 	}
+	c.Detail = d
 	return c
 }
 
@@ -185,12 +187,14 @@ func (p *jobPlan) Advance(runID string, _ engine.SourceResult) (source.Advance, 
 		return source.Advance{}, false
 	}
 	s := p.prev
-	s.Kind = "table"
+	s.Kind = bookmark.KindTable
 	s.Fingerprint, s.Describe = p.fp, p.fpDoc
 	s.Schema = p.ex.Schema
-	s.Cursor = p.ex.Cursor
-	s.Runs++ // runs that read rows
-	s.Rows += p.ex.Rows
+	d := StateDetailOf(p.prev)
+	d.Cursor = p.ex.Cursor
+	d.Runs++ // runs that read rows
+	d.Rows += p.ex.Rows
+	s.Detail = d
 	rec := store.RangeRecord{Ctx: p.ctx, RunID: runID, Range: p.ex.Range, Rows: p.ex.Rows}
 	return source.Advance{State: s, Ranges: []store.RangeRecord{rec}}, true
 }
@@ -261,7 +265,9 @@ func extractInput(ctx string, ex *Extract) engine.Source {
 }
 
 func init() {
-	source.Register(source.KindTable, func(_ context.Context, spec *job.Spec, src job.Source) (source.Source, error) {
-		return OpenJob(spec, src), nil
-	})
+	source.Register(source.Kind{Name: source.KindTable, Marker: "connection", Noun: "SQL tables (connection:)",
+		Config: func() job.Config { return new(JobConfig) },
+		Open: func(_ context.Context, spec *job.Spec, src job.Source) (source.Source, error) {
+			return OpenJob(spec, src), nil
+		}})
 }

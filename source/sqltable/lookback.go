@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 )
 
 // windowStart returns the lower end of the lookback window for a mark's

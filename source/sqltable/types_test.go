@@ -11,9 +11,10 @@ import (
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/engine"
 	"github.com/tidemark-etl/tidemark/engine/duckdb"
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 	"github.com/tidemark-etl/tidemark/internal/sqltest"
+	"github.com/tidemark-etl/tidemark/job"
 	"github.com/tidemark-etl/tidemark/source/sqltable"
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
 )
 
 // typeCase is one column of the type round trip: its database type, the
@@ -179,7 +180,7 @@ func TestTypeRoundTrip(t *testing.T) {
 // returns the file it wrote.
 func throughEngine(t *testing.T, ex *sqltable.Extract) string {
 	t.Helper()
-	eng, err := engine.New("duckdb", nil, engine.Env{})
+	eng, err := engine.Open(job.Engine{Name: "duckdb"}, engine.Env{})
 	if err != nil {
 		t.Fatal(err)
 	}

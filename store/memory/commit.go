@@ -36,9 +36,8 @@ func (s *Store) commit(c store.Commit) (store.Head, error) {
 		return store.Head{}, err
 	}
 	h := j.head(c.Job)
-	if c.Advance && h.Version != c.BaseVersion {
-		return store.Head{}, fmt.Errorf("planned against version %d, head is %d (run %s): %w",
-			c.BaseVersion, h.Version, h.RunID, store.ErrVersionConflict)
+	if err := store.CheckBase(c, h); err != nil {
+		return store.Head{}, err
 	}
 	rec, err := s.run(c.Job, c.Run.RunID)
 	switch {
@@ -46,8 +45,10 @@ func (s *Store) commit(c store.Commit) (store.Head, error) {
 		if c.Run.RunID == "" {
 			return store.Head{}, fmt.Errorf("run needs a job and a run id")
 		}
-	case rec.run.Status != store.StatusRunning:
-		return store.Head{}, fmt.Errorf("run already %s", rec.run.Status)
+	default:
+		if err := store.CheckRunning(rec.run); err != nil {
+			return store.Head{}, err
+		}
 	}
 	if err := j.checkRecords(c); err != nil {
 		return store.Head{}, err
@@ -112,47 +113,18 @@ func (s *Store) commit(c store.Commit) (store.Head, error) {
 }
 
 // checkRecords checks what a commit would write, as a database's
-// constraints would: each superseded record is current and named once, no
-// added path is current after superseding or added twice, outputs and
-// ranges name the run, and outputs are unique by sink and final.
+// constraints would (store.CheckFileRecords, store.CheckOutputs).
 func (j *jobState) checkRecords(c store.Commit) error {
-	gone := map[fileKey]bool{}
-	for _, r := range c.Superseded {
-		k := fileKey{r.Ctx, r.File.Path}
-		if _, ok := j.current[k]; !ok || gone[k] {
-			return fmt.Errorf("superseding %s in source %q: no current record", r.File.Path, r.Ctx)
-		}
-		gone[k] = true
+	err := store.CheckFileRecords(c, func(srcCtx, path string) bool {
+		_, ok := j.current[fileKey{srcCtx, path}]
+		return ok
+	})
+	if err != nil {
+		return err
 	}
-	added := map[fileKey]bool{}
-	for _, r := range c.Added {
-		k := fileKey{r.Ctx, r.File.Path}
-		if _, ok := j.current[k]; (ok && !gone[k]) || added[k] {
-			return fmt.Errorf("recording %s in source %q: a current record exists", r.File.Path, r.Ctx)
-		}
-		added[k] = true
-	}
-	for _, r := range c.Ranges {
-		if r.RunID != "" && r.RunID != c.Run.RunID {
-			return fmt.Errorf("range of source %q names run %s", r.Ctx, r.RunID)
-		}
-	}
-	type outKey struct{ sink, final string }
-	outs := map[outKey]bool{}
+	var recorded []store.Output
 	if rec, ok := j.byID[c.Run.RunID]; ok {
-		for _, o := range rec.outputs {
-			outs[outKey{o.Sink, o.Final}] = true
-		}
+		recorded = rec.outputs
 	}
-	for _, o := range c.Outputs {
-		if o.RunID != "" && o.RunID != c.Run.RunID {
-			return fmt.Errorf("output %s names run %s", o.Final, o.RunID)
-		}
-		k := outKey{o.Sink, o.Final}
-		if outs[k] {
-			return fmt.Errorf("recording output %s of sink %q: recorded twice", o.Final, o.Sink)
-		}
-		outs[k] = true
-	}
-	return nil
+	return store.CheckOutputs(c, recorded)
 }

@@ -48,10 +48,7 @@ func (s *Store) Unpublished(_ context.Context, job string) ([]store.Run, error) 
 	}
 	var runs []store.Run
 	for _, rec := range j.runs {
-		if rec.run.Status != store.StatusSucceeded || rec.run.Undone {
-			continue
-		}
-		if slices.ContainsFunc(rec.outputs, func(o store.Output) bool { return !o.Published }) {
+		if store.RollsForward(rec.run, rec.outputs) {
 			runs = append(runs, cloneRun(rec.run))
 		}
 	}
@@ -82,11 +79,8 @@ func (s *Store) PublishedOutputs(_ context.Context, job, root string) iter.Seq2[
 		var outs []store.Output
 		if j, ok := s.jobs[job]; ok {
 			for _, rec := range j.runs {
-				if rec.run.Status != store.StatusSucceeded || rec.run.Purged {
-					continue
-				}
 				for _, o := range rec.outputs {
-					if o.Published && o.Root == root {
+					if store.PublishedAt(rec.run, o, root) {
 						outs = append(outs, cloneOutput(o))
 					}
 				}

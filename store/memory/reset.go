@@ -55,13 +55,10 @@ func (s *Store) reset(job string, token int64, toRunID, by string) ([]store.Run,
 
 	var files []fileRec
 	for _, f := range j.files {
-		if f.added > target.Version {
-			continue
+		var keep bool
+		if keep, f.removed = store.ResetFile(f.added, f.removed, target.Version); keep {
+			files = append(files, f)
 		}
-		if f.removed > target.Version {
-			f.removed = 0
-		}
-		files = append(files, f)
 	}
 	j.files = files
 	j.rebuildCurrent()
@@ -75,7 +72,7 @@ func (s *Store) reset(job string, token int64, toRunID, by string) ([]store.Run,
 
 	var undone []store.Run
 	for _, rec := range j.runs[target.Seq:] {
-		if rec.run.Status == store.StatusSucceeded && !rec.run.Undone {
+		if store.Undoes(target, rec.run) {
 			rec.run.Undone = true
 			undone = append(undone, cloneRun(rec.run))
 		}

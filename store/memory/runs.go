@@ -44,12 +44,13 @@ func (s *Store) insertRun(r store.Run) (store.Run, error) {
 	r.Status = store.StatusRunning
 	r.FinishedAt, r.Version, r.Undone, r.Purged, r.Error = time.Time{}, 0, false, false, ""
 	r.Seq = int64(len(j.runs)) + 1
-	r.Attempt = 1
-	for i := len(j.runs) - 1; i >= 0 && j.runs[i].run.Status != store.StatusSucceeded; i-- {
-		if j.runs[i].run.Status == store.StatusFailed {
-			r.Attempt++
+	r.Attempt = store.NextAttempt(func(yield func(string) bool) {
+		for i := len(j.runs) - 1; i >= 0; i-- {
+			if !yield(j.runs[i].run.Status) {
+				return
+			}
 		}
-	}
+	})
 	r = cloneRun(r)
 	rec := &runRec{run: r}
 	j.runs = append(j.runs, rec)
@@ -64,8 +65,8 @@ func (s *Store) FailRun(_ context.Context, job string, token int64, runID string
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rec, err := s.fenced(job, token, runID)
-	if err == nil && rec.run.Status != store.StatusRunning {
-		err = fmt.Errorf("run already %s", rec.run.Status)
+	if err == nil {
+		err = store.CheckRunning(rec.run)
 	}
 	if err != nil {
 		return fmt.Errorf("recording failure of run %s of job %q: %w", runID, job, err)

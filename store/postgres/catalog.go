@@ -27,7 +27,7 @@ func (s *Store) ApplyCatalog(ctx context.Context, c catalog.Changes) error {
 // compare-and-swap on its row of catalog_heads: an insert that must not
 // conflict for Base 0, an update from Base otherwise; each locks that one
 // row only.
-func applyCatalog(ctx context.Context, tx pgx.Tx, c catalog.Changes) error {
+func applyCatalog(ctx context.Context, tx pgConn, c catalog.Changes) error {
 	if c.Empty() {
 		return nil
 	}
@@ -92,7 +92,7 @@ func applyCatalog(ctx context.Context, tx pgx.Tx, c catalog.Changes) error {
 
 // changeTable writes a new version of one table, or drops it, if its
 // current version is still tc.Base.
-func changeTable(ctx context.Context, tx pgx.Tx, tc catalog.TableChange) error {
+func changeTable(ctx context.Context, tx pgConn, tc catalog.TableChange) error {
 	t := tc.Table
 	name := t.Database + "." + t.Name
 	conflict := func(cur string) error {

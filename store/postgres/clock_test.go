@@ -114,7 +114,8 @@ func TestRunHostRoundTrips(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Status, r.FinishedAt = store.StatusSucceeded, t0.Add(time.Minute)
-	r.Sources = map[string]store.Count{"src": {Files: 2, Bytes: 20, Rows: 3, Skipped: 1, Table: true, KeysAfter: "1", KeysUpTo: "9"}}
+	r.Sources = map[string]store.Count{"src": {Files: 2, Bytes: 20, Rows: 3, Skipped: 1,
+		Detail: store.RawCount{RawDetail: bookmark.RawDetail{Of: bookmark.KindTable, JSON: `{"table":true,"keys_after":"1","keys_up_to":"9"}`}}}}
 	r.Sinks = map[string]store.Count{"sink": {Files: 1, Rows: 3}}
 	out := store.Output{RunID: "r1", Sink: "sink", Kind: "file", Root: "/o/", Staged: "s", Final: "f", Rows: 3, Bytes: 9}
 	if _, err := s.Commit(ctx, store.Commit{Job: "job", Token: l.Token, Advance: true, Run: r, Outputs: []store.Output{out}}); err != nil {

@@ -43,6 +43,7 @@ import (
 	"github.com/tidemark-etl/tidemark/catalog"
 	"github.com/tidemark-etl/tidemark/internal/secret"
 	"github.com/tidemark-etl/tidemark/store"
+	"github.com/tidemark-etl/tidemark/store/sqlstore"
 )
 
 // DefaultSchema is the schema the state lives in when the URL names none.
@@ -60,6 +61,7 @@ var sessionDefaults = map[string]string{
 
 // Store is a store.Store and a catalog.Store in a PostgreSQL schema.
 type Store struct {
+	*sqlstore.Core
 	pool *pgxpool.Pool
 	// where is the location for messages, without secrets.
 	where string
@@ -175,6 +177,7 @@ func connect(ctx context.Context, location string, readOnly bool) (*Store, error
 		return nil, fmt.Errorf("opening postgres state store %s: %s", where, redactText(err.Error(), ""))
 	}
 	s := &Store{where: where, schema: schema, password: cfg.ConnConfig.Password}
+	s.Core = sqlstore.New(dialect{s}, leases{s})
 	rp := cfg.ConnConfig.RuntimeParams
 	rp["search_path"] = pgx.Identifier{schema}.Sanitize()
 	rp["TimeZone"] = "UTC"

@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/tidemark-etl/tidemark/internal/sqldb"
 	"github.com/tidemark-etl/tidemark/internal/sqltest"
-	"github.com/tidemark-etl/tidemark/source/sqltable/sqldb"
 	"github.com/tidemark-etl/tidemark/store"
 	"github.com/tidemark-etl/tidemark/store/memory"
 	"github.com/tidemark-etl/tidemark/store/storetest"

@@ -202,10 +202,6 @@ CREATE TABLE catalog_partitions (
 `,
 }
 
-// nowNS is the database's clock in Unix nanoseconds (microseconds are
-// what it keeps), for the bigint times of runs and versions.
-const nowNS = `(extract(epoch FROM clock_timestamp()) * 1000000000)::bigint`
-
 // migrationLock is the first key of the advisory lock migrations take; the
 // second is the schema's hash, so stores in other schemas do not wait.
 const migrationLock = 0x544d4b53 // "TMKS"

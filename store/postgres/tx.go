@@ -30,7 +30,7 @@ func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 // locks first) and returns store.ErrLeaseLost unless token is its current,
 // held token. Expiry alone does not fence a run out: only another
 // acquisition or a release does.
-func lockLease(ctx context.Context, tx pgx.Tx, job string, token int64) error {
+func lockLease(ctx context.Context, tx pgConn, job string, token int64) error {
 	var cur int64
 	var held bool
 	var holder string
@@ -57,23 +57,6 @@ func ts(t time.Time) any {
 	return t
 }
 
-// nsArg is a Unix-nanosecond time parameter: nil (NULL) for the zero
-// time, so that SQL can put the database's clock in its place.
-func nsArg(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return t.UnixNano()
-}
-
-// fromNS is a Unix-nanosecond column as a UTC time; the zero time for NULL.
-func fromNS(n *int64) time.Time {
-	if n == nil {
-		return time.Time{}
-	}
-	return time.Unix(0, *n).UTC()
-}
-
 // utc returns t in UTC with the microsecond precision timestamptz keeps;
 // the zero time for nil.
 func utc(t *time.Time) time.Time {
@@ -89,4 +72,15 @@ func micros(t time.Time) time.Time {
 		return t
 	}
 	return t.Truncate(time.Microsecond).UTC()
+}
+
+// readTx runs fn in a read-only repeatable-read transaction: one snapshot
+// across its statements.
+func (s *Store) readTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	return fn(tx)
 }

@@ -383,13 +383,15 @@ func (s *Store) ApplyCatalog(ctx context.Context, c catalog.Changes) error {
 func (s *Store) reserveCatalog(ctx context.Context, c catalog.Changes, p catPending) error {
 	deadline := time.Now().Add(catalogWait)
 	for {
-		err := s.updateRoot(ctx, func(root *rootObj, busy map[string]bool) error {
+		// The tables undecided changes hold are counted again here, without
+		// this commit's own earlier reservation.
+		err := s.updateRoot(ctx, func(root *rootObj, _ map[string]bool) error {
 			// An earlier attempt of this commit (built again) can no
 			// longer commit: its reservation goes.
 			root.Pending = slices.DeleteFunc(root.Pending, func(q catPending) bool {
 				return q.Job == p.Job && q.RunID == p.RunID && q.Token == p.Token
 			})
-			busy = map[string]bool{}
+			busy := map[string]bool{}
 			for _, q := range root.Pending {
 				for k := range q.Apply.Tables {
 					busy[k] = true

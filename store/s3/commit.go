@@ -56,9 +56,8 @@ func (s *Store) commit(ctx context.Context, c store.Commit) (store.Head, error) 
 	if err := h0.checkToken(c.Token); err != nil {
 		return store.Head{}, err
 	}
-	if c.Advance && h0.Version != c.BaseVersion {
-		return store.Head{}, fmt.Errorf("planned against version %d, head is %d (run %s): %w",
-			c.BaseVersion, h0.Version, h0.RunID, store.ErrVersionConflict)
+	if err := store.CheckBase(c, h0.head()); err != nil {
+		return store.Head{}, err
 	}
 	if c.Run.RunID == "" {
 		return store.Head{}, fmt.Errorf("run needs a job and a run id")
@@ -74,10 +73,10 @@ func (s *Store) commit(ctx context.Context, c store.Commit) (store.Head, error) 
 	if err != nil {
 		return store.Head{}, err
 	}
-	if rec.Run.Status != store.StatusRunning {
-		return store.Head{}, fmt.Errorf("run already %s", rec.Run.Status)
+	if err := store.CheckRunning(rec.Run); err != nil {
+		return store.Head{}, err
 	}
-	if err := checkOutputs(c, rec); err != nil {
+	if err := store.CheckOutputs(c, rec.Outputs); err != nil {
 		return store.Head{}, err
 	}
 	now, err := s.Now(ctx)
@@ -183,33 +182,6 @@ func (s *Store) commit(ctx context.Context, c store.Commit) (store.Head, error) 
 		s.markApplied(patch{RunID: c.Run.RunID, Commit: commitKey})
 	}
 	return h.head(), nil
-}
-
-// checkOutputs checks what a commit records besides files, as a
-// database's constraints would: outputs and ranges name the run, and
-// outputs are unique by sink and final.
-func checkOutputs(c store.Commit, rec runObj) error {
-	for _, r := range c.Ranges {
-		if r.RunID != "" && r.RunID != c.Run.RunID {
-			return fmt.Errorf("range of source %q names run %s", r.Ctx, r.RunID)
-		}
-	}
-	type outKey struct{ sink, final string }
-	outs := map[outKey]bool{}
-	for _, o := range rec.Outputs {
-		outs[outKey{o.Sink, o.Final}] = true
-	}
-	for _, o := range c.Outputs {
-		if o.RunID != "" && o.RunID != c.Run.RunID {
-			return fmt.Errorf("output %s names run %s", o.Final, o.RunID)
-		}
-		k := outKey{o.Sink, o.Final}
-		if outs[k] {
-			return fmt.Errorf("recording output %s of sink %q: recorded twice", o.Final, o.Sink)
-		}
-		outs[k] = true
-	}
-	return nil
 }
 
 // writeFiles writes the commit's segment of each source ctx it touches

@@ -153,7 +153,7 @@ func (s *Store) importJob(ctx context.Context, h store.JobHistory) error {
 		switch r.Run.Status {
 		case store.StatusSucceeded:
 			head.Failed, head.SucceededSeq = 0, r.Run.Seq
-			if !r.Run.Undone && unpublished(r) {
+			if store.RollsForward(r.Run, r.Outputs) {
 				head.Unpublished = append(head.Unpublished, r.Run.RunID)
 			}
 		case store.StatusFailed:

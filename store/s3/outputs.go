@@ -66,17 +66,12 @@ func (s *Store) Unpublished(ctx context.Context, job string) ([]store.Run, error
 		if err != nil {
 			return nil, fmt.Errorf("listing unpublished runs of job %q in %s: %w", job, s.root, err)
 		}
-		if r.Run.Status == store.StatusSucceeded && !r.Run.Undone && unpublished(r) {
+		if store.RollsForward(r.Run, r.Outputs) {
 			runs = append(runs, r.Run)
 		}
 	}
 	slices.SortFunc(runs, func(a, b store.Run) int { return cmp.Compare(a.Seq, b.Seq) })
 	return runs, nil
-}
-
-// unpublished reports whether a run has an output not yet published.
-func unpublished(r runObj) bool {
-	return slices.ContainsFunc(r.Outputs, func(o store.Output) bool { return !o.Published })
 }
 
 // MarkPublished marks all of a run's outputs published, under the job's
@@ -121,11 +116,8 @@ func (s *Store) PublishedOutputs(ctx context.Context, job, root string) iter.Seq
 				return
 			}
 			for _, rec := range recs {
-				if rec.Run.Status != store.StatusSucceeded || rec.Run.Purged {
-					continue
-				}
 				for _, o := range rec.Outputs {
-					if o.Published && o.Root == root && !yield(o, nil) {
+					if store.PublishedAt(rec.Run, o, root) && !yield(o, nil) {
 						return
 					}
 				}

@@ -70,7 +70,7 @@ func (s *Store) reset(ctx context.Context, job string, token int64, toRunID, by 
 		if r.Seq <= target.Seq {
 			break
 		}
-		if r.Status == store.StatusSucceeded && !r.Undone {
+		if store.Undoes(target, r) {
 			r.Undone = true
 			undone = append(undone, r)
 		}

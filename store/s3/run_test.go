@@ -28,9 +28,10 @@ func TestRunRoundTrip(t *testing.T) {
 	}
 	r.Status = store.StatusSucceeded
 	r.FinishedAt = start.Add(time.Minute)
-	r.Sources = map[string]store.Count{"src": {Files: 3, Bytes: 30, Rows: 9, Rejected: 1, Skipped: 2, Modified: 1,
-		Missing: 1, Empty: 1, Deferred: 1, Unchanged: 1, Future: 1, InSinks: 1, ChangedDuringRead: 1}}
-	r.Sinks = map[string]store.Count{"tbl": {Files: 1, Rows: 8, Table: true, KeysAfter: "1", KeysUpTo: "9", Regressions: 1, NullKeys: 1, Late: 1}}
+	r.Sources = map[string]store.Count{"src": {Files: 3, Bytes: 30, Rows: 9, Rejected: 1, Skipped: 2,
+		Detail: rawCount(bookmark.KindFiles, `{"modified":1,"missing":1,"empty":1,"deferred":1,"unchanged":1,"future":1,"in_sinks":1,"changed_during_read":1}`)}}
+	r.Sinks = map[string]store.Count{"tbl": {Files: 1, Rows: 8,
+		Detail: rawCount(bookmark.KindTable, `{"regressions":1,"null_keys":1,"late":1,"table":true,"keys_after":"1","keys_up_to":"9"}`)}}
 	if _, err := s.Commit(ctx, store.Commit{Job: "j", Token: l.Token, Advance: true, Run: r,
 		Sources: map[string]bookmark.SourceState{"src": {Kind: "files"}}}); err != nil {
 		t.Fatal(err)
@@ -51,4 +52,9 @@ func TestRunRoundTrip(t *testing.T) {
 			t.Errorf("%s: Runs = %+v, %v; want [%+v]", name, runs, err, want)
 		}
 	}
+}
+
+// rawCount is a count detail as a store without the kinds reads it back.
+func rawCount(kind bookmark.SourceKind, fields string) store.CountDetail {
+	return store.RawCount{RawDetail: bookmark.RawDetail{Of: kind, JSON: fields}}
 }

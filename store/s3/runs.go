@@ -301,8 +301,8 @@ func (s *Store) failRun(ctx context.Context, job string, token int64, runID stri
 		if err != nil {
 			return err
 		}
-		if r.Run.Status != store.StatusRunning {
-			return fmt.Errorf("run already %s", r.Run.Status)
+		if err := store.CheckRunning(r.Run); err != nil {
+			return err
 		}
 		h.Failed++
 		return nil

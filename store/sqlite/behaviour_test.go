@@ -8,13 +8,14 @@ import (
 
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/store"
+	"github.com/tidemark-etl/tidemark/store/sqlstore"
 )
 
 // TestFilesQueryPlan checks that Files walks the files_current index in
 // path order: no sort step, no table scan.
 func TestFilesQueryPlan(t *testing.T) {
 	s := openTemp(t)
-	rows, err := s.db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+filesQuery, "j", "src")
+	rows, err := s.db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+sqlstore.FilesQuery, "j", "src")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tidemark-etl/tidemark/catalog"
+	"github.com/tidemark-etl/tidemark/store/sqlstore"
 )
 
 // ApplyCatalog applies c in one write transaction, or nothing of it.
@@ -24,7 +25,7 @@ func (s *Store) ApplyCatalog(ctx context.Context, c catalog.Changes) error {
 // applyCatalog applies c inside a write transaction (ApplyCatalog, and
 // Commit with Commit.Catalog); now stamps what c leaves zero. On error the
 // caller rolls back.
-func applyCatalog(ctx context.Context, tx *sql.Tx, c catalog.Changes, now time.Time) error {
+func applyCatalog(ctx context.Context, tx sqlstore.SQLConn, c catalog.Changes, now time.Time) error {
 	if c.Empty() {
 		return nil
 	}
@@ -83,7 +84,7 @@ func applyCatalog(ctx context.Context, tx *sql.Tx, c catalog.Changes, now time.T
 
 // applyTable writes one table change: its compare-and-swap on the current
 // version, then the new version or the drop.
-func applyTable(ctx context.Context, tx *sql.Tx, tc catalog.TableChange, now time.Time) error {
+func applyTable(ctx context.Context, tx sqlstore.SQLConn, tc catalog.TableChange, now time.Time) error {
 	t := tc.Table
 	var n int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM catalog_databases WHERE name = ?`, t.Database).Scan(&n); err != nil {

@@ -10,16 +10,12 @@ import (
 	"github.com/tidemark-etl/tidemark/store"
 )
 
-// AcquireLease takes the job's lease if it is free or expired. The check
-// and the write run under SQLite's write lock, so of several processes
-// racing for a free lease exactly one wins; the others get a
-// *store.LeaseHeldError naming the winner.
-func (s *Store) AcquireLease(ctx context.Context, job string, h store.Holder, ttl time.Duration) (store.Lease, error) {
-	if ttl <= 0 {
-		return store.Lease{}, fmt.Errorf("acquiring lease of job %q: ttl %s is not positive", job, ttl)
-	}
+// Acquire takes the job's lease if it is free or expired. The check and
+// the write run under SQLite's write lock, so of several processes racing
+// for a free lease exactly one wins.
+func (ls leases) Acquire(ctx context.Context, job string, h store.Holder, ttl time.Duration) (store.Lease, error) {
 	var l store.Lease
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := ls.s.write(ctx, func(tx *sql.Tx) error {
 		now := time.Now()
 		cur, ok, err := lease(ctx, tx, job)
 		if err != nil {
@@ -48,25 +44,16 @@ func (s *Store) AcquireLease(ctx context.Context, job string, h store.Holder, tt
 		return err
 	})
 	if err != nil {
-		var held *store.LeaseHeldError
-		if errors.As(err, &held) {
-			return store.Lease{}, err
-		}
-		return store.Lease{}, fmt.Errorf("acquiring lease of job %q: %w", job, err)
+		return store.Lease{}, err
 	}
 	l.Holder.Started = fromNanos(nanos(l.Holder.Started))
 	return l, nil
 }
 
-// RenewLease extends the lease to ttl from now if l.Token is still the
-// job's current token (even if the lease expired meanwhile, as long as no
-// one else took it).
-func (s *Store) RenewLease(ctx context.Context, l store.Lease, ttl time.Duration) (store.Lease, error) {
-	if ttl <= 0 {
-		return store.Lease{}, fmt.Errorf("renewing lease of job %q: ttl %s is not positive", l.Job, ttl)
-	}
+// Renew extends the lease if l.Token is still the token of the job's row.
+func (ls leases) Renew(ctx context.Context, l store.Lease, ttl time.Duration) (store.Lease, error) {
 	expires := time.Now().Add(ttl).UTC()
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := ls.s.write(ctx, func(tx *sql.Tx) error {
 		if err := checkToken(ctx, tx, l.Job, l.Token); err != nil {
 			return err
 		}
@@ -75,24 +62,33 @@ func (s *Store) RenewLease(ctx context.Context, l store.Lease, ttl time.Duration
 		return err
 	})
 	if err != nil {
-		return store.Lease{}, fmt.Errorf("renewing lease of job %q: %w", l.Job, err)
+		return store.Lease{}, err
 	}
 	l.Expires = expires
 	return l, nil
 }
 
-// ReleaseLease deletes the lease row if l.Token is current. The token
-// counter stays, so the next acquisition gets a larger token.
-func (s *Store) ReleaseLease(ctx context.Context, l store.Lease) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM leases WHERE job = ? AND token = ?`, l.Job, l.Token)
+// Free deletes the lease row if it still has token.
+func (ls leases) Free(ctx context.Context, job string, token int64) error {
+	return ls.s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM leases WHERE job = ? AND token = ?`, job, token)
 		return err
 	})
-	if err != nil {
-		return fmt.Errorf("releasing lease of job %q: %w", l.Job, err)
-	}
-	return nil
 }
+
+// Current reads the job's lease row; live unless it has none or it
+// expired on the host's clock.
+func (ls leases) Current(ctx context.Context, job string) (store.Lease, bool, error) {
+	l, ok, err := lease(ctx, ls.s.db, job)
+	if err != nil || !ok || !l.Expires.After(time.Now()) {
+		return store.Lease{}, false, err
+	}
+	return l, true, nil
+}
+
+// Now is the host's clock: SQLite is a file on this host, and every
+// process sharing it reads the same clock, which judges lease expiry.
+func (ls leases) Now(context.Context) (time.Time, error) { return time.Now(), nil }
 
 // lease reads the job's lease row; ok is false if there is none.
 func lease(ctx context.Context, q querier, job string) (l store.Lease, ok bool, err error) {
@@ -115,7 +111,7 @@ func lease(ctx context.Context, q querier, job string) (l store.Lease, ok bool, 
 // checkToken returns store.ErrLeaseLost unless token is the token of the
 // job's lease row. Expiry alone does not fence a run out: only another
 // acquisition (which replaces the row) or a release does.
-func checkToken(ctx context.Context, tx *sql.Tx, job string, token int64) error {
+func checkToken(ctx context.Context, tx querier, job string, token int64) error {
 	cur, ok, err := lease(ctx, tx, job)
 	if err != nil {
 		return err
@@ -134,19 +130,3 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
-
-// BreakLease deletes the job's lease row if it still has token.
-func (s *Store) BreakLease(ctx context.Context, job string, token int64) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM leases WHERE job = ? AND token = ?`, job, token)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("breaking lease of job %q: %w", job, err)
-	}
-	return nil
-}
-
-// Now returns the host's clock: SQLite is a file on this host, and every
-// process sharing it reads the same clock, which judges lease expiry.
-func (s *Store) Now(context.Context) (time.Time, error) { return time.Now().UTC(), nil }

@@ -25,6 +25,7 @@ import (
 	sqlitedrv "modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 
 	"github.com/tidemark-etl/tidemark/store"
+	"github.com/tidemark-etl/tidemark/store/sqlstore"
 )
 
 // busyTimeout is how long a statement waits for another connection's write
@@ -34,6 +35,7 @@ const busyTimeout = 30 * time.Second
 
 // Store is a store.Store backed by one SQLite database file.
 type Store struct {
+	*sqlstore.Core
 	db   *sql.DB
 	path string
 	// cleanup, when set, deletes the upgraded copy a read-only open of an
@@ -117,6 +119,7 @@ func open(ctx context.Context, abs, dsn string, readOnly bool) (*Store, error) {
 			return nil, err
 		}
 		s := &Store{db: db, path: abs}
+		s.Core = sqlstore.New(dialect{s}, leases{s})
 		if readOnly {
 			err = s.check(ctx)
 		} else {

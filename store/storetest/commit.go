@@ -222,7 +222,7 @@ func testSourceStatesFullSet(t *testing.T, s store.Store) {
 	advance(t, s, l, "r2", 1, s2, nil, nil)
 	wantStates(t, s, job, s2)
 
-	tbl := bookmark.SourceState{Kind: "table", Fingerprint: "fp3", Cursor: []byte(`{"k":[1,"x"]}`)}
+	tbl := bookmark.SourceState{Kind: "table", Fingerprint: "fp3", Detail: tableDetail(`{"cursor":{"k":[1,"x"]}}`)}
 	s3 := map[string]bookmark.SourceState{src: state("fp1b", 4), "orders_table": tbl}
 	advance(t, s, l, "r3", 2, s3, nil, nil)
 	wantStates(t, s, job, s3)

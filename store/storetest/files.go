@@ -173,3 +173,22 @@ func testJobsIsolated(t *testing.T, s store.Store) {
 		t.Errorf("run r1 of %q undone by a reset of %q", job, otherJob)
 	}
 }
+
+// testCommitRefusesPlannerBugs checks file records a correct planner
+// never commits, refused alike by every backend as a database's
+// constraints would refuse them (store.CheckFileRecords), with nothing
+// changed: superseding a path twice. (Superseding a path the bookmark does
+// not hold, and adding a current path, are refused by the SQL stores and
+// memory; the s3 store would have to read every live segment of the ctx
+// at each commit to tell.)
+func testCommitRefusesPlannerBugs(t *testing.T, s store.Store) {
+	l := acquire(t, s, job, "r1")
+	advance(t, s, l, "r1", 0, nil, recs(src, file("p.csv", 1), file("q.csv", 1)), nil)
+	c := commitOf(t, s, l, "r2", bookmark.ModeEnable, 1)
+	c.Added, c.Superseded = recs(src, file("p.csv", 2)), recs(src, file("p.csv", 1), file("p.csv", 1))
+	if _, err := s.Commit(t.Context(), c); err == nil {
+		t.Errorf("Commit superseding p.csv twice succeeded, want it refused")
+	}
+	wantHead(t, s, job, 1, "r1")
+	wantFiles(t, "Files after the refused commit", files(t, s, job, src), []bookmark.File{file("p.csv", 1), file("q.csv", 1)})
+}

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -38,7 +39,7 @@ func testRunRanges(t *testing.T, s store.Store) {
 	l := acquire(t, s, job, "r")
 	for i, id := range []string{"r1", "r2", "r3"} {
 		c := commitOf(t, s, l, id, bookmark.ModeEnable, int64(i))
-		c.Sources = map[string]bookmark.SourceState{src: {Kind: "table", Fingerprint: "fp", Runs: int64(i + 1), Rows: int64(10 * (i + 1))}}
+		c.Sources = map[string]bookmark.SourceState{src: {Kind: "table", Fingerprint: "fp", Detail: tableDetail(fmt.Sprintf(`{"runs":%d,"rows":%d}`, i+1, 10*(i+1)))}}
 		c.Ranges = []store.RangeRecord{{Ctx: src, RunID: id, Range: []byte(`{"after":` + string(rune('0'+i)) + `}`), Rows: 10}}
 		if id == "r2" {
 			c.Ranges = append(c.Ranges, store.RangeRecord{Ctx: src2, RunID: id, Range: []byte(`{"x":1}`), Rows: 1})
@@ -61,7 +62,7 @@ func testRunRanges(t *testing.T, s store.Store) {
 	if got := collect(t, s.RunInputs(t.Context(), job, []string{"r1", "r2", "r3"})); len(got) != 0 {
 		t.Errorf("RunInputs of runs that read only ranges: got %+v, want none", got)
 	}
-	wantStates(t, s, job, map[string]bookmark.SourceState{src: {Kind: "table", Fingerprint: "fp", Runs: 3, Rows: 30}})
+	wantStates(t, s, job, map[string]bookmark.SourceState{src: {Kind: "table", Fingerprint: "fp", Detail: tableDetail(`{"runs":3,"rows":30}`)}})
 
 	mustReset(t, s, l, "r1", "r2", "r3")
 	got = collect(t, s.RunRanges(t.Context(), job, []string{"r1", "r2", "r3"}))

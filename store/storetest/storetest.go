@@ -56,6 +56,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"FilesIdentity", testFilesIdentity},
 		{"FilesEarlyBreak", testFilesEarlyBreak},
 		{"FilesSuperseded", testFilesSuperseded},
+		{"CommitRefusesPlannerBugs", testCommitRefusesPlannerBugs},
 		{"RunInputs", testRunInputs},
 		{"RunRanges", testRunRanges},
 		{"TypedOutputs", testTypedOutputs},

@@ -14,14 +14,13 @@
     }));
   }
 
-  function cursorPairs(c) {
-    if (!c || typeof c !== "object") return [["cursor", c === undefined || c === null ? "none" : String(c), "cursor"]];
-    return [
-      ["keys", (c.keys || []).join(", ") + (c.order ? " (" + c.order + ")" : ""), "keys"],
-      ["key mark", c.mark ? c.mark.join(", ") : "nothing read yet", "key-mark"],
-      c.window !== undefined && c.window !== null ? ["window from", String(c.window) + (c.lookback ? " (lookback " + c.lookback + ")" : ""), "window"] : null,
-      c.behind !== undefined && c.behind !== null ? ["rows behind the window (regression baseline)", TM.fmt.int(c.behind), "behind"] : null
-    ];
+  // shownPairs turns what the server says the source's kind shows
+  // ({label, value, format, test}) into kv pairs.
+  function shownPairs(list) {
+    return (list || []).map(function (p) {
+      var f = p.format && TM.fmt[p.format];
+      return [p.label, f ? f(p.value) : String(p.value), p.test];
+    });
   }
 
   // newestTable lists an exact source's most recently processed files.
@@ -35,25 +34,11 @@
     }));
   }
 
-  function sourceSection(ctx, s, lastRun, newest) {
+  function sourceSection(ctx, s, newest, shown) {
     var sec = TM.el("section", { "data-test": "bookmark-source", "data-ctx": ctx, "data-kind": s.kind, "data-tracking": s.tracking || null });
     sec.appendChild(TM.el("h3", null, "Source " + ctx));
     var pairs = [["kind", s.kind + (s.tracking ? ", " + s.tracking + " tracking" : ""), "kind"]];
-    if (s.kind === "table") {
-      pairs.push(["rows read", TM.fmt.int(s.rows !== undefined ? s.rows : s.bytes), "bookmark-rows"]);
-      pairs.push(["runs that read rows", TM.fmt.int(s.runs !== undefined ? s.runs : s.files), "bookmark-runs"]);
-      pairs = pairs.concat(cursorPairs(s.cursor));
-      var last = lastRun && lastRun.sources && lastRun.sources[ctx];
-      pairs.push(["regressions (last run)", last ? TM.fmt.int(last.regressions || 0) : "not read by the last run", "regressions"]);
-    } else {
-      pairs.push(["files processed", TM.fmt.int(s.files), "bookmark-files"]);
-      pairs.push(["bytes recorded", TM.fmt.bytes(s.bytes), "bookmark-bytes"]);
-      if (s.tracking === "timestamp") {
-        pairs.push(["mark (high water)", s.high_water ? TM.fmt.nanos(s.high_water) : "none", "high-water"]);
-        pairs.push(["files in band", TM.fmt.int((s.band || []).length), "band-count"]);
-      }
-      if (s.last_key) pairs.push(["last key (ordered listing)", s.last_key, "last-key"]);
-    }
+    pairs = pairs.concat(shownPairs(shown && shown[ctx]));
     pairs.push(["fingerprint", s.fingerprint || "", "fingerprint"]);
     if (s.describe) pairs.push(["source", s.describe, "describe"]);
     sec.appendChild(TM.kv("bookmark-kv", pairs));
@@ -62,12 +47,13 @@
         return [{ text: f.path, test: "band-path" }, { text: TM.fmt.bytes(f.size), num: true }, TM.fmt.nanos(f.mtime)];
       })));
     }
-    if (s.kind !== "table" && s.tracking === "exact") TM.append(sec, newestTable(ctx, newest && newest[ctx]));
+    // The server lists newest files for the sources whose kind records files.
+    TM.append(sec, newestTable(ctx, newest && newest[ctx]));
     TM.append(sec, schemaTable(s.schema));
     return sec;
   }
 
-  function bookmarkSection(into, bm, lastRun, newest) {
+  function bookmarkSection(into, bm, newest, shown) {
     TM.clear(into);
     into.appendChild(TM.kv("bookmark-head", [
       ["bookmark version", String(bm.version), "bookmark-version"],
@@ -76,7 +62,7 @@
     ]));
     var keys = TM.sortedKeys(bm.sources);
     if (!keys.length) into.appendChild(TM.message("info", "The bookmark is empty: the next run reads everything."));
-    keys.forEach(function (k) { into.appendChild(sourceSection(k, bm.sources[k], lastRun, newest)); });
+    keys.forEach(function (k) { into.appendChild(sourceSection(k, bm.sources[k], newest, shown)); });
   }
 
   function runRow(job, r, actions) {
@@ -182,7 +168,7 @@
       main.appendChild(TM.el("h2", null, "Bookmark"));
       var bm = TM.el("div", { "data-test": "bookmark" });
       main.appendChild(bm);
-      bookmarkSection(bm, j.bookmark || { version: j.version, sources: {} }, r, j.newest_files);
+      bookmarkSection(bm, j.bookmark || { version: j.version, sources: {} }, j.newest_files, j.shown);
       main.appendChild(TM.el("h2", null, "Resets and rewinds"));
       var resets = TM.el("div", { "data-test": "resets" }, TM.message("info", "Loading the bookmark history…"));
       main.appendChild(resets);

@@ -7,11 +7,14 @@
   function countsTable(test, what, counts) {
     var keys = TM.sortedKeys(counts);
     if (!keys.length) return TM.el("p", { "class": "muted", "data-test": test + "-none" }, "No " + what + ".");
-    var extra = ["rejected", "skipped", "modified", "missing", "empty", "deferred", "unchanged", "future", "in_sinks", "regressions", "null_keys", "late", "changed_during_read"];
+    // The other counts are the core's rejected and skipped rows and what
+    // the source's kind counts, in the order the count names them.
+    var shown = { files: true, bytes: true, rows: true, kind: true, table: true, keys_after: true, keys_up_to: true };
     return TM.table(test, [what === "sources" ? "Source" : "Sink", { text: "Files", num: true }, { text: "Bytes", num: true }, { text: "Rows", num: true }, "Other"],
       keys.map(function (k) {
         var c = counts[k];
-        var other = extra.filter(function (f) { return c[f]; }).map(function (f) { return f.replace(/_/g, " ") + " " + TM.fmt.int(c[f]); });
+        var other = Object.keys(c).filter(function (f) { return !shown[f] && typeof c[f] === "number" && c[f]; })
+          .map(function (f) { return f.replace(/_/g, " ") + " " + TM.fmt.int(c[f]); });
         if (c.keys_after || c.keys_up_to) other.push("keys (" + (c.keys_after || "start") + ", " + (c.keys_up_to || "") + "]");
         return TM.row({ "data-test": what === "sources" ? "source-row" : "sink-row", "data-ctx": k,
           "data-files": c.files, "data-bytes": c.bytes, "data-rows": c.rows }, [
