@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	_ "github.com/tidemark-etl/tidemark" // the sources, sinks, engines and stores
+	_ "github.com/tidemark-etl/tidemark/all" // the sources, sinks, engines and stores
 	"github.com/tidemark-etl/tidemark/catalog"
 	"github.com/tidemark-etl/tidemark/store"
 )
