@@ -167,6 +167,10 @@ func (s *Session) Source(ctx context.Context, src job.Source, noBookmark bool) (
 	if err := r.spec.ValidateSource(src); err != nil {
 		return engine.Source{}, fmt.Errorf("%w: %v", ErrUsage, err)
 	}
+	// Checked as a job file's sources are before its run is recorded.
+	if err := checkPasswordEnv(&job.Spec{Sources: []job.Source{src}}); err != nil {
+		return engine.Source{}, err
+	}
 	r.spec.Sources = append(r.spec.Sources, src)
 	// A source read after a sink was readied may hold that sink's folder
 	// (or the state): it would read the job's own output as input.
@@ -242,6 +246,9 @@ func (s *Session) Sink(ctx context.Context, k job.Sink) (engine.Sink, error) {
 	}
 	if err := r.spec.ValidateSink(k); err != nil {
 		return engine.Sink{}, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	if err := checkPasswordEnv(&job.Spec{Sinks: []job.Sink{k}}); err != nil {
+		return engine.Sink{}, err
 	}
 	r.spec.Sinks = append(r.spec.Sinks, k)
 	undo := func() { r.spec.Sinks = r.spec.Sinks[:len(r.spec.Sinks)-1] }

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tidemark-etl/tidemark/job"
 	sinkfiles "github.com/tidemark-etl/tidemark/sink/files"
 	srcfiles "github.com/tidemark-etl/tidemark/source/files"
+	"github.com/tidemark-etl/tidemark/source/sqltable"
 )
 
 // sessionCopy is one session that copies in/ to out/ as a program would:
@@ -70,5 +72,25 @@ func TestSessionCommitOutcomeUnknown(t *testing.T) {
 	w.wantLines("1", "2")
 	if n := res.Sources["in"].Files; n != 0 {
 		t.Errorf("the run after: read %d files, want 0 (the unknown commit had applied)", n)
+	}
+}
+
+// TestSessionChecksPasswordEnv: a source a session is asked for whose
+// password_env names a variable that is not set is a usage error naming
+// it, before the source is opened, as a job file's is before its run is
+// recorded (a session did not check it).
+func TestSessionChecksPasswordEnv(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	s, err := BeginSession(ctx, SessionOptions{Job: jobName, Dir: w.dir, State: w.state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Abort(ctx, "test ended")
+	src := job.Source{Ctx: "orders", Config: &sqltable.JobConfig{Connection: "sqlite:" + filepath.Join(w.dir, "db.sqlite"),
+		Table: "orders", PasswordEnv: "TIDEMARK_TEST_UNSET_PASSWORD"}}
+	_, err = s.Source(ctx, src, false)
+	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "password_env") || !strings.Contains(err.Error(), "TIDEMARK_TEST_UNSET_PASSWORD") {
+		t.Errorf("source: got %v, want a usage error naming password_env TIDEMARK_TEST_UNSET_PASSWORD", err)
 	}
 }
