@@ -67,6 +67,8 @@ var layers = []struct {
 
 	// The top: what links implementations.
 	{"", []string{"..."}},
+	// all links the shipped kinds, for the top's side effects.
+	{"all", []string{"..."}},
 	{"cmd/...", []string{"..."}},
 	{"glue", []string{"..."}},
 	{"serve", []string{"bookmark", "catalog", "job", "metrics", "runner", "serve/...", "store", "internal/..."}},

@@ -1,9 +1,10 @@
 // Package tidemark is incremental ETL with job bookmarks: the library behind
 // the tidemark command. Run executes a whole job, Plan says what its next
 // run would read, Reset clears or rewinds its bookmark; Bookmarks gives a Go
-// program the bookmark alone. This package is a facade: the work is done by
-// runner/ through the source, sink, engine and store contracts, and this
-// package links in the implementations that ship with tidemark.
+// program the bookmark alone. Run runs a job as the CLI does: its crawler,
+// its run, its lineage events. The work is done by runner/ through the
+// source, sink, engine and store contracts; package all links in the
+// implementations that ship with tidemark, and this package imports it.
 package tidemark
 
 import (
@@ -17,16 +18,7 @@ import (
 	"github.com/tidemark-etl/tidemark/store"
 
 	// The implementations built into tidemark: each registers itself.
-	_ "github.com/tidemark-etl/tidemark/engine/duckdb"
-	_ "github.com/tidemark-etl/tidemark/engine/spark"
-	_ "github.com/tidemark-etl/tidemark/objstore/local"
-	_ "github.com/tidemark-etl/tidemark/objstore/s3"
-	_ "github.com/tidemark-etl/tidemark/sink/files"
-	_ "github.com/tidemark-etl/tidemark/sink/sqltable"
-	_ "github.com/tidemark-etl/tidemark/source/sqltable"
-	_ "github.com/tidemark-etl/tidemark/store/postgres"
-	_ "github.com/tidemark-etl/tidemark/store/s3"
-	_ "github.com/tidemark-etl/tidemark/store/sqlite"
+	_ "github.com/tidemark-etl/tidemark/all"
 )
 
 // Options, results and progress of a run (see package runner).
@@ -67,14 +59,6 @@ const DefaultLeaseTTL = runner.DefaultLeaseTTL
 // LeaseHolderGone reports whether a lease holder was a process of this
 // machine that is gone (see runner.HolderGone).
 func LeaseHolderGone(h store.Holder, hostID string) bool { return runner.HolderGone(h, hostID) }
-
-// Run executes one run of the job: plan against the bookmark, execute on the
-// engine, commit bookmark + run + manifests in one transaction, publish.
-// On error the bookmark did not move and nothing of the run is published;
-// the returned Result (non-nil once the run was recorded) says what it did.
-func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) {
-	return runner.Run(ctx, spec, opts)
-}
 
 // Plan says what the next run would read; it changes nothing.
 func Plan(ctx context.Context, spec *job.Spec, opts RunOptions) (*PlanResult, error) {

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	_ "github.com/tidemark-etl/tidemark/all" // the shipped kinds a session opens
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/internal/secret"
 	"github.com/tidemark-etl/tidemark/runner"

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	_ "github.com/tidemark-etl/tidemark" // the sources, sinks, engines and stores
+	_ "github.com/tidemark-etl/tidemark/all" // the sources, sinks, engines and stores
 	"github.com/tidemark-etl/tidemark/catalog"
 	"github.com/tidemark-etl/tidemark/store"
 )
@@ -480,5 +480,31 @@ func TestSessionCallAfterCommit(t *testing.T) {
 	code, e := a.call("source", SourceRequest{RunID: b.RunID, Ctx: "late", Paths: []string{"in"}, Format: "csv"}, nil)
 	if code != http.StatusBadRequest || !strings.Contains(e.Error, "already ended") || !strings.Contains(e.Error, "job.init()") {
 		t.Errorf("a read after the commit: got HTTP %d %q, want 400 saying the run already ended", code, e.Error)
+	}
+}
+
+// TestSessionCountsInputRows: a Glue run records the rows it read, as
+// tidemark run does, also when the program reports no count (runs showed 0
+// rows read for a Glue run that read 1,001).
+func TestSessionCountsInputRows(t *testing.T) {
+	w := newWorld(t)
+	a, _ := newAPI(t, w.state, w.dir)
+	w.land(t, "mon/a.csv", 1, 500)
+	w.land(t, "mon/b.csv", 501, 501)
+	w.script(t, a, "enable", true)
+	st, err := store.Open(t.Context(), w.state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.Runs(t.Context(), "sales", store.RunQuery{})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs: got %d (%v), want 1", len(runs), err)
+	}
+	if got, want := runs[0].Sources["orders_source"].Rows, int64(1001); got != want {
+		t.Errorf("rows read: got %d, want %d", got, want)
+	}
+	if got, want := runs[0].Sinks["orders_sink"].Rows, int64(1001); got != want {
+		t.Errorf("rows written: got %d, want %d", got, want)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/internal/secret"
 	"github.com/tidemark-etl/tidemark/job"
 	"github.com/tidemark-etl/tidemark/source"
 	"github.com/tidemark-etl/tidemark/source/files"
@@ -44,22 +45,28 @@ func OpenBookmarks(ctx context.Context, location, jobName string) (*Bookmarks, e
 	}
 	started := time.Now().UTC()
 	b := &Bookmarks{st: st, job: jobName}
-	b.rec = store.Run{Job: jobName, RunID: newRunID(started), Mode: bookmark.ModeEnable, Status: store.StatusRunning, StartedAt: started,
-		Host: DefaultHostID()}
-	if b.lease, err = acquire(ctx, st, jobName, holderFor(b.rec.RunID, "", started), DefaultLeaseTTL, nil, slog.New(slog.DiscardHandler)); err != nil {
-		st.Close()
-		return nil, err
-	}
-	if b.head, err = st.Head(ctx, jobName); err == nil {
-		b.states, err = st.SourceStates(ctx, jobName)
-	}
-	if err == nil {
-		b.rec, err = st.BeginRun(ctx, b.lease.token(), b.rec)
-		// A store may return the empty counts as nil maps; Commit fills them.
-		b.rec.Sources, b.rec.Sinks = map[string]store.Count{}, map[string]store.Count{}
-	}
+	// The run begins as Run and a Session begin theirs (lifecycle.go): its
+	// sources are asked for later, each checked then.
+	r := &runner{spec: &job.Spec{Job: jobName}, st: st, job: jobName, log: slog.New(slog.DiscardHandler),
+		opts: RunOptions{Mode: bookmark.ModeEnable, HostID: DefaultHostID(), LeaseTTL: DefaultLeaseTTL, Logger: slog.New(slog.DiscardHandler)}}
+	r.spec.ApplyDefaults()
+	r.rec = store.Run{Job: jobName, RunID: newRunID(started), Mode: bookmark.ModeEnable, Status: store.StatusRunning, StartedAt: started,
+		Host: r.opts.HostID}
+	err = r.begin(ctx, started, nil, nil)
+	b.lease, b.rec = r.lease, r.rec
 	if err != nil {
 		b.Close()
+		return nil, err
+	}
+	if err = r.recover(ctx); err == nil {
+		if b.head, err = st.Head(ctx, jobName); err == nil {
+			b.states, err = st.SourceStates(ctx, jobName)
+		}
+	}
+	if err != nil {
+		_ = st.FailRun(context.WithoutCancel(ctx), jobName, b.lease.token(), b.rec.RunID, time.Now().UTC(), b.rec, secret.Redact(err.Error()))
+		b.done = true
+		b.release()
 		return nil, err
 	}
 	return b, nil

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/job"
@@ -98,5 +99,35 @@ func TestJobNamesFromCodeChecked(t *testing.T) {
 		if _, err := BeginSession(t.Context(), SessionOptions{Job: name, State: w.state, Dir: w.dir}); !errors.Is(err, ErrUsage) {
 			t.Errorf("BeginSession(%q): got %v, want a usage error", name, err)
 		}
+	}
+}
+
+// TestBookmarksMarksDeadRuns: the Bookmarks API begins its run as Run and
+// a session do: a run of the job whose holder died (its lease expired) is
+// marked failed (it stayed running for ever when only Bookmarks ran the
+// job).
+func TestBookmarksMarksDeadRuns(t *testing.T) {
+	w := newWorld(t)
+	ctx := t.Context()
+	st := w.store()
+	l, err := st.AcquireLease(ctx, jobName, store.Holder{ID: "dead", Host: "elsewhere"}, time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.BeginRun(ctx, l.Token, store.Run{Job: jobName, RunID: "dead", Host: "elsewhere", Status: store.StatusRunning}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	b, err := OpenBookmarks(ctx, w.state, jobName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	r, err := st.Run(ctx, jobName, "dead")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != store.StatusFailed {
+		t.Errorf("the dead run: status %s, want failed", r.Status)
 	}
 }

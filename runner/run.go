@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -49,8 +50,14 @@ type RunOptions struct {
 	Logger *slog.Logger
 	// Progress, if set, receives progress events.
 	Progress Progress
-	// Observer, if set, is told when the run begins and ends.
+	// Observer, if set, is told when the run begins and ends. Run
+	// (package tidemark) sends the job's OpenLineage events (its lineage:
+	// block, or OPENLINEAGE_URL) when it is not set.
 	Observer Observer
+	// CrawlReport, if set, receives the human report of the job's crawler
+	// (its crawler: key), which Run (package tidemark) runs before the run
+	// plans; otherwise the report is one "crawl finished" line on Logger.
+	CrawlReport io.Writer
 }
 
 // Progress receives a run's progress: files and bytes read.
@@ -225,57 +232,19 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	lease, err := acquire(ctx, st, jobName, holderFor(r.rec.RunID, opts.HostID, started), opts.LeaseTTL, cancel, r.log)
-	if err != nil {
-		return nil, err
-	}
-	defer lease.release()
-	r.lease = lease
-	claimErr := r.openSinks(ctx)
-	openErr := r.openSources(ctx)
-	if err := markDead(ctx, st, jobName, lease.token(), r.log); err != nil {
-		return nil, err
-	}
-	// A usage error is found before the run is recorded: it is no run.
-	if opts.From != "" {
-		if r.rangeIDs, err = rangeRuns(ctx, st, jobName, opts.From, opts.To); err != nil {
-			return nil, err
+	defer func() {
+		if r.lease != nil {
+			r.lease.release()
 		}
-	}
-	// So is a source naming a catalog table, or partition keys, that are
-	// not there; resolved first, a catalog source's definition is checked
-	// with the others'.
-	if err := r.resolveSources(ctx); err != nil {
+	}()
+	var claimErr, openErr error
+	if err := r.begin(ctx, started, cancel, func(ctx context.Context) error {
+		claimErr = r.openSinks(ctx)
+		openErr = r.openSources(ctx)
+		return r.check(ctx, &claimErr)
+	}); err != nil {
 		return nil, err
 	}
-	// And a sink inside a folder a catalog source reads.
-	if err := checkCatalogSinks(ctx, spec, r.sources, st); err != nil {
-		return nil, err
-	}
-	// So is a file source whose definition changed under its ctx.
-	if err := r.checkSourceDefinitions(ctx); err != nil {
-		return nil, err
-	}
-	// And a password_env naming a variable that is not set.
-	if err := checkPasswordEnv(spec); err != nil {
-		return nil, err
-	}
-	// A sink that is not the job's is refused before the run is recorded
-	// (exit 2); an error opening a sink or reading its record fails the
-	// recorded run. Claimed after the checks above, so that no refused run
-	// leaves a claim on a location it never wrote to.
-	if claimErr == nil {
-		claimErr = r.claimSinks(ctx)
-	}
-	var owned *sink.OwnedError
-	if errors.As(claimErr, &owned) {
-		return nil, claimErr
-	}
-	if r.rec, err = st.BeginRun(ctx, lease.token(), r.rec); err != nil {
-		return nil, fmt.Errorf("recording run start: %w", err)
-	}
-	r.first = r.rec
-	r.observeStart(ctx)
 	err = claimErr
 	if err == nil {
 		err = openErr
@@ -290,24 +259,7 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 		err = fmt.Errorf("%w (%v)", err, cause)
 	}
 	if err != nil {
-		fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer fcancel()
-		var unpublished *UnpublishedError
-		if errors.As(err, &unpublished) {
-			// committed: its record stays succeeded, its publish pending
-		} else {
-			r.rec.Status, r.rec.Error = store.StatusFailed, secret.Redact(err.Error())
-			if ferr := st.FailRun(fctx, jobName, lease.token(), r.rec.RunID, opts.now().UTC(), r.rec, r.rec.Error); ferr != nil {
-				// Recording the failure first is a barrier: a commit still in
-				// flight cannot apply to a failed run. When it could not be
-				// recorded, a commit that did apply keeps its staged output.
-				r.log.Error("recording run failure", "run", r.rec.RunID, "err", ferr)
-				if run, rerr := st.Run(fctx, jobName, r.rec.RunID); rerr != nil || run.Status == store.StatusSucceeded {
-					r.stagings = nil
-				}
-			}
-		}
-		r.cleanupTemp()
+		r.fail(ctx, err)
 		res := r.result()
 		res.DurationMS = opts.now().Sub(started).Milliseconds()
 		res.Status, res.Error = store.StatusFailed, secret.Redact(err.Error())
@@ -319,6 +271,40 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 	res.Status = store.StatusSucceeded
 	r.observeEnd(ctx, res, nil)
 	return &res, nil
+}
+
+// check is Run's part of begin: the checks that refuse a run before it
+// is recorded, in order. A sink that is not the job's is refused (exit 2);
+// an error opening a sink or reading its record (left in *claimErr) fails
+// the recorded run. Sinks are claimed after the other checks, so that no
+// refused run leaves a claim on a location it never wrote to.
+func (r *runner) check(ctx context.Context, claimErr *error) error {
+	// A source naming a catalog table, or partition keys, that are not
+	// there; resolved first, a catalog source's definition is checked with
+	// the others'.
+	if err := r.resolveSources(ctx); err != nil {
+		return err
+	}
+	// A sink inside a folder a catalog source reads.
+	if err := checkCatalogSinks(ctx, r.spec, r.sources, r.st); err != nil {
+		return err
+	}
+	// A source whose definition changed under its ctx.
+	if err := r.checkSourceDefinitions(ctx); err != nil {
+		return err
+	}
+	// A password_env naming a variable that is not set.
+	if err := checkPasswordEnv(r.spec); err != nil {
+		return err
+	}
+	if *claimErr == nil {
+		*claimErr = r.claimSinks(ctx)
+	}
+	var owned *sink.OwnedError
+	if errors.As(*claimErr, &owned) {
+		return *claimErr
+	}
+	return nil
 }
 
 // openSinks opens every sink of the job.
@@ -405,16 +391,6 @@ func knownRun(st store.Store, job string) func(ctx context.Context, runID string
 		}
 		return true, nil
 	}
-}
-
-// recover finishes what earlier runs left: it rolls committed runs forward
-// and deletes what dead runs staged, in sinks and in the spill folder.
-func (r *runner) recover(ctx context.Context) error {
-	if err := recoverJob(ctx, r.st, r.job, r.lease.token(), r.sinks, r.log, nil); err != nil {
-		return fmt.Errorf("recovering earlier runs: %w", err)
-	}
-	r.cleanDeadTemp()
-	return nil
 }
 
 // rangeRuns resolves pause from/to into the enable runs (from, to] whose

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -115,27 +114,15 @@ func BeginSession(ctx context.Context, o SessionOptions) (*Session, error) {
 
 func (s *Session) begin(ctx context.Context, reads []string) error {
 	r := s.r
-	lease, err := acquire(ctx, r.st, r.job, holderFor(r.rec.RunID, r.opts.HostID, s.started), r.opts.LeaseTTL, s.cancel, r.log)
-	if err != nil {
+	// A session's sources and sinks are declared as the program goes: each
+	// is checked when declared (Source, Sink), before it is opened.
+	if err := r.begin(ctx, s.started, s.cancel, nil); err != nil {
 		return err
 	}
-	r.lease = lease
-	if err := markDead(ctx, r.st, r.job, lease.token(), r.log); err != nil {
-		return err
+	if err := r.recover(ctx); err != nil {
+		return s.fail(ctx, err)
 	}
-	if r.opts.From != "" {
-		if r.rangeIDs, err = rangeRuns(ctx, r.st, r.job, r.opts.From, r.opts.To); err != nil {
-			return err
-		}
-	}
-	if r.rec, err = r.st.BeginRun(ctx, lease.token(), r.rec); err != nil {
-		return fmt.Errorf("recording run start: %w", err)
-	}
-	r.rec.Sources, r.rec.Sinks = map[string]store.Count{}, map[string]store.Count{}
-	if err := recoverJob(ctx, r.st, r.job, lease.token(), nil, r.log, nil); err != nil {
-		return s.fail(ctx, fmt.Errorf("recovering earlier runs: %w", err))
-	}
-	r.cleanDeadTemp()
+	var err error
 	if s.head, err = r.st.Head(ctx, r.job); err == nil {
 		s.states, err = r.st.SourceStates(ctx, r.job)
 	}
@@ -179,6 +166,10 @@ func (s *Session) Source(ctx context.Context, src job.Source, noBookmark bool) (
 	}
 	if err := r.spec.ValidateSource(src); err != nil {
 		return engine.Source{}, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	// Checked as a job file's sources are before its run is recorded.
+	if err := checkPasswordEnv(&job.Spec{Sources: []job.Source{src}}); err != nil {
+		return engine.Source{}, err
 	}
 	r.spec.Sources = append(r.spec.Sources, src)
 	// A source read after a sink was readied may hold that sink's folder
@@ -256,6 +247,9 @@ func (s *Session) Sink(ctx context.Context, k job.Sink) (engine.Sink, error) {
 	if err := r.spec.ValidateSink(k); err != nil {
 		return engine.Sink{}, fmt.Errorf("%w: %v", ErrUsage, err)
 	}
+	if err := checkPasswordEnv(&job.Spec{Sinks: []job.Sink{k}}); err != nil {
+		return engine.Sink{}, err
+	}
 	r.spec.Sinks = append(r.spec.Sinks, k)
 	undo := func() { r.spec.Sinks = r.spec.Sinks[:len(r.spec.Sinks)-1] }
 	if err := checkSinkPaths(r.spec, r.opts.State); err != nil {
@@ -325,6 +319,14 @@ func (s *Session) commit(ctx context.Context, reports map[string]SourceReport) e
 		ss := s.srcs[name]
 		rep := reports[name]
 		sr := engine.SourceResult{Rows: rep.Rows, Schema: rep.Schema}
+		if sr.Rows == 0 {
+			// The program did not count what it read: count its input.
+			n, _, err := engine.InputRows(ss.input)
+			if err != nil {
+				return err
+			}
+			sr.Rows = n
+		}
 		if sr.Schema == nil {
 			sr.Schema = ss.input.Schema
 		}
@@ -340,7 +342,7 @@ func (s *Session) commit(ctx context.Context, reports map[string]SourceReport) e
 		ss.reading = nil
 	}
 	for name, sk := range s.snks {
-		files, rows, err := stagedFiles(sk.target)
+		files, rows, err := engine.Written(sk.target)
 		if err != nil {
 			return err
 		}
@@ -403,18 +405,12 @@ func (s *Session) end(ctx context.Context, err error) (*Result, error) {
 			_, _ = ss.reading.Done(ctx, err, engine.SourceResult{}, true)
 		}
 	}
+	if err != nil {
+		r.fail(ctx, err)
+	}
 	res := ResultOf(r.rec)
 	res.DurationMS = time.Since(s.started).Milliseconds()
 	if err != nil {
-		r.discardStaging()
-		var unpublished *UnpublishedError
-		if !errors.As(err, &unpublished) {
-			fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			if ferr := r.st.FailRun(fctx, r.job, r.lease.token(), r.rec.RunID, time.Now().UTC(), r.rec, secret.Redact(err.Error())); ferr != nil {
-				r.log.Error("recording run failure", "run", r.rec.RunID, "err", ferr)
-			}
-			fcancel()
-		}
 		res.Status, res.Error = store.StatusFailed, secret.Redact(err.Error())
 	} else {
 		res.Status = store.StatusSucceeded
@@ -426,11 +422,7 @@ func (s *Session) end(ctx context.Context, err error) (*Result, error) {
 
 // fail ends a session that could not begin.
 func (s *Session) fail(ctx context.Context, err error) error {
-	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer fcancel()
-	if ferr := s.r.st.FailRun(fctx, s.r.job, s.r.lease.token(), s.r.rec.RunID, time.Now().UTC(), s.r.rec, secret.Redact(err.Error())); ferr != nil {
-		s.r.log.Error("recording run failure", "run", s.r.rec.RunID, "err", ferr)
-	}
+	s.r.fail(ctx, err)
 	return err
 }
 
@@ -445,48 +437,4 @@ func (s *Session) closeAll() {
 	}
 	s.cancel(nil)
 	_ = r.st.Close()
-}
-
-// stagedFiles lists what the program wrote under a sink's local staging
-// folder, leaving out what Spark and Hadoop write beside the data
-// (_SUCCESS, .crc files, _temporary, any _ or . name).
-func stagedFiles(t engine.Sink) ([]engine.StagedFile, int64, error) {
-	dir, err := engine.LocalPath(t.Location)
-	if err != nil {
-		return nil, 0, err
-	}
-	files, err := walkStaged(dir)
-	if err != nil {
-		return nil, 0, fmt.Errorf("listing what was written for sink %s under %s: %w", t.Ctx, dir, err)
-	}
-	var rows int64
-	for i := range files {
-		n, err := countRows(filepath.Join(dir, filepath.FromSlash(files[i].Path)), t.Format, headerOption(t.Options))
-		if err != nil {
-			return nil, 0, fmt.Errorf("sink %s: reading %s: %w", t.Ctx, files[i].Path, err)
-		}
-		files[i].Rows = n
-		rows += n
-	}
-	// A writer that had no rows may still leave a file with none (Spark
-	// does, per empty partition): such a file is no output.
-	kept := files[:0]
-	for _, f := range files {
-		if f.Rows > 0 {
-			kept = append(kept, f)
-		}
-	}
-	return kept, rows, nil
-}
-
-// headerOption reads a CSV sink's header option (default true, as the
-// file sink writes it).
-func headerOption(opts map[string]any) bool {
-	switch v := opts["header"].(type) {
-	case bool:
-		return v
-	case string:
-		return v != "false"
-	}
-	return true
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -77,35 +76,4 @@ func crawlInto(ctx context.Context, g *globals, cfg *crawler.Config, loc string,
 		return nil, err
 	}
 	return crawler.Crawl(ctx, cfg, st, crawler.Options{Logger: log, Host: host})
-}
-
-// crawlBeforeRun runs a job's crawler (its crawler: key) in the job's
-// state store before the run plans its sources; the report goes to
-// stderr.
-func crawlBeforeRun(ctx context.Context, g *globals, spec *job.Spec, log *slog.Logger) error {
-	if spec.Crawler == nil {
-		return nil
-	}
-	loc := tidemark.StateLocation(g.state, spec)
-	cfg, ok := spec.Crawler.Config.(*crawler.Config)
-	if !ok {
-		var err error
-		if cfg, err = crawler.Load(spec.Resolve(spec.Crawler.File)); err != nil {
-			return err
-		}
-		if s := cfg.StateLocation(); s != "" && store.Redact(s) != store.Redact(loc) {
-			return spec.ErrorAt("$.crawler", "crawler file %s has state: %s, but a job's crawler crawls into the job's state store (%s): "+
-				"remove its state: or make them the same", spec.Crawler.File, store.Redact(s), store.Redact(loc))
-		}
-	}
-	rep, err := crawlInto(ctx, g, cfg, loc, log)
-	if err != nil {
-		return fmt.Errorf("crawler %s, run before the job: %w", cfg.Name, err)
-	}
-	if g.logFormat == "json" {
-		log.Info("crawl finished", "crawler", rep.Crawler, "run_id", rep.RunID, "tables", len(rep.Tables), "files_opened", rep.FilesOpened)
-		return nil
-	}
-	rep.Write(os.Stderr)
-	return nil
 }

@@ -140,11 +140,8 @@ func runJob(ctx context.Context, g *globals, o *runOptions, path string, log *sl
 	if g.logFormat != "json" { // a bar is not a JSON line
 		ro.Progress = newProgress(os.Stderr)
 	}
-	obs, flush := startLineage(spec, log)
-	defer flush()
-	ro.Observer = obs
-	if err := crawlBeforeRun(ctx, g, spec, log); err != nil {
-		return spec, nil, err
+	if g.logFormat != "json" { // else one "crawl finished" line
+		ro.CrawlReport = os.Stderr
 	}
 	res, err := tidemark.Run(ctx, spec, ro)
 	return spec, res, err

@@ -15,17 +15,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tidemark-etl/tidemark"
+	_ "github.com/tidemark-etl/tidemark/all" // the shipped kinds
 	"github.com/tidemark-etl/tidemark/engine"
-	_ "github.com/tidemark-etl/tidemark/engine/duckdb"
-	_ "github.com/tidemark-etl/tidemark/engine/spark"
 	"github.com/tidemark-etl/tidemark/internal/secret"
 	"github.com/tidemark-etl/tidemark/job"
-	_ "github.com/tidemark-etl/tidemark/objstore/local"
-	_ "github.com/tidemark-etl/tidemark/objstore/s3"
 	"github.com/tidemark-etl/tidemark/store"
-	_ "github.com/tidemark-etl/tidemark/store/postgres"
-	_ "github.com/tidemark-etl/tidemark/store/s3"
-	_ "github.com/tidemark-etl/tidemark/store/sqlite"
 )
 
 // Exit codes of the contract.

@@ -1,4 +1,4 @@
-package runner
+package engine
 
 import (
 	"bufio"
@@ -14,14 +14,18 @@ import (
 
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/klauspost/compress/zstd"
-	"github.com/tidemark-etl/tidemark/engine"
 )
+
+// Files a program other than an engine wrote or reads (a Glue-style
+// script's): what it staged for a sink, with each file's rows, and the
+// rows of the input it was handed. The engine side owns these counts; the
+// runner only records them.
 
 // walkStaged lists the data files under dir, '/'-separated and relative
 // to it, sorted. Names that start with _ or . are not data: Spark's and
 // Hadoop's _SUCCESS, _temporary/, .part-*.crc, and their like.
-func walkStaged(dir string) ([]engine.StagedFile, error) {
-	var out []engine.StagedFile
+func walkStaged(dir string) ([]StagedFile, error) {
+	var out []StagedFile
 	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil // the program wrote nothing
 	}
@@ -53,7 +57,7 @@ func walkStaged(dir string) ([]engine.StagedFile, error) {
 		if err != nil {
 			return err
 		}
-		out = append(out, engine.StagedFile{Path: filepath.ToSlash(rel), Bytes: info.Size()})
+		out = append(out, StagedFile{Path: filepath.ToSlash(rel), Bytes: info.Size()})
 		return nil
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
@@ -135,4 +139,68 @@ func countLines(r io.Reader) (int64, error) {
 		n++
 	}
 	return n, nil
+}
+
+// Written lists what a program wrote under a sink's local staging
+// folder, leaving out what Spark and Hadoop write beside the data
+// (_SUCCESS, .crc files, _temporary, any _ or . name).
+func Written(t Sink) ([]StagedFile, int64, error) {
+	dir, err := LocalPath(t.Location)
+	if err != nil {
+		return nil, 0, err
+	}
+	files, err := walkStaged(dir)
+	if err != nil {
+		return nil, 0, fmt.Errorf("listing what was written for sink %s under %s: %w", t.Ctx, dir, err)
+	}
+	var rows int64
+	for i := range files {
+		n, err := countRows(filepath.Join(dir, filepath.FromSlash(files[i].Path)), t.Format, headerOption(t.Options, true))
+		if err != nil {
+			return nil, 0, fmt.Errorf("sink %s: reading %s: %w", t.Ctx, files[i].Path, err)
+		}
+		files[i].Rows = n
+		rows += n
+	}
+	// A writer that had no rows may still leave a file with none (Spark
+	// does, per empty partition): such a file is no output.
+	kept := files[:0]
+	for _, f := range files {
+		if f.Rows > 0 {
+			kept = append(kept, f)
+		}
+	}
+	return kept, rows, nil
+}
+
+// headerOption reads a CSV sink's or source's header option: def when
+// not set (a file sink writes a header; Spark and Glue read none).
+func headerOption(opts map[string]any, def bool) bool {
+	switch v := opts["header"].(type) {
+	case bool:
+		return v
+	case string:
+		return v != "false"
+	}
+	return def
+}
+
+// InputRows counts the rows of a source's input files, as Written counts
+// a sink's: what a run that handed them to a program read. A CSV file has
+// a header line only if its options say so (header), as Spark reads it. Only local
+// files can be counted; known is false when one is not (the program
+// reads it itself from a remote store).
+func InputRows(s Source) (rows int64, known bool, err error) {
+	for _, in := range s.Files {
+		p, err := LocalPath(in.Location)
+		if err != nil {
+			return 0, false, nil
+		}
+		n, err := countRows(p, s.Format, headerOption(s.Options, false))
+		if err != nil {
+			return 0, false, fmt.Errorf("source %s: counting the rows of %s: %w", s.Ctx, in.Key, err)
+		}
+		rows += n
+	}
+	return rows, true, nil
 }

@@ -1,0 +1,104 @@
+package tidemark
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/tidemark-etl/tidemark/crawler"
+	"github.com/tidemark-etl/tidemark/job"
+	"github.com/tidemark-etl/tidemark/lineage"
+	"github.com/tidemark-etl/tidemark/runner"
+	"github.com/tidemark-etl/tidemark/store"
+)
+
+// lineageDrain is how long a run's end waits at most for its lineage
+// events to be sent.
+const lineageDrain = 2 * time.Second
+
+// Run executes one run of the job: its crawler first (its crawler: key),
+// then plan against the bookmark, execute on the engine, commit bookmark +
+// run + manifests in one transaction, publish; the job's OpenLineage
+// events (its lineage: block, or OPENLINEAGE_URL) are sent unless
+// opts.Observer is set. On error the bookmark did not move and nothing of
+// the run is published; the returned Result (non-nil once the run was
+// recorded) says what it did.
+func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Observer == nil {
+		obs, flush := startLineage(spec, log)
+		defer flush()
+		if obs != nil {
+			opts.Observer = obs
+		}
+	}
+	if err := crawlBeforeRun(ctx, spec, opts, log); err != nil {
+		return nil, err
+	}
+	return runner.Run(ctx, spec, opts)
+}
+
+// startLineage returns the observer that sends spec's runs as OpenLineage
+// events (nil when no endpoint is configured) and the function that
+// flushes them, waiting at most lineageDrain.
+func startLineage(spec *job.Spec, log *slog.Logger) (*lineage.Observer, func()) {
+	cfg, ok := lineage.ConfigOf(spec, os.Getenv, log)
+	if !ok {
+		return nil, func() {}
+	}
+	c, err := lineage.NewClient(cfg, log)
+	if err != nil {
+		log.Warn("lineage: not sending events", "err", err)
+		return nil, func() {}
+	}
+	obs := lineage.NewObserver(spec, c, lineage.ObserverOptions{Namespace: os.Getenv(lineage.EnvNamespace)})
+	return obs, func() { c.Close(lineageDrain) }
+}
+
+// crawlBeforeRun runs a job's crawler (its crawler: key) in the job's
+// state store before the run plans its sources.
+func crawlBeforeRun(ctx context.Context, spec *job.Spec, opts RunOptions, log *slog.Logger) error {
+	if spec.Crawler == nil {
+		return nil
+	}
+	loc := runner.StateLocation(opts.State, spec)
+	cfg, ok := spec.Crawler.Config.(*crawler.Config)
+	if !ok {
+		var err error
+		if cfg, err = crawler.Load(spec.Resolve(spec.Crawler.File)); err != nil {
+			return err
+		}
+		if s := cfg.StateLocation(); s != "" && store.Redact(s) != store.Redact(loc) {
+			return spec.ErrorAt("$.crawler", "crawler file %s has state: %s, but a job's crawler crawls into the job's state store (%s): "+
+				"remove its state: or make them the same", spec.Crawler.File, store.Redact(s), store.Redact(loc))
+		}
+	}
+	rep, err := Crawl(ctx, cfg, loc, crawler.Options{Logger: log, Host: opts.HostID})
+	if err != nil {
+		return fmt.Errorf("crawler %s, run before the job: %w", cfg.Name, err)
+	}
+	if opts.CrawlReport != nil {
+		rep.Write(opts.CrawlReport)
+		return nil
+	}
+	log.Info("crawl finished", "crawler", rep.Crawler, "run_id", rep.RunID, "tables", len(rep.Tables), "files_opened", rep.FilesOpened)
+	return nil
+}
+
+// Crawl crawls cfg into the state store at location.
+func Crawl(ctx context.Context, cfg *crawler.Config, location string, opts crawler.Options) (*crawler.Report, error) {
+	st, err := runner.OpenState(ctx, location)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	if opts.Host == "" {
+		opts.Host = runner.DefaultHostID()
+	}
+	return crawler.Crawl(ctx, cfg, st, opts)
+}
