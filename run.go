@@ -10,7 +10,6 @@ import (
 	"github.com/tidemark-etl/tidemark/crawler"
 	"github.com/tidemark-etl/tidemark/job"
 	"github.com/tidemark-etl/tidemark/lineage"
-	"github.com/tidemark-etl/tidemark/runner"
 	"github.com/tidemark-etl/tidemark/store"
 )
 
@@ -34,13 +33,13 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 		obs, flush := startLineage(spec, log)
 		defer flush()
 		if obs != nil {
-			opts.Observer = obs
+			opts.Observer = LineageObserver(obs)
 		}
 	}
 	if err := crawlBeforeRun(ctx, spec, opts, log); err != nil {
 		return nil, err
 	}
-	return runner.Run(ctx, spec, opts)
+	return execute(ctx, spec, opts)
 }
 
 // startLineage returns the observer that sends spec's runs as OpenLineage
@@ -66,7 +65,7 @@ func crawlBeforeRun(ctx context.Context, spec *job.Spec, opts RunOptions, log *s
 	if spec.Crawler == nil {
 		return nil
 	}
-	loc := runner.StateLocation(opts.State, spec)
+	loc := StateLocation(opts.State, spec)
 	cfg, ok := spec.Crawler.Config.(*crawler.Config)
 	if !ok {
 		var err error
@@ -92,13 +91,35 @@ func crawlBeforeRun(ctx context.Context, spec *job.Spec, opts RunOptions, log *s
 
 // Crawl crawls cfg into the state store at location.
 func Crawl(ctx context.Context, cfg *crawler.Config, location string, opts crawler.Options) (*crawler.Report, error) {
-	st, err := runner.OpenState(ctx, location)
+	st, err := OpenState(ctx, location)
 	if err != nil {
 		return nil, err
 	}
 	defer st.Close()
 	if opts.Host == "" {
-		opts.Host = runner.DefaultHostID()
+		opts.Host = DefaultHostID()
 	}
 	return crawler.Crawl(ctx, cfg, st, opts)
+}
+
+// LineageObserver is the Observer that tells o of a run's start and end;
+// Run makes one from the job's lineage configuration unless
+// RunOptions.Observer is set.
+func LineageObserver(o *lineage.Observer) Observer { return lineageObserver{o} }
+
+type lineageObserver struct{ o *lineage.Observer }
+
+func (l lineageObserver) RunStarted(ctx context.Context, ev RunEvent) {
+	l.o.RunStarted(ctx, observed(ev))
+}
+
+func (l lineageObserver) RunFinished(ctx context.Context, ev RunEvent) {
+	l.o.RunFinished(ctx, observed(ev))
+}
+
+// observed is what lineage is told of a run event.
+func observed(ev RunEvent) lineage.Observed {
+	r := ev.Result
+	return lineage.Observed{Job: r.Job, RunID: r.RunID, Attempt: r.Attempt, Mode: r.Mode, Sinks: r.Sinks,
+		Version: r.Version, BaseVersion: ev.BaseVersion, Err: ev.Err, Error: r.Error, Schemas: ev.Schemas}
 }

@@ -11,6 +11,7 @@ import (
 	_ "github.com/tidemark-etl/tidemark/objstore/s3"
 	_ "github.com/tidemark-etl/tidemark/sink/files"
 	_ "github.com/tidemark-etl/tidemark/sink/sqltable"
+	_ "github.com/tidemark-etl/tidemark/source/files"
 	_ "github.com/tidemark-etl/tidemark/source/sqltable"
 	_ "github.com/tidemark-etl/tidemark/store/postgres"
 	_ "github.com/tidemark-etl/tidemark/store/s3"

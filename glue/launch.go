@@ -18,7 +18,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tidemark-etl/tidemark/runner"
+	"github.com/tidemark-etl/tidemark"
 )
 
 // LaunchOptions are the settings of Launch.
@@ -41,7 +41,7 @@ type LaunchOptions struct {
 	Log      *slog.Logger
 	// Summary, if set, is given the outcome of each run the script began,
 	// in the order begun, once the script ended (tidemark run's summary).
-	Summary func(*runner.Result)
+	Summary func(*tidemark.Result)
 }
 
 // ErrNoCommit is a script that began a run and ended without job.commit():
@@ -98,7 +98,7 @@ func Launch(ctx context.Context, o LaunchOptions) error {
 		return err
 	}
 	if _, err := os.Stat(script); err != nil {
-		return fmt.Errorf("%w: script: %v", runner.ErrUsage, err)
+		return fmt.Errorf("%w: script: %v", tidemark.ErrUsage, err)
 	}
 	pkg, err := Package()
 	if err != nil {

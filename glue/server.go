@@ -14,15 +14,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tidemark-etl/tidemark"
 	_ "github.com/tidemark-etl/tidemark/all" // the shipped kinds a session opens
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/internal/secret"
-	"github.com/tidemark-etl/tidemark/runner"
 	"github.com/tidemark-etl/tidemark/store"
 )
 
 // Server serves the bookmark API for the runs of one program. It holds
-// the open runs (runner.Session) in memory: a run left open when the
+// the open runs (tidemark.Session) in memory: a run left open when the
 // server closes is aborted, so nothing of it is published.
 type Server struct {
 	// State is the state store's location; Dir the folder relative paths
@@ -45,7 +45,7 @@ type Server struct {
 
 // run is one open run and the answers already given for it.
 type run struct {
-	s       *runner.Session
+	s       *tidemark.Session
 	begin   BeginResponse
 	sources map[string]answer[SourceResponse] // by the ctx asked for
 	sinks   map[string]answer[SinkResponse]
@@ -62,7 +62,7 @@ type answer[T any] struct {
 
 // result is an ended run's outcome, kept for a repeated commit or abort.
 type result struct {
-	res *runner.Result
+	res *tidemark.Result
 	err error
 }
 
@@ -83,7 +83,7 @@ func (sv *Server) auth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		got := []byte(req.Header.Get("Authorization"))
 		if sv.Token == "" || subtle.ConstantTimeCompare(got, want) != 1 {
-			writeJSON(w, http.StatusUnauthorized, ErrorResponse{Error: "missing or wrong bearer token", ExitCode: runner.ExitUsage})
+			writeJSON(w, http.StatusUnauthorized, ErrorResponse{Error: "missing or wrong bearer token", ExitCode: tidemark.ExitUsage})
 			return
 		}
 		next.ServeHTTP(w, req)
@@ -97,7 +97,7 @@ func (sv *Server) handle(verb func(ctx context.Context, body json.RawMessage) (a
 		var body json.RawMessage
 		dec := json.NewDecoder(http.MaxBytesReader(w, req.Body, 1<<20))
 		if err := dec.Decode(&body); err != nil {
-			writeJSON(w, http.StatusBadRequest, ErrorResponse{Error: "reading the request: " + err.Error(), ExitCode: runner.ExitUsage})
+			writeJSON(w, http.StatusBadRequest, ErrorResponse{Error: "reading the request: " + err.Error(), ExitCode: tidemark.ExitUsage})
 			return
 		}
 		out, err := verb(req.Context(), body)
@@ -114,7 +114,7 @@ func decode(body json.RawMessage, v any) error {
 	dec := json.NewDecoder(bytesReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%w: reading the request: %v", runner.ErrUsage, err)
+		return fmt.Errorf("%w: reading the request: %v", tidemark.ErrUsage, err)
 	}
 	return nil
 }
@@ -125,13 +125,13 @@ func (sv *Server) begin(ctx context.Context, body json.RawMessage) (any, error) 
 		return nil, err
 	}
 	if req.Job == "" {
-		return nil, fmt.Errorf("%w: begin needs a job name", runner.ErrUsage)
+		return nil, fmt.Errorf("%w: begin needs a job name", tidemark.ErrUsage)
 	}
 	mode := bookmark.ModeEnable
 	if req.Mode != "" {
 		m, err := bookmark.ParseMode(req.Mode)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", runner.ErrUsage, err)
+			return nil, fmt.Errorf("%w: %v", tidemark.ErrUsage, err)
 		}
 		mode = m
 	}
@@ -147,7 +147,7 @@ func (sv *Server) begin(ctx context.Context, body json.RawMessage) (any, error) 
 	if r, ok := sv.open[req.Job]; ok {
 		return r.begin, nil
 	}
-	s, err := runner.BeginSession(ctx, runner.SessionOptions{Job: req.Job, Dir: sv.Dir, Mode: mode, From: req.From, To: req.To,
+	s, err := tidemark.BeginSession(ctx, tidemark.SessionOptions{Job: req.Job, Dir: sv.Dir, Mode: mode, From: req.From, To: req.To,
 		State: sv.State, Reads: reads, HostID: sv.HostID, LeaseTTL: sv.LeaseTTL, Logger: sv.logger()})
 	if err != nil {
 		return nil, err
@@ -180,7 +180,7 @@ func (sv *Server) source(ctx context.Context, body json.RawMessage) (any, error)
 	reused := func(first string) error {
 		return fmt.Errorf("%w: transformation_ctx %q is already this run's read of %s: a second read under one ctx "+
 			"with other paths, format or options would be given the first read's files; give each read its own transformation_ctx",
-			runner.ErrUsage, req.Ctx, first)
+			tidemark.ErrUsage, req.Ctx, first)
 	}
 	return once(sv, r, r.sources, key, same, readShown(req), reused, func(n int) (SourceResponse, error) {
 		src, noBookmark, err := sourceOf(req, n)
@@ -214,11 +214,11 @@ func (sv *Server) sink(ctx context.Context, body json.RawMessage) (any, error) {
 		if req.Ctx == "" {
 			return fmt.Errorf("%w: two writes to %s without a transformation_ctx differ (the first was %s): "+
 				"the second would land in the first's folder as the first's format; give each write its own transformation_ctx",
-				runner.ErrUsage, secret.Redact(req.Path), first)
+				tidemark.ErrUsage, secret.Redact(req.Path), first)
 		}
 		return fmt.Errorf("%w: transformation_ctx %q is already this run's write to %s: a second write under one ctx "+
 			"to another path, format or partitioning would land in the first's folder; give each write its own transformation_ctx",
-			runner.ErrUsage, req.Ctx, first)
+			tidemark.ErrUsage, req.Ctx, first)
 	}
 	return once(sv, r, r.sinks, key, same, writeShown(req), reused, func(n int) (SinkResponse, error) {
 		k, err := sinkOf(req, n)
@@ -295,9 +295,9 @@ func (sv *Server) commit(ctx context.Context, body json.RawMessage) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	reports := map[string]runner.SourceReport{}
+	reports := map[string]tidemark.SourceReport{}
 	for c, rep := range req.Sources {
-		reports[c] = runner.SourceReport{Rows: rep.Rows, Schema: rep.Schema}
+		reports[c] = tidemark.SourceReport{Rows: rep.Rows, Schema: rep.Schema}
 	}
 	res, err := r.s.Commit(ctx, reports)
 	sv.finish(r, res, err)
@@ -382,7 +382,7 @@ func (sv *Server) committed() []string {
 
 // Ended returns the outcomes of the runs that ended, in the order begun
 // (run ids sort by their start).
-func (sv *Server) Ended() []*runner.Result {
+func (sv *Server) Ended() []*tidemark.Result {
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	ids := make([]string, 0, len(sv.finished))
@@ -392,7 +392,7 @@ func (sv *Server) Ended() []*runner.Result {
 		}
 	}
 	slices.Sort(ids)
-	out := make([]*runner.Result, 0, len(ids))
+	out := make([]*tidemark.Result, 0, len(ids))
 	for _, id := range ids {
 		out = append(out, sv.finished[id].res)
 	}
@@ -412,10 +412,10 @@ func (sv *Server) run(id string) (*run, error) {
 	r, ok := sv.runs[id]
 	if _, ended := sv.finished[id]; !ok && ended {
 		return nil, fmt.Errorf("%w: run %q already ended (job.commit() or an abort): nothing read or written after it "+
-			"belongs to a run; call job.init() again to begin another", runner.ErrUsage, id)
+			"belongs to a run; call job.init() again to begin another", tidemark.ErrUsage, id)
 	}
 	if !ok {
-		return nil, fmt.Errorf("%w: no open run %q on this server (begin one first)", runner.ErrUsage, id)
+		return nil, fmt.Errorf("%w: no open run %q on this server (begin one first)", tidemark.ErrUsage, id)
 	}
 	return r, nil
 }
@@ -427,7 +427,7 @@ func (sv *Server) ended(id string) (*result, bool) {
 	return r, ok
 }
 
-func (sv *Server) finish(r *run, res *runner.Result, err error) {
+func (sv *Server) finish(r *run, res *tidemark.Result, err error) {
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	if _, ok := sv.finished[r.begin.RunID]; ok {
@@ -449,13 +449,13 @@ func (sv *Server) logger() *slog.Logger {
 
 // writeError writes err as an ErrorResponse with its exit code.
 func writeError(w http.ResponseWriter, err error) {
-	code := runner.ExitCode(err)
+	code := tidemark.ExitCode(err)
 	out := ErrorResponse{Error: secret.Redact(err.Error()), ExitCode: code}
 	status := http.StatusInternalServerError
 	switch code {
-	case runner.ExitUsage:
+	case tidemark.ExitUsage:
 		status = http.StatusBadRequest
-	case runner.ExitLeaseHeld:
+	case tidemark.ExitLeaseHeld:
 		status = http.StatusConflict
 		var held *store.LeaseHeldError
 		if errors.As(err, &held) {

@@ -10,9 +10,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tidemark-etl/tidemark"
 	"github.com/tidemark-etl/tidemark/engine"
 	"github.com/tidemark-etl/tidemark/job"
-	"github.com/tidemark-etl/tidemark/runner"
 	sinkfiles "github.com/tidemark-etl/tidemark/sink/files"
 	"github.com/tidemark-etl/tidemark/source/files"
 )
@@ -35,10 +35,10 @@ func sourceOf(req SourceRequest, n int) (job.Source, bool, error) {
 	}
 	if c := req.Catalog; c != nil {
 		if c.Database == "" || c.Table == "" {
-			return job.Source{}, false, fmt.Errorf("%w: from_catalog needs database and table_name", runner.ErrUsage)
+			return job.Source{}, false, fmt.Errorf("%w: from_catalog needs database and table_name", tidemark.ErrUsage)
 		}
 		if len(req.Paths) > 0 || req.Format != "" || len(req.Options) > 0 {
-			return job.Source{}, false, fmt.Errorf("%w: a catalog source takes its paths, format and options from the table %s.%s", runner.ErrUsage, c.Database, c.Table)
+			return job.Source{}, false, fmt.Errorf("%w: a catalog source takes its paths, format and options from the table %s.%s", tidemark.ErrUsage, c.Database, c.Table)
 		}
 		cfg := &files.Config{Catalog: c.Database + "." + c.Table, PushDownPredicate: c.PushDownPredicate,
 			Exclude: req.Exclusions, BoundedFiles: req.BoundedFiles}
@@ -48,7 +48,7 @@ func sourceOf(req SourceRequest, n int) (job.Source, bool, error) {
 		return job.Source{Ctx: ctx, Kind: "files", Config: cfg}, noBookmark, nil
 	}
 	if len(req.Paths) != 1 {
-		return job.Source{}, false, fmt.Errorf("%w: connection_options paths: want exactly one folder, got %d (give each folder its own transformation_ctx)", runner.ErrUsage, len(req.Paths))
+		return job.Source{}, false, fmt.Errorf("%w: connection_options paths: want exactly one folder, got %d (give each folder its own transformation_ctx)", tidemark.ErrUsage, len(req.Paths))
 	}
 	// Glue's scripts also write exclusions as full paths under the folder.
 	var exclude []string
@@ -93,7 +93,7 @@ func readerOptions(format string, in map[string]any) (map[string]any, error) {
 		if format == "json" && (k == "jsonPath" && v == "$[*]" || k == "multiline" && v == false) {
 			continue
 		}
-		return nil, fmt.Errorf("%w: format_options %q (format %s) is not supported by tidemark's awsglue", runner.ErrUsage, k, format)
+		return nil, fmt.Errorf("%w: format_options %q (format %s) is not supported by tidemark's awsglue", tidemark.ErrUsage, k, format)
 	}
 	return out, nil
 }
@@ -105,14 +105,14 @@ var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // named after n.
 func sinkOf(req SinkRequest, n int) (job.Sink, error) {
 	if req.Path == "" {
-		return job.Sink{}, fmt.Errorf("%w: connection_options path is required", runner.ErrUsage)
+		return job.Sink{}, fmt.Errorf("%w: connection_options path is required", tidemark.ErrUsage)
 	}
 	ctx := req.Ctx
 	if ctx == "" {
 		ctx = fmt.Sprintf("sink_%d", n)
 	}
 	if !identRE.MatchString(ctx) {
-		return job.Sink{}, fmt.Errorf("%w: transformation_ctx %q of a write must be an identifier (letters, digits, '_')", runner.ErrUsage, ctx)
+		return job.Sink{}, fmt.Errorf("%w: transformation_ctx %q of a write must be an identifier (letters, digits, '_')", tidemark.ErrUsage, ctx)
 	}
 	cfg := &sinkfiles.Config{Path: req.Path, Format: req.Format, PartitionBy: req.PartitionKeys}
 	if c, ok := req.Options["compression"]; ok {

@@ -3,7 +3,7 @@ package job
 import "fmt"
 
 // ValidateSource checks a source made in code for a run that declares its
-// sources as it goes (a runner.Session): its ctx and its kind's block, as
+// sources as it goes (a tidemark.Session): its ctx and its kind's block, as
 // Validate checks a job file's. Reader options are the program's own and
 // are not given to the job's engine to check.
 func (s *Spec) ValidateSource(src Source) error {

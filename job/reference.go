@@ -20,7 +20,7 @@ import (
 // ReferenceBegin and ReferenceEnd mark the generated section of the README.
 const (
 	ReferenceBegin = "<!-- BEGIN job-file reference: generated from the components' configs " +
-		"(go test . -run TestReadmeReference -update); do not edit -->"
+		"(go test ./all -run TestReadmeReference -update); do not edit -->"
 	ReferenceEnd = "<!-- END job-file reference -->"
 )
 

@@ -39,7 +39,7 @@ type Spec struct {
 	// BatchFiles, when positive, makes a run with more new files than this
 	// read, commit and publish them in batches of this many files of each
 	// source, each batch its own run record and bookmark version (see
-	// runner/batch.go); 0 reads a run in one batch. Default DefaultBatchFiles
+	// batch.go in the root package); 0 reads a run in one batch. Default DefaultBatchFiles
 	// for a job with one source and append sinks; unset for several sources.
 	BatchFiles *int `yaml:"batch_files" doc:"a run with more new files than this reads, commits and publishes them in batches of this many, each batch its own run and bookmark version (a crash late in a backfill keeps the batches done); 0: one batch. Default for a job with one source; with several (a join would see only each batch's files) unset: one batch"`
 	// Lineage sends OpenLineage run events (START, COMPLETE, FAIL).

@@ -2,7 +2,7 @@
 // when a run begins, COMPLETE or FAIL when it ends, with the job, the run,
 // its input and output datasets named by the OpenLineage naming
 // conventions, and facets (schema, dataSource, outputStatistics, the
-// bookmark version). Observer is a runner.Observer; Client posts the
+// bookmark version). tidemark.Run tells an Observer of a run; Client posts the
 // events from a bounded queue, so a slow or absent endpoint never fails or
 // slows a run noticeably.
 package lineage

@@ -113,7 +113,7 @@ func run(t *testing.T, spec *job.Spec, cfg lineage.Config, wait time.Duration) (
 	}
 	start := time.Now()
 	res, runErr := tidemark.Run(context.Background(), spec,
-		tidemark.RunOptions{Logger: log, Observer: lineage.NewObserver(spec, c, lineage.ObserverOptions{})})
+		tidemark.RunOptions{Logger: log, Observer: tidemark.LineageObserver(lineage.NewObserver(spec, c, lineage.ObserverOptions{}))})
 	took := time.Since(start)
 	c.Close(wait)
 	return res, took, logs.String(), runErr

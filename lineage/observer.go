@@ -6,14 +6,16 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/job"
-	"github.com/tidemark-etl/tidemark/runner"
+	"github.com/tidemark-etl/tidemark/store"
 )
 
 // Sender takes events (a *Client).
 type Sender interface{ Send(RunEvent) }
 
-// Observer turns a job's run into OpenLineage events (a runner.Observer).
+// Observer turns a job's run into OpenLineage events; tidemark.Run tells
+// it a run's start and end.
 type Observer struct {
 	send            Sender
 	namespace       string
@@ -22,7 +24,25 @@ type Observer struct {
 	inputs, outputs []dataset
 }
 
-var _ runner.Observer = (*Observer)(nil)
+// Observed is what an Observer is told of a run: at its start with no counts,
+// at its end as it finished.
+type Observed struct {
+	Job, RunID string
+	Attempt    int
+	Mode       bookmark.Mode
+	// Sinks are the run's counts per sink ctx (at the end).
+	Sinks map[string]store.Count
+	// Version is the bookmark version the run committed; BaseVersion the
+	// one it began from.
+	Version, BaseVersion int64
+	// Err is the run's error, and Error its redacted message (at the end;
+	// nil: succeeded).
+	Err   error
+	Error string
+	// Schemas are the schemas the run read each source ctx with (at the
+	// end; a ctx the run did not read is absent).
+	Schemas map[string][]bookmark.Column
+}
 
 // ObserverOptions tune an Observer; the zero value is usable.
 type ObserverOptions struct {
@@ -56,12 +76,12 @@ func RunID(job, runID string) string {
 }
 
 // RunStarted sends START.
-func (o *Observer) RunStarted(_ context.Context, ev runner.RunEvent) {
+func (o *Observer) RunStarted(_ context.Context, ev Observed) {
 	o.send.Send(o.event(EventStart, ev))
 }
 
 // RunFinished sends COMPLETE, or FAIL with the error message.
-func (o *Observer) RunFinished(_ context.Context, ev runner.RunEvent) {
+func (o *Observer) RunFinished(_ context.Context, ev Observed) {
 	t := EventComplete
 	if ev.Err != nil {
 		t = EventFail
@@ -70,9 +90,9 @@ func (o *Observer) RunFinished(_ context.Context, ev runner.RunEvent) {
 }
 
 // event builds one event.
-func (o *Observer) event(kind string, ev runner.RunEvent) RunEvent {
+func (o *Observer) event(kind string, ev Observed) RunEvent {
 	base := func(schemaURL string) BaseFacet { return BaseFacet{Producer: o.producer, SchemaURL: schemaURL} }
-	res := ev.Result
+	res := ev
 	version := res.Version
 	if kind == EventStart || version == 0 {
 		version = ev.BaseVersion

@@ -11,7 +11,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/tidemark-etl/tidemark/runner"
+	"github.com/tidemark-etl/tidemark"
 )
 
 // csrfCookie is the cookie GET /api/v1/session sets; an action must echo
@@ -92,9 +92,9 @@ func (s *server) reset(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, 0, err)
 		return
 	}
-	opts := runner.ResetOptions{ToRun: req.ToRun, Purge: req.Purge, DryRun: req.DryRun, Logger: s.log}
+	opts := tidemark.ResetOptions{ToRun: req.ToRun, Purge: req.Purge, DryRun: req.DryRun, Logger: s.log}
 	if req.DryRun {
-		res, err := runner.Reset(ctx, s.opts.Store, name, opts)
+		res, err := tidemark.Reset(ctx, s.opts.Store, name, opts)
 		if err != nil {
 			s.fail(w, r, 0, err)
 			return
@@ -110,7 +110,7 @@ func (s *server) reset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer st.Close()
-	res, err := runner.Reset(ctx, st, name, opts)
+	res, err := tidemark.Reset(ctx, st, name, opts)
 	if err != nil {
 		s.log.Warn("audit: reset failed", append([]any{"job", name, "to_run", req.ToRun, "purge", req.Purge, "err", s.clean(err.Error())}, who...)...)
 		s.fail(w, r, 0, err)

@@ -8,8 +8,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/tidemark-etl/tidemark"
 	"github.com/tidemark-etl/tidemark/internal/secret"
-	"github.com/tidemark-etl/tidemark/runner"
 	"github.com/tidemark-etl/tidemark/store"
 )
 
@@ -40,7 +40,7 @@ func statusOf(err error) int {
 		return es.code
 	case errors.Is(err, store.ErrNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, runner.ErrUsage):
+	case errors.Is(err, tidemark.ErrUsage):
 		return http.StatusBadRequest
 	case errors.Is(err, store.ErrLeaseHeld), errors.Is(err, store.ErrVersionConflict):
 		return http.StatusConflict

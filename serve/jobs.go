@@ -8,20 +8,20 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/tidemark-etl/tidemark"
 	"github.com/tidemark-etl/tidemark/bookmark"
-	"github.com/tidemark-etl/tidemark/runner"
 	"github.com/tidemark-etl/tidemark/serve/view"
 	"github.com/tidemark-etl/tidemark/store"
 )
 
 // jobSummary is one job in GET /api/v1/jobs.
 type jobSummary struct {
-	Job          string             `json:"job"`
-	Version      int64              `json:"version"`
-	RunID        string             `json:"run_id"`
-	LastRun      *view.Run          `json:"last_run"`
-	Backlog      *runner.PlanResult `json:"backlog"`
-	BacklogError string             `json:"backlog_error,omitempty"`
+	Job          string               `json:"job"`
+	Version      int64                `json:"version"`
+	RunID        string               `json:"run_id"`
+	LastRun      *view.Run            `json:"last_run"`
+	Backlog      *tidemark.PlanResult `json:"backlog"`
+	BacklogError string               `json:"backlog_error,omitempty"`
 }
 
 // jobDetail is GET /api/v1/jobs/{job}.

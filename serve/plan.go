@@ -9,9 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tidemark-etl/tidemark"
 	"github.com/tidemark-etl/tidemark/job"
 	"github.com/tidemark-etl/tidemark/metrics"
-	"github.com/tidemark-etl/tidemark/runner"
 )
 
 // planCache computes a job's plan (its backlog) at most once per
@@ -30,7 +30,7 @@ type planEntry struct {
 	file string
 	at   time.Time
 	done chan struct{}
-	res  *runner.PlanResult
+	res  *tidemark.PlanResult
 	err  error
 }
 
@@ -38,7 +38,7 @@ func newPlanCache(s *server) *planCache { return &planCache{s: s, m: map[string]
 
 // get returns the job's plan from job file file, computing it if the last
 // one is older than PlanEvery or came from another file.
-func (c *planCache) get(ctx context.Context, jobName, file string) (*runner.PlanResult, error) {
+func (c *planCache) get(ctx context.Context, jobName, file string) (*tidemark.PlanResult, error) {
 	now := c.s.opts.Now()
 	c.mu.Lock()
 	e, ok := c.m[jobName]
@@ -68,12 +68,12 @@ var errNoJobFile = errors.New("no job file")
 
 // computePlan runs the planner on the job file, against this server's
 // state store; it reads listings and the state, never data.
-func (s *server) computePlan(ctx context.Context, jobName, file string) (*runner.PlanResult, error) {
+func (s *server) computePlan(ctx context.Context, jobName, file string) (*tidemark.PlanResult, error) {
 	spec, err := job.Load(file)
 	if err != nil {
 		return nil, fmt.Errorf("%w: the job file %s the last run was made from cannot be read: %v", errNoJobFile, file, err)
 	}
-	res, err := runner.Plan(ctx, spec, runner.RunOptions{State: s.opts.StateLocation, JobName: jobName,
+	res, err := tidemark.Plan(ctx, spec, tidemark.RunOptions{State: s.opts.StateLocation, JobName: jobName,
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		if ctx.Err() != nil {

@@ -7,17 +7,17 @@ package view
 import (
 	"time"
 
+	"github.com/tidemark-etl/tidemark"
 	"github.com/tidemark-etl/tidemark/bookmark"
-	"github.com/tidemark-etl/tidemark/runner"
 	"github.com/tidemark-etl/tidemark/store"
 )
 
 // Results converts stored run records to `runs --json`'s objects, in the
 // same order; never nil.
-func Results(runs []store.Run) []runner.Result {
-	out := make([]runner.Result, 0, len(runs))
+func Results(runs []store.Run) []tidemark.Result {
+	out := make([]tidemark.Result, 0, len(runs))
 	for _, r := range runs {
-		out = append(out, runner.ResultOf(r))
+		out = append(out, tidemark.ResultOf(r))
 	}
 	return out
 }
@@ -25,12 +25,12 @@ func Results(runs []store.Run) []runner.Result {
 // Run is a run as the API shows it: `run --json`'s object and the run's
 // Seq (its order within the job, for paging).
 type Run struct {
-	runner.Result
+	tidemark.Result
 	Seq int64 `json:"seq"`
 }
 
 // RunOf converts a stored run record.
-func RunOf(r store.Run) Run { return Run{Result: runner.ResultOf(r), Seq: r.Seq} }
+func RunOf(r store.Run) Run { return Run{Result: tidemark.ResultOf(r), Seq: r.Seq} }
 
 // Runs converts stored run records, in the same order; never nil.
 func Runs(runs []store.Run) []Run {

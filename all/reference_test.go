@@ -1,0 +1,76 @@
+package all_test
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	_ "github.com/tidemark-etl/tidemark/all"
+	"github.com/tidemark-etl/tidemark/job"
+)
+
+var updateReadme = flag.Bool("update", false, "rewrite the README's generated job-file reference")
+
+// readme is the project's README, whose job-file reference documents the
+// kinds this package links.
+const readme = "../README.md"
+
+// TestReadmeReference: the README's job-file reference is the one
+// generated from the components' configs (every key, type, default and
+// doc); -update rewrites it.
+func TestReadmeReference(t *testing.T) {
+	text, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := job.SpliceReference(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *updateReadme {
+		if err := os.WriteFile(readme, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if !bytes.Equal(text, want) {
+		t.Errorf("README.md's job-file reference is stale: run go test ./all -run TestReadmeReference -update")
+	}
+}
+
+// TestEveryKeyDocumented: every key of every kind built into the program
+// has a doc and a row in the reference.
+func TestEveryKeyDocumented(t *testing.T) {
+	ref := job.Reference()
+	kinds := map[string][]job.Kind{"engine": job.EngineKinds(), "source": job.SourceKinds(), "sink": job.SinkKinds()}
+	for what, want := range map[string]int{"engine": 2, "source": 2, "sink": 2} {
+		if got := len(kinds[what]); got != want {
+			t.Errorf("%s kinds: got %d, want %d", what, got, want)
+		}
+	}
+	for what, ks := range kinds {
+		for _, k := range ks {
+			ct := reflect.TypeOf(k.New()).Elem()
+			for i := range ct.NumField() {
+				f := ct.Field(i)
+				key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+				if key == "-" {
+					continue // set by the component itself, not a job-file key
+				}
+				if key == "" {
+					t.Errorf("%s %s: field %s has no yaml key", what, k.Name, f.Name)
+					continue
+				}
+				if f.Tag.Get("doc") == "" {
+					t.Errorf("%s %s: key %s has no doc", what, k.Name, key)
+				}
+				if !strings.Contains(ref, "| `"+key+"` |") {
+					t.Errorf("%s %s: key %s is not in the reference", what, k.Name, key)
+				}
+			}
+		}
+	}
+}
