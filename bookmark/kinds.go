@@ -50,13 +50,25 @@ const (
 // wrote; an empty object is a zero detail.
 type DetailDecoder func(fields []byte) (Detail, error)
 
+// DecodeAs is the DetailDecoder of a detail that is a plain struct T,
+// decoded from its fields as JSON.
+func DecodeAs[T Detail]() DetailDecoder {
+	return func(fields []byte) (Detail, error) {
+		var d T
+		if err := json.Unmarshal(fields, &d); err != nil {
+			return nil, err
+		}
+		return d, nil
+	}
+}
+
 var (
 	detailsMu sync.RWMutex
 	details   = map[Record]map[SourceKind]DetailDecoder{}
 )
 
-// RegisterDetail makes kind's details of rec decodable; called from the
-// kind's init. A later registration of the same kind and record replaces
+// RegisterDetail makes kind's details of rec decodable; a source kind's
+// source.Register calls it with the kind's decoders. A later registration of the same kind and record replaces
 // the earlier one.
 func RegisterDetail(rec Record, kind SourceKind, decode DetailDecoder) {
 	detailsMu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/job"
 )
 
@@ -31,6 +32,13 @@ type Kind struct {
 	Config func() job.Config
 	// Open opens a job's source of this kind; it touches nothing.
 	Open Opener
+	// Records is the kind its records name (bookmark.KindFiles,
+	// bookmark.KindTable, or the kind's own for a new kind: a
+	// SourceState's Kind, the kind of a count's and a preview's detail);
+	// Count and State decode its details of a run's count and of its
+	// bookmark state (bookmark.DecodeAs for a plain struct).
+	Records      bookmark.SourceKind
+	Count, State bookmark.DetailDecoder
 }
 
 var kinds = map[string]Kind{}
@@ -40,6 +48,12 @@ var kinds = map[string]Kind{}
 // same name or marker.
 func Register(k Kind) {
 	job.RegisterSource(job.Kind{Name: k.Name, Marker: k.Marker, Anchor: k.Anchor, Noun: k.Noun, New: k.Config})
+	if k.Count != nil {
+		bookmark.RegisterDetail(bookmark.RecordCount, k.Records, k.Count)
+	}
+	if k.State != nil {
+		bookmark.RegisterDetail(bookmark.RecordState, k.Records, k.State)
+	}
 	kinds[k.Name] = k
 }
 

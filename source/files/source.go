@@ -188,6 +188,9 @@ func (s *Source) CheckDefinition(_ context.Context, prev bookmark.SourceState) e
 
 func init() {
 	source.Register(source.Kind{Name: source.KindFiles, Anchor: "path", Noun: "file sources (path:)",
+		Records: bookmark.KindFiles, Count: bookmark.DecodeAs[CountDetail](),
+		// A file source's state is all core: its detail holds nothing.
+		State:  func([]byte) (bookmark.Detail, error) { return StateDetail{}, nil },
 		Config: func() job.Config { return new(Config) },
 		Open: func(ctx context.Context, spec *job.Spec, src job.Source) (source.Source, error) {
 			return Open(ctx, spec, src)

@@ -14,20 +14,6 @@ import (
 	"github.com/tidemark-etl/tidemark/store"
 )
 
-// The file kind's details are decoded here.
-func init() {
-	bookmark.RegisterDetail(bookmark.RecordCount, bookmark.KindFiles, func(fields []byte) (bookmark.Detail, error) {
-		var d CountDetail
-		if err := json.Unmarshal(fields, &d); err != nil {
-			return nil, err
-		}
-		return d, nil
-	})
-	bookmark.RegisterDetail(bookmark.RecordState, bookmark.KindFiles, func(fields []byte) (bookmark.Detail, error) {
-		return StateDetail{}, nil
-	})
-}
-
 // CountDetail is what a file source counts of a run besides the core's
 // files, bytes, rows and rejected rows.
 type CountDetail struct {

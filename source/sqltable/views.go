@@ -12,24 +12,6 @@ import (
 	"github.com/tidemark-etl/tidemark/store"
 )
 
-// The SQL table kind's details are decoded here.
-func init() {
-	bookmark.RegisterDetail(bookmark.RecordCount, bookmark.KindTable, func(fields []byte) (bookmark.Detail, error) {
-		var d CountDetail
-		if err := json.Unmarshal(fields, &d); err != nil {
-			return nil, err
-		}
-		return d, nil
-	})
-	bookmark.RegisterDetail(bookmark.RecordState, bookmark.KindTable, func(fields []byte) (bookmark.Detail, error) {
-		var d StateDetail
-		if err := json.Unmarshal(fields, &d); err != nil {
-			return nil, err
-		}
-		return d, nil
-	})
-}
-
 // CountDetail is what a SQL table source counts of a run besides the
 // core's rows, parts (files) and bytes: the bookmark-key range the run
 // read, (KeysAfter, KeysUpTo], each a tuple's key texts joined with ", "

@@ -11,21 +11,6 @@ import (
 	"github.com/tidemark-etl/tidemark/store"
 )
 
-// The kind's details of the stored records are decoded here; each writes
-// "kind": Kind, by which a record names the kind that decodes it.
-func init() {
-	bookmark.RegisterDetail(bookmark.RecordCount, Kind, func(b []byte) (bookmark.Detail, error) {
-		var d CountDetail
-		err := json.Unmarshal(b, &d)
-		return d, err
-	})
-	bookmark.RegisterDetail(bookmark.RecordState, Kind, func(b []byte) (bookmark.Detail, error) {
-		var d StateDetail
-		err := json.Unmarshal(b, &d)
-		return d, err
-	})
-}
-
 // CountDetail is what a run read of a memory list: Items items after the
 // first After.
 type CountDetail struct {
