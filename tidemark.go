@@ -16,7 +16,6 @@ import (
 	"github.com/tidemark-etl/tidemark/sink"
 	"github.com/tidemark-etl/tidemark/source"
 	"github.com/tidemark-etl/tidemark/source/files"
-	"github.com/tidemark-etl/tidemark/store"
 
 	// The implementations built into tidemark: each registers itself.
 	_ "github.com/tidemark-etl/tidemark/all"
@@ -31,7 +30,3 @@ type (
 	// MissingSourceError: a file source's folder does not exist.
 	MissingSourceError = files.MissingSourceError
 )
-
-// LeaseHolderGone reports whether a lease holder was a process of this
-// machine that is gone.
-func LeaseHolderGone(h store.Holder, hostID string) bool { return HolderGone(h, hostID) }

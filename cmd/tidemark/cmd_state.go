@@ -167,7 +167,7 @@ func copyable(ctx context.Context, from, to store.Store, job string, o *stateCop
 		// expires; a run takes it over at once, and so may a copy: the
 		// dead run's record is copied as running, and the first run from
 		// the copy marks it failed and deletes what it staged.
-		if held && !tidemark.LeaseHolderGone(l.Holder, host) {
+		if held && !tidemark.HolderGone(l.Holder, host) {
 			return &store.LeaseHeldError{Job: job, Token: l.Token, Holder: l.Holder, Expires: l.Expires}
 		}
 	}
