@@ -133,7 +133,8 @@ start_postgres() {
 		port="$(free_port)"
 		"${as[@]}" "$bin/postgres" -D "$dir/data" -k "$dir" -h 127.0.0.1 -p "$port" \
 			-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 \
-			-c shared_buffers=256MB -c max_wal_size=4GB >"$dir/server.log" 2>&1 &
+			-c shared_buffers=256MB -c max_wal_size=4GB \
+			-c wal_level=logical -c max_replication_slots=30 -c max_wal_senders=30 >"$dir/server.log" 2>&1 &
 		SERVER_PIDS+=($!)
 		for _ in $(seq 1 100); do
 			"$bin/pg_isready" -q -h 127.0.0.1 -p "$port" && break
