@@ -38,10 +38,14 @@ func TestSparkClusterFaultAtEachStep(t *testing.T) {
 }
 
 // slowOrders is cleanOrders with every row held 250 ms in the executor
-// that reads it (java_method returns the text "null" for a void method,
-// or NULL: coalesce keeps every row either way), so that a worker can be
-// killed while its executor runs the run's tasks.
-const slowOrders = cleanOrders + ` WHERE coalesce(java_method('java.lang.Thread', 'sleep', 250L), '') IS NOT NULL`
+// that reads it, so that a worker can be killed while its executor runs the
+// run's tasks. java_method returns the text "null" for a void method, or
+// NULL: the length of its coalesce is never negative, so every row is kept.
+// The predicate must not be one Spark's optimizer can prove true: it drops
+// a coalesce with a constant under IS NOT NULL (never null: true) with the
+// sleep, and the test then passed only when a cold executor happened to
+// spend a second on its first task.
+const slowOrders = cleanOrders + ` WHERE length(coalesce(java_method('java.lang.Thread', 'sleep', 250L), '')) >= 0`
 
 // sparkTask is an executor's log line for a task it starts or finishes.
 var sparkTask = regexp.MustCompile(`(Running|Finished) task \S+ in stage \S+ \(TID (\d+)\)`)
