@@ -35,6 +35,7 @@ type heldLease struct {
 	stop   chan struct{}
 	done   chan struct{}
 	cancel context.CancelCauseFunc
+	ttl    time.Duration
 }
 
 // acquire takes the job's lease and renews it until release. When renewal
@@ -59,7 +60,7 @@ func acquire(ctx context.Context, st store.Store, jobName string, h0 store.Holde
 	if err != nil {
 		return nil, err
 	}
-	h := &heldLease{st: st, lease: l, stop: make(chan struct{}), done: make(chan struct{}), cancel: cancel}
+	h := &heldLease{st: st, lease: l, stop: make(chan struct{}), done: make(chan struct{}), cancel: cancel, ttl: ttl}
 	go h.renew(ttl, log)
 	return h, nil
 }
@@ -98,6 +99,18 @@ func (h *heldLease) renew(ttl time.Duration, log *slog.Logger) {
 			h.mu.Unlock()
 		}
 	}
+}
+
+// confirm renews the lease now: store.ErrLeaseLost when another run has
+// taken it.
+func (h *heldLease) confirm(ctx context.Context) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	nl, err := h.st.RenewLease(ctx, h.lease, h.ttl)
+	if err == nil {
+		h.lease = nl
+	}
+	return err
 }
 
 // release stops renewal and frees the lease.

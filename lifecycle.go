@@ -43,7 +43,7 @@ func (r *runner) begin(ctx context.Context, started time.Time, cancel context.Ca
 	}
 	if checks != nil {
 		if err := checks(ctx); err != nil {
-			return err
+			return r.lostDuring(ctx, err)
 		}
 	}
 	if r.rec, err = r.st.BeginRun(ctx, lease.token(), r.rec); err != nil {
@@ -59,6 +59,24 @@ func (r *runner) begin(ctx context.Context, started time.Time, cancel context.Ca
 	r.first = r.rec
 	r.observeStart(ctx)
 	return nil
+}
+
+// lostDuring is err, a check's refusal, unless the run lost its lease while
+// checking: then another run took the job over (a host stopped past its
+// lease, say) and may have claimed a sink for its own run, not yet
+// recorded, which this run's check took for another job's claim. That is
+// a lost lease (exit 1), not a job-file mistake (exit 2), and it says so.
+func (r *runner) lostDuring(ctx context.Context, err error) error {
+	if isLeaseLost(err) {
+		return err
+	}
+	if cause := context.Cause(ctx); cause != nil && isLeaseLost(cause) {
+		return fmt.Errorf("%w (while checking the run: %v)", cause, err)
+	}
+	if lerr := r.lease.confirm(context.WithoutCancel(ctx)); isLeaseLost(lerr) {
+		return fmt.Errorf("job %s: %w (while checking the run: %v)", r.job, store.ErrLeaseLost, err)
+	}
+	return err
 }
 
 // recover is step 2: it finishes what earlier runs left: it rolls
