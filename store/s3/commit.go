@@ -176,7 +176,7 @@ func (s *Store) commit(ctx context.Context, c store.Commit) (store.Head, error) 
 	}
 	// The commit is made; now the run record says so (else the next
 	// write of the head does it).
-	if _, err := s.putJSON(ctx, runKey(c.Job, c.Run.RunID), final, cond{ifMatch: etag}); err != nil {
+	if _, err := s.putJSON(ctx, runKey(c.Job, c.Run.RunID), final, Cond{IfMatch: etag}); err != nil {
 		_ = s.applyPending(ctx, c.Job, h.Pending)
 	} else {
 		s.markApplied(patch{RunID: c.Run.RunID, Commit: commitKey})

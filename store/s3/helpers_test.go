@@ -66,3 +66,6 @@ func (nopCloser) Close() error { return nil }
 
 // bytesReader reads b.
 func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
+
+// backendOf is the S3 backend of s.
+func backendOf(s *Store) *backend { return s.b.(*backend) }

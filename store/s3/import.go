@@ -143,10 +143,10 @@ func (s *Store) importJob(ctx context.Context, h store.JobHistory) error {
 			r.CommitKey = importCommit
 		}
 		// Plain PUTs: unreachable until the head names their Seq.
-		if _, err := s.putJSON(ctx, runKey(job, r.Run.RunID), r, cond{}); err != nil {
+		if _, err := s.putJSON(ctx, runKey(job, r.Run.RunID), r, Cond{}); err != nil {
 			return err
 		}
-		if _, err := s.putObject(ctx, seqKey(job, r.Run.Seq, r.Run.RunID), nil, cond{}); err != nil {
+		if _, err := s.b.Put(ctx, seqKey(job, r.Run.Seq, r.Run.RunID), nil, Cond{}); err != nil {
 			return err
 		}
 		head.Seq = r.Run.Seq
