@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/tidemark-etl/tidemark/store/objcore"
 )
 
 // serverClock estimates the S3 server's clock from the Date headers of its
@@ -122,8 +124,8 @@ func (b *backend) Expired(ctx context.Context, exp time.Time) (bool, error) {
 
 // ping sends one cheap request to read the server's clock.
 func (b *backend) ping(ctx context.Context) error {
-	_, err := b.Stat(ctx, IdentityKey)
-	if errors.Is(err, ErrMissing) {
+	_, err := b.Stat(ctx, objcore.IdentityKey)
+	if errors.Is(err, objcore.ErrMissing) {
 		return nil // an answer all the same
 	}
 	return err

@@ -68,4 +68,4 @@ func (nopCloser) Close() error { return nil }
 func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
 
 // backendOf is the S3 backend of s.
-func backendOf(s *Store) *backend { return s.b.(*backend) }
+func backendOf(s *Store) *backend { return s.b }

@@ -16,10 +16,12 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/tidemark-etl/tidemark/store/objcore"
 )
 
 // backend is the Backend of a store in an S3 bucket under a prefix: the
-// SDK's calls, S3's answers mapped to ErrPrecondition and ErrMissing, and
+// SDK's calls, S3's answers mapped to objcore.ErrPrecondition and objcore.ErrMissing, and
 // the server's clock bounded from the Date header of every answer.
 type backend struct {
 	client *s3.Client
@@ -30,29 +32,29 @@ type backend struct {
 	clock  *serverClock
 }
 
-var _ Backend = (*backend)(nil)
+var _ objcore.Backend = (*backend)(nil)
 
 // Root returns s3://bucket/prefix/.
 func (b *backend) Root() string { return b.root }
 
-// Get reads an object whole; ErrMissing if there is none.
-func (b *backend) Get(ctx context.Context, key string) (Object, error) {
+// Get reads an object whole; objcore.ErrMissing if there is none.
+func (b *backend) Get(ctx context.Context, key string) (objcore.Object, error) {
 	start := b.local()
 	out, err := b.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(b.key(key))})
 	if err != nil {
 		b.observe(start, err, middleware.Metadata{})
-		return Object{}, b.wrap("reading", key, err)
+		return objcore.Object{}, b.wrap("reading", key, err)
 	}
 	defer out.Body.Close()
 	b.observe(start, nil, out.ResultMetadata)
 	body, err := io.ReadAll(out.Body)
 	if err != nil {
-		return Object{}, b.wrap("reading", key, err)
+		return objcore.Object{}, b.wrap("reading", key, err)
 	}
-	return Object{Body: body, ETag: aws.ToString(out.ETag)}, nil
+	return objcore.Object{Body: body, ETag: aws.ToString(out.ETag)}, nil
 }
 
-// Open opens an object for streaming; ErrMissing if there is none.
+// Open opens an object for streaming; objcore.ErrMissing if there is none.
 func (b *backend) Open(ctx context.Context, key string) (io.ReadCloser, error) {
 	start := b.local()
 	out, err := b.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(b.key(key))})
@@ -65,9 +67,9 @@ func (b *backend) Open(ctx context.Context, key string) (io.ReadCloser, error) {
 }
 
 // Put writes body at key under c (If-None-Match: *, If-Match: etag) and
-// returns the new ETag; ErrPrecondition on S3's 412, or the 409 it answers
+// returns the new ETag; objcore.ErrPrecondition on S3's 412, or the 409 it answers
 // to conditional writes racing on one key.
-func (b *backend) Put(ctx context.Context, key string, body []byte, c Cond) (string, error) {
+func (b *backend) Put(ctx context.Context, key string, body []byte, c objcore.Cond) (string, error) {
 	in := &s3.PutObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(b.key(key)), Body: bytes.NewReader(body)}
 	if c.IfNoneMatch {
 		in.IfNoneMatch = aws.String("*")
@@ -91,7 +93,7 @@ func (b *backend) Delete(ctx context.Context, key string) error {
 	out, err := b.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(b.key(key))})
 	if err != nil {
 		b.observe(start, err, middleware.Metadata{})
-		if errors.Is(b.wrap("", key, err), ErrMissing) {
+		if errors.Is(b.wrap("", key, err), objcore.ErrMissing) {
 			return nil
 		}
 		return b.wrap("deleting", key, err)
@@ -102,7 +104,7 @@ func (b *backend) Delete(ctx context.Context, key string) error {
 
 // List yields the objects below prefix in byte order of their keys, from
 // after startAfter: ListObjectsV2, page by page.
-func (b *backend) List(ctx context.Context, prefix, startAfter string, yield func(Entry) (bool, error)) error {
+func (b *backend) List(ctx context.Context, prefix, startAfter string, yield func(objcore.Entry) (bool, error)) error {
 	in := &s3.ListObjectsV2Input{Bucket: aws.String(b.bucket), Prefix: aws.String(b.key(prefix))}
 	if startAfter != "" {
 		in.StartAfter = aws.String(b.key(startAfter))
@@ -116,7 +118,7 @@ func (b *backend) List(ctx context.Context, prefix, startAfter string, yield fun
 		}
 		b.observe(start, nil, out.ResultMetadata)
 		for _, o := range out.Contents {
-			more, err := yield(Entry{Key: strings.TrimPrefix(aws.ToString(o.Key), b.prefix), Size: aws.ToInt64(o.Size)})
+			more, err := yield(objcore.Entry{Key: strings.TrimPrefix(aws.ToString(o.Key), b.prefix), Size: aws.ToInt64(o.Size)})
 			if err != nil || !more {
 				return err
 			}
@@ -151,7 +153,7 @@ func (b *backend) Folders(ctx context.Context, prefix string) ([]string, error) 
 	}
 }
 
-// Stat asks for an object's metadata (and the server's Date); ErrMissing
+// Stat asks for an object's metadata (and the server's Date); objcore.ErrMissing
 // if there is none.
 func (b *backend) Stat(ctx context.Context, key string) (string, error) {
 	start := b.local()
@@ -168,7 +170,7 @@ func (b *backend) Stat(ctx context.Context, key string) (string, error) {
 func (b *backend) key(k string) string { return b.prefix + k }
 
 // wrap turns an SDK error into one that names the store's URL of key and
-// matches ErrPrecondition or ErrMissing where it is one. The SDK's errors
+// matches objcore.ErrPrecondition or objcore.ErrMissing where it is one. The SDK's errors
 // never hold the secret key.
 func (b *backend) wrap(doing, key string, err error) error {
 	status := 0
@@ -184,9 +186,9 @@ func (b *backend) wrap(doing, key string, err error) error {
 	switch {
 	case status == http.StatusPreconditionFailed || code == "PreconditionFailed" ||
 		status == http.StatusConflict || code == "ConditionalRequestConflict":
-		return fmt.Errorf("%s %s: %w (%d %s)", doing, b.root+key, ErrPrecondition, status, code)
+		return fmt.Errorf("%s %s: %w (%d %s)", doing, b.root+key, objcore.ErrPrecondition, status, code)
 	case status == http.StatusNotFound && code != "NoSuchBucket" || code == "NoSuchKey":
-		return fmt.Errorf("%s %s: %w", doing, b.root+key, ErrMissing)
+		return fmt.Errorf("%s %s: %w", doing, b.root+key, objcore.ErrMissing)
 	}
 	return fmt.Errorf("%s %s: %w", doing, b.root+key, err)
 }

@@ -12,8 +12,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go/middleware"
 
+	"github.com/tidemark-etl/tidemark/catalog"
 	objs3 "github.com/tidemark-etl/tidemark/objstore/s3"
 	"github.com/tidemark-etl/tidemark/store"
+	"github.com/tidemark-etl/tidemark/store/objcore"
 )
 
 func init() {
@@ -51,10 +53,19 @@ type Options struct {
 	apiOptions []func(*middleware.Stack) error
 }
 
+// Store is a state store in an S3 bucket under a prefix: the objcore
+// store over the S3 backend.
+type Store struct {
+	*objcore.Store
+	b *backend
+}
+
 var (
 	_ store.Store       = (*Store)(nil)
 	_ store.JobLister   = (*Store)(nil)
 	_ store.LeaseReader = (*Store)(nil)
+	_ store.Importer    = (*Store)(nil)
+	_ catalog.Store     = (*Store)(nil)
 )
 
 // Open opens the state store at location, s3://bucket/prefix/, creating
@@ -95,7 +106,7 @@ func Open(ctx context.Context, location string, o Options) (*Store, error) {
 	}
 	b := &backend{client: client, bucket: obj.Bucket(), prefix: obj.Prefix(), root: obj.Root(),
 		local: local, clock: &serverClock{base: local()}}
-	s, err := newStore(ctx, b, coreOptions{Kind: "s3", MustExist: o.MustExist, ReadOnly: o.ReadOnly})
+	core, err := objcore.Open(ctx, b, objcore.Options{Kind: "s3", MustExist: o.MustExist, ReadOnly: o.ReadOnly})
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +115,7 @@ func Open(ctx context.Context, location string, o Options) (*Store, error) {
 			return nil, err
 		}
 	}
-	return s, nil
+	return &Store{Store: core, b: b}, nil
 }
 
 // override sets in c every field that o sets.
@@ -145,7 +156,7 @@ func override(c, o objs3.Config) objs3.Config {
 // (If-Match) with an ETag it does not have. Both send the identity's own
 // bytes, so a service that ignores the conditions rewrites it unchanged.
 func (b *backend) probe(ctx context.Context) error {
-	key := IdentityKey
+	key := objcore.IdentityKey
 	o, err := b.Get(ctx, key)
 	if err != nil {
 		return fmt.Errorf("opening s3 state store %s: probing conditional writes: %w", b.root, err)
@@ -155,18 +166,18 @@ func (b *backend) probe(ctx context.Context) error {
 			"a state store needs conditional writes (If-None-Match: * and If-Match), which AWS S3 (since 2024), "+
 			"versitygw and recent MinIO support; use one of those, or another state store", b.root, what)
 	}
-	_, err = b.Put(ctx, key, o.Body, Cond{IfNoneMatch: true})
+	_, err = b.Put(ctx, key, o.Body, objcore.Cond{IfNoneMatch: true})
 	switch {
 	case err == nil:
 		return refuse("If-None-Match: *")
-	case !errors.Is(err, ErrPrecondition):
+	case !errors.Is(err, objcore.ErrPrecondition):
 		return fmt.Errorf("opening s3 state store %s: probing conditional writes: %w", b.root, err)
 	}
-	_, err = b.Put(ctx, key, o.Body, Cond{IfMatch: `"0123456789abcdef0123456789abcdef"`})
+	_, err = b.Put(ctx, key, o.Body, objcore.Cond{IfMatch: `"0123456789abcdef0123456789abcdef"`})
 	switch {
 	case err == nil:
 		return refuse("If-Match")
-	case !errors.Is(err, ErrPrecondition):
+	case !errors.Is(err, objcore.ErrPrecondition):
 		return fmt.Errorf("opening s3 state store %s: probing conditional writes: %w", b.root, err)
 	}
 	return nil

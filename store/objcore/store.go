@@ -1,4 +1,4 @@
-package s3
+package objcore
 
 import (
 	"context"
@@ -26,6 +26,12 @@ type Store struct {
 	applied map[patch]bool // pending run-record changes this process wrote
 }
 
+var (
+	_ store.Store       = (*Store)(nil)
+	_ store.JobLister   = (*Store)(nil)
+	_ store.LeaseReader = (*Store)(nil)
+)
+
 // cachedHead is the last head of a job this process read or wrote: the
 // first guess of its next swap (a stale one costs a 412 and a read).
 type cachedHead struct {
@@ -33,8 +39,8 @@ type cachedHead struct {
 	etag string
 }
 
-// coreOptions configure newStore.
-type coreOptions struct {
+// Options configure Open.
+type Options struct {
 	// Kind names the backend in messages ("opening s3 state store ...").
 	Kind string
 	// MustExist refuses to create a store: store.ErrNoState if the
@@ -46,9 +52,9 @@ type coreOptions struct {
 	ID string
 }
 
-// newStore opens the state store the backend holds, creating it (its
+// Open opens the state store the backend holds, creating it (its
 // identity object) unless o.MustExist or o.ReadOnly.
-func newStore(ctx context.Context, b Backend, o coreOptions) (*Store, error) {
+func Open(ctx context.Context, b Backend, o Options) (*Store, error) {
 	s := &Store{b: b, kind: o.Kind, root: b.Root(), readOnly: o.ReadOnly,
 		cache: map[string][]byte{}, heads: map[string]cachedHead{}, applied: map[patch]bool{}}
 	if err := s.openIdentity(ctx, o.MustExist || o.ReadOnly, o.ID); err != nil {

@@ -1,4 +1,4 @@
-package s3
+package objcore
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"time"
 )
 
 // url names a store key for messages.
@@ -33,6 +34,15 @@ func (s *Store) getJSON(ctx context.Context, key string, v any) (string, error) 
 		return "", fmt.Errorf("decoding %s: %w", s.url(key), err)
 	}
 	return o.ETag, nil
+}
+
+// utc returns t in UTC without a monotonic reading; the zero time stays
+// zero.
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return time.Unix(0, t.UnixNano()).UTC()
 }
 
 // nonce returns 8 random bytes in hex: unique names and write ids.
