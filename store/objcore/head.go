@@ -134,8 +134,9 @@ const maxSwaps = 100
 // on the guess is made again on a fresh read), writes the run-record changes the head has pending, lets
 // change modify a copy (an error from change ends it, nothing written),
 // and writes it back with If-Match (If-None-Match: * for a job without
-// one). When another write came first (412, or the 409 S3 gives racing
-// conditional writes) it reads the head again and starts over. When the
+// one). When another write came first (ErrPrecondition: on S3 a 412, or
+// the 409 it gives racing conditional writes) it reads the head again and
+// starts over. When the
 // answer is lost or an error leaves the outcome unknown, it reads the head
 // and looks for its write's Op: found, the write applied. It returns the
 // head as written.

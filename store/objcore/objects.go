@@ -60,8 +60,8 @@ func unesc(seg string) (string, error) { return url.PathUnescape(seg) }
 
 // create writes body at key only if no object is there (If-None-Match:
 // *). After an error it reads the object to see what happened: a refusal
-// (412, or 409 for racing writes) can be the answer to the SDK's retry of
-// a write of ours whose first answer was lost, and a lost answer may hide
+// (ErrPrecondition) can be the answer to a backend's retry of a write of
+// ours whose first answer was lost (S3's SDK retries), and a lost answer may hide
 // a write that applied. The same bytes there are ours (success), none
 // means try again, other bytes mean ErrPrecondition.
 func (s *Store) create(ctx context.Context, key string, body []byte) error {
