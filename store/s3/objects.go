@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -30,6 +31,9 @@ type backend struct {
 	root   string // s3://bucket/prefix/, for messages
 	local  func() time.Time
 	clock  *serverClock
+
+	idMu sync.Mutex
+	id   *objcore.Object // the identity object as Get last read it, for the probe
 }
 
 var _ objcore.Backend = (*backend)(nil)
@@ -51,7 +55,24 @@ func (b *backend) Get(ctx context.Context, key string) (objcore.Object, error) {
 	if err != nil {
 		return objcore.Object{}, b.wrap("reading", key, err)
 	}
-	return objcore.Object{Body: body, ETag: aws.ToString(out.ETag)}, nil
+	obj := objcore.Object{Body: body, ETag: aws.ToString(out.ETag)}
+	if key == objcore.IdentityKey {
+		b.idMu.Lock()
+		b.id = &obj
+		b.idMu.Unlock()
+	}
+	return obj, nil
+}
+
+// identity returns the identity object as Get last read it (opening the
+// store reads it), so that the probe need not read it again.
+func (b *backend) identity() (objcore.Object, bool) {
+	b.idMu.Lock()
+	defer b.idMu.Unlock()
+	if b.id == nil {
+		return objcore.Object{}, false
+	}
+	return *b.id, true
 }
 
 // Open opens an object for streaming; objcore.ErrMissing if there is none.

@@ -157,16 +157,19 @@ func override(c, o objs3.Config) objs3.Config {
 // bytes, so a service that ignores the conditions rewrites it unchanged.
 func (b *backend) probe(ctx context.Context) error {
 	key := objcore.IdentityKey
-	o, err := b.Get(ctx, key)
-	if err != nil {
-		return fmt.Errorf("opening s3 state store %s: probing conditional writes: %w", b.root, err)
+	o, ok := b.identity()
+	if !ok {
+		var err error
+		if o, err = b.Get(ctx, key); err != nil {
+			return fmt.Errorf("opening s3 state store %s: probing conditional writes: %w", b.root, err)
+		}
 	}
 	refuse := func(what string) error {
 		return fmt.Errorf("opening s3 state store %s: the service does not honour %s on PutObject: "+
 			"a state store needs conditional writes (If-None-Match: * and If-Match), which AWS S3 (since 2024), "+
 			"versitygw and recent MinIO support; use one of those, or another state store", b.root, what)
 	}
-	_, err = b.Put(ctx, key, o.Body, objcore.Cond{IfNoneMatch: true})
+	_, err := b.Put(ctx, key, o.Body, objcore.Cond{IfNoneMatch: true})
 	switch {
 	case err == nil:
 		return refuse("If-None-Match: *")
