@@ -1,9 +1,7 @@
 package s3
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"testing"
 	"time"
 
@@ -58,14 +56,6 @@ func (srv *server) open(t testing.TB, prefix string, o Options) *Store {
 	t.Cleanup(func() { s.Close() })
 	return s
 }
-
-// nopCloser adds Close to a reader.
-type nopCloser struct{ io.Reader }
-
-func (nopCloser) Close() error { return nil }
-
-// bytesReader reads b.
-func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
 
 // backendOf is the S3 backend of s.
 func backendOf(s *Store) *backend { return s.b }
