@@ -77,7 +77,10 @@
 // with one record per segment in memory. A rewind writes a version that
 // lists the target version's segments: since segments never change, that
 // is exactly the target's file set. A run's own segments are its input
-// manifest (RunInputs).
+// manifest (RunInputs). A commit that adds or supersedes records of a ctx
+// first streams the ctx's live segments up to the last path it touches,
+// to refuse what a database's constraints refuse (store.CheckFileRecords):
+// superseding a path with no current record, adding one that has one.
 //
 // # Import
 //
