@@ -3,7 +3,6 @@ package objcore
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -112,11 +111,7 @@ func (s *Store) importJob(ctx context.Context, h store.JobHistory) error {
 		if err != nil {
 			return err
 		}
-		kind := v.Kind
-		if kind == store.KindRewind {
-			kind = store.KindRewind
-		}
-		obj := versionObj{Version: v.Version.Version, Kind: kind, RunID: v.RunID, At: utc(v.At), By: v.By, Prev: prev,
+		obj := versionObj{Version: v.Version.Version, Kind: v.Kind, RunID: v.RunID, At: utc(v.At), By: v.By, Prev: prev,
 			States: states, Files: files}
 		key := newVersionKey(job, obj.Version)
 		if err := s.createJSON(ctx, key, obj); err != nil {
@@ -169,9 +164,6 @@ func (s *Store) importJob(ctx context.Context, h store.JobHistory) error {
 		cur.LastToken, cur.Lease = token, lease
 		return nil
 	})
-	if errors.Is(err, store.ErrJobExists) {
-		return err
-	}
 	return err
 }
 
