@@ -46,7 +46,8 @@ type Backend interface {
 	// none.
 	Stat(ctx context.Context, key string) (string, error)
 	// Put writes body at key under c and returns the new ETag;
-	// ErrPrecondition when c does not hold (nothing written).
+	// ErrPrecondition when c does not hold (nothing written); IfMatch of
+	// a missing object may instead be ErrMissing (S3 answers 404).
 	Put(ctx context.Context, key string, body []byte, c Cond) (string, error)
 	// Delete removes the object at key; a missing one is not an error.
 	Delete(ctx context.Context, key string) error
