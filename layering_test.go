@@ -40,8 +40,10 @@ var layers = []struct {
 
 	// Backends and kinds: each on the contracts, none on another.
 	{"objstore/...", []string{"objstore", "internal/..."}},
-	// store/s3 keeps its state in the S3 object store's client.
-	{"store/...", []string{"bookmark", "catalog", "manifest", "objstore", "objstore/s3", "store", "internal/..."}},
+	// store/s3 keeps its state in the S3 object store's client; s3 and
+	// memory are backends of the one object-state core, store/objcore.
+	{"store/...", []string{"bookmark", "catalog", "manifest", "objstore", "objstore/s3", "store", "store/objcore", "internal/..."}},
+	{"store/objcore", []string{"bookmark", "catalog", "manifest", "store", "internal/..."}},
 	// sqlite and postgres are dialects of the one SQL store.
 	{"store/sqlstore", []string{"bookmark", "catalog", "manifest", "store", "internal/..."}},
 	{"store/sqlite", []string{"bookmark", "catalog", "manifest", "store", "store/sqlstore", "internal/..."}},

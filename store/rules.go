@@ -6,9 +6,10 @@ import (
 )
 
 // The rules below are the decisions every backend makes the same way,
-// written once. Backends that hold their records in Go (memory, s3) call
-// them; the SQL core (store/sqlstore) states the same conditions in its
-// queries, where a database's indexes serve them, and says so beside them.
+// written once. The object-state core (store/objcore, under memory and
+// s3) calls them; the SQL core (store/sqlstore) states the same conditions
+// in its queries, where a database's indexes serve them, and says so
+// beside them.
 
 // NextAttempt is the Attempt of a run begun after runs, the job's runs
 // newest first: 1 + the failed runs since the newest succeeded one
@@ -102,20 +103,6 @@ func CheckFileRecords(c Commit, current func(srcCtx, path string) bool) error {
 		added[k] = true
 	}
 	return nil
-}
-
-// ResetFile is what a reset to the bookmark version target does to a file
-// record added at version added and superseded at removed (0: current):
-// a record added after the target goes (keep false), one superseded after
-// it is current again (removed 0).
-func ResetFile(added, removed, target int64) (keep bool, newRemoved int64) {
-	if added > target {
-		return false, 0
-	}
-	if removed > target {
-		return true, 0
-	}
-	return true, removed
 }
 
 // CheckBase is a commit's compare-and-swap on the bookmark version: one

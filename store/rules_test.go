@@ -123,25 +123,6 @@ func TestCheckOutputsAndFileRecords(t *testing.T) {
 	}
 }
 
-func TestResetFile(t *testing.T) {
-	for _, tc := range []struct {
-		added, removed, target int64
-		keep                   bool
-		removedAfter           int64
-	}{
-		{added: 1, removed: 0, target: 2, keep: true, removedAfter: 0},
-		{added: 3, removed: 0, target: 2, keep: false},
-		{added: 1, removed: 3, target: 2, keep: true, removedAfter: 0},
-		{added: 1, removed: 2, target: 2, keep: true, removedAfter: 2},
-		{added: 1, removed: 0, target: 0, keep: false},
-	} {
-		keep, removed := ResetFile(tc.added, tc.removed, tc.target)
-		if keep != tc.keep || (keep && removed != tc.removedAfter) {
-			t.Errorf("ResetFile(%d, %d, %d) = %v, %d; want %v, %d", tc.added, tc.removed, tc.target, keep, removed, tc.keep, tc.removedAfter)
-		}
-	}
-}
-
 func TestCheckBaseAndRunning(t *testing.T) {
 	h := Head{Version: 3, RunID: "r3"}
 	if err := CheckBase(Commit{Advance: true, BaseVersion: 3}, h); err != nil {

@@ -1,13 +1,14 @@
-// Package memory is an in-memory store.Store: every job's state kept in
-// maps inside one process, lost when the process exits. It is for tests
-// and for runs whose state need not outlive the process. It registers
-// itself for memory://NAME: in one process, every Open of the same NAME
-// returns the same store.
+// Package memory is an in-memory state store: every job's state kept in
+// this process's memory, lost when the process exits. It is for tests and
+// for runs whose state need not outlive the process. It registers itself
+// for memory://NAME: in one process, every Open of the same NAME returns
+// the same store.
 //
-// Values are copied in and out: a caller that changes a slice or map it
-// passed in or got back does not change the store. One mutex guards the
-// whole store, so every method is atomic; a write that fails checks
-// everything before it changes anything, so on error nothing changed.
+// It is store/objcore over objcore.MemBackend, a map of objects under a
+// mutex: the same rules, objects and formats as the S3 store, so what
+// passes here passes there. Values are copied in and out (they are stored
+// encoded): a caller that changes a slice or map it passed in or got back
+// does not change the store.
 package memory
 
 import (
@@ -15,12 +16,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/tidemark-etl/tidemark/catalog"
 	"github.com/tidemark-etl/tidemark/store"
+	"github.com/tidemark-etl/tidemark/store/objcore"
 )
 
 // Options configure a new store.
@@ -33,32 +35,32 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Store is an in-memory store.Store.
+// Store is an in-memory state store: the objcore store over a MemBackend.
 type Store struct {
-	mu   sync.Mutex
-	now  func() time.Time
-	id   store.Identity
-	jobs map[string]*jobState
-	cat  *catalogState
+	*objcore.Store
 }
 
 var (
-	_ store.Store     = (*Store)(nil)
-	_ store.JobLister = (*Store)(nil)
+	_ store.Store       = (*Store)(nil)
+	_ store.JobLister   = (*Store)(nil)
+	_ store.LeaseReader = (*Store)(nil)
+	_ store.Importer    = (*Store)(nil)
+	_ catalog.Store     = (*Store)(nil)
 )
 
 // New returns a new, empty store.
 func New(o Options) *Store {
-	now := o.Now
-	if now == nil {
-		now = time.Now
-	}
 	id := randomID()
 	loc := "memory://" + o.Name
 	if o.Name == "" {
 		loc = "memory://(unnamed " + id + ")"
 	}
-	return &Store{now: now, id: store.Identity{ID: id, Location: loc}, jobs: map[string]*jobState{}, cat: newCatalogState()}
+	core, err := objcore.Open(context.Background(), objcore.NewMemBackend(loc, o.Now), objcore.Options{Kind: "memory", ID: id})
+	if err != nil {
+		// A MemBackend fails no write: only a bug gets here.
+		panic(fmt.Sprintf("making memory state store %s: %v", loc, err))
+	}
+	return &Store{Store: core}
 }
 
 // randomID returns 16 random bytes in hex.
@@ -95,60 +97,3 @@ func Open(location string) (*Store, error) {
 	}
 	return s, nil
 }
-
-// clock returns the store's time, in UTC without a monotonic reading.
-func (s *Store) clock() time.Time { return utc(s.now()) }
-
-// utc returns t in UTC without a monotonic reading; the zero time stays zero.
-func utc(t time.Time) time.Time {
-	if t.IsZero() {
-		return time.Time{}
-	}
-	return time.Unix(0, t.UnixNano()).UTC()
-}
-
-// job returns the state of job, made empty on first use. s.mu is held.
-func (s *Store) job(name string) *jobState {
-	j, ok := s.jobs[name]
-	if !ok {
-		j = newJobState()
-		s.jobs[name] = j
-	}
-	return j
-}
-
-// Identity returns the id made at random by New and memory://NAME.
-func (s *Store) Identity(context.Context) (store.Identity, error) { return s.id, nil }
-
-// Stats reports the number of jobs, runs, current and superseded file
-// records and outputs held ("jobs", "runs", "files", "outputs").
-func (s *Store) Stats(context.Context) (map[string]int64, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := map[string]int64{"jobs": int64(len(s.jobs))}
-	for _, j := range s.jobs {
-		st["runs"] += int64(len(j.runs))
-		st["files"] += int64(len(j.files))
-		for _, r := range j.runs {
-			st["outputs"] += int64(len(r.outputs))
-		}
-	}
-	return st, nil
-}
-
-// Jobs lists the jobs that have runs or bookmark versions, sorted.
-func (s *Store) Jobs(context.Context) ([]string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var jobs []string
-	for name, j := range s.jobs {
-		if len(j.runs) > 0 || len(j.versions) > 0 {
-			jobs = append(jobs, name)
-		}
-	}
-	slices.Sort(jobs)
-	return jobs, nil
-}
-
-// Close does nothing: a named store stays for the next Open.
-func (s *Store) Close() error { return nil }

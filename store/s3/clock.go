@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/tidemark-etl/tidemark/store/objcore"
 )
 
 // serverClock estimates the S3 server's clock from the Date headers of its
@@ -77,24 +79,24 @@ func (c *serverClock) estimate(now time.Time) time.Time {
 // Now returns the time on the store's clock: the S3 server's, estimated
 // from the Date headers of its answers (see serverClock). With no answer
 // seen yet it asks the server (a HEAD of the store's identity object).
-func (s *Store) Now(ctx context.Context) (time.Time, error) {
-	if _, _, ok := s.clock.bounds(s.local()); !ok {
-		if err := s.ping(ctx); err != nil {
+func (b *backend) Now(ctx context.Context) (time.Time, error) {
+	if _, _, ok := b.clock.bounds(b.local()); !ok {
+		if err := b.ping(ctx); err != nil {
 			return time.Time{}, err
 		}
 	}
-	return utc(s.clock.estimate(s.local())), nil
+	return utc(b.clock.estimate(b.local())), nil
 }
 
-// expired tells whether a lease that expires at exp has expired on the
+// Expired tells whether a lease that expires at exp has expired on the
 // server's clock: yes once the earliest the server's clock can read is
 // past exp, no while the latest it can read is not. In between, it asks
 // the server again, so that the bounds narrow, until one of the two
 // holds (at most a few seconds: the bounds shrink to a round trip once
 // two answers straddle a tick of the server's seconds).
-func (s *Store) expired(ctx context.Context, exp time.Time) (bool, error) {
+func (b *backend) Expired(ctx context.Context, exp time.Time) (bool, error) {
 	for i := 0; ; i++ {
-		lo, hi, ok := s.clock.bounds(s.local())
+		lo, hi, ok := b.clock.bounds(b.local())
 		switch {
 		case ok && lo.After(exp):
 			return true, nil
@@ -114,16 +116,16 @@ func (s *Store) expired(ctx context.Context, exp time.Time) (bool, error) {
 			case <-time.After(wait):
 			}
 		}
-		if err := s.ping(ctx); err != nil {
+		if err := b.ping(ctx); err != nil {
 			return false, err
 		}
 	}
 }
 
 // ping sends one cheap request to read the server's clock.
-func (s *Store) ping(ctx context.Context) error {
-	_, err := s.headObject(ctx, identityKey)
-	if errors.Is(err, errMissing) {
+func (b *backend) ping(ctx context.Context) error {
+	_, err := b.Stat(ctx, objcore.IdentityKey)
+	if errors.Is(err, objcore.ErrMissing) {
 		return nil // an answer all the same
 	}
 	return err

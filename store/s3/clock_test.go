@@ -22,7 +22,7 @@ const year = 365 * 24 * time.Hour
 func waitServerPast(t *testing.T, s *Store, at time.Time) {
 	t.Helper()
 	for {
-		gone, err := s.expired(t.Context(), at)
+		gone, err := backendOf(s).Expired(t.Context(), at)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,10 +125,11 @@ func TestClockBounds(t *testing.T) {
 	ctx := t.Context()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if err := s.ping(ctx); err != nil {
+		b := backendOf(s)
+		if err := b.ping(ctx); err != nil {
 			t.Fatal(err)
 		}
-		lo, hi, ok := s.clock.bounds(s.local())
+		lo, hi, ok := b.clock.bounds(b.local())
 		if !ok {
 			t.Fatal("no bounds after an answer")
 		}

@@ -1,9 +1,7 @@
 package s3
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"testing"
 	"time"
 
@@ -59,10 +57,5 @@ func (srv *server) open(t testing.TB, prefix string, o Options) *Store {
 	return s
 }
 
-// nopCloser adds Close to a reader.
-type nopCloser struct{ io.Reader }
-
-func (nopCloser) Close() error { return nil }
-
-// bytesReader reads b.
-func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
+// backendOf is the S3 backend of s.
+func backendOf(s *Store) *backend { return s.b }

@@ -101,3 +101,17 @@ func TestOpenExisting(t *testing.T) {
 		t.Errorf("identity read-only %+v, want %+v", idR, idW)
 	}
 }
+
+// TestOpenRequests: opening an existing store reads its identity once and
+// probes with two writes of the bytes read, nothing more (every command
+// opens the store: a request here is one on every run).
+func TestOpenRequests(t *testing.T) {
+	srv := startServer(t)
+	srv.open(t, "requests/", Options{})
+	f := &faultHTTP{}
+	srv.open(t, "requests/", Options{WrapHTTP: f.wrap})
+	if got := [3]int{f.count("GET"), f.count("HEAD"), f.count("PUT")}; got != [3]int{1, 0, 2} {
+		t.Errorf("opening an existing store sent %d GET, %d HEAD, %d PUT; want 1 GET (the identity) and 2 PUT (the probe)",
+			got[0], got[1], got[2])
+	}
+}

@@ -2,20 +2,20 @@ package s3
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go/middleware"
 
+	"github.com/tidemark-etl/tidemark/catalog"
 	objs3 "github.com/tidemark-etl/tidemark/objstore/s3"
 	"github.com/tidemark-etl/tidemark/store"
+	"github.com/tidemark-etl/tidemark/store/objcore"
 )
 
 func init() {
@@ -53,36 +53,19 @@ type Options struct {
 	apiOptions []func(*middleware.Stack) error
 }
 
-// Store is a state store in an S3 bucket under a prefix. See the package
-// documentation for its objects and rules.
+// Store is a state store in an S3 bucket under a prefix: the objcore
+// store over the S3 backend.
 type Store struct {
-	client   *s3.Client
-	bucket   string
-	prefix   string // "" or ends with '/'
-	root     string // s3://bucket/prefix/, for messages
-	local    func() time.Time
-	clock    *serverClock
-	id       store.Identity
-	readOnly bool
-	idBody   []byte // the identity object's bytes, for the probe
-
-	cacheMu sync.Mutex
-	cache   map[string][]byte // immutable objects read (versions), by key
-	heads   map[string]cachedHead
-	applied map[patch]bool // pending run-record changes this process wrote
-}
-
-// cachedHead is the last head of a job this process read or wrote: the
-// first guess of its next swap (a stale one costs a 412 and a read).
-type cachedHead struct {
-	body []byte
-	etag string
+	*objcore.Store
+	b *backend
 }
 
 var (
 	_ store.Store       = (*Store)(nil)
 	_ store.JobLister   = (*Store)(nil)
 	_ store.LeaseReader = (*Store)(nil)
+	_ store.Importer    = (*Store)(nil)
+	_ catalog.Store     = (*Store)(nil)
 )
 
 // Open opens the state store at location, s3://bucket/prefix/, creating
@@ -121,20 +104,18 @@ func Open(ctx context.Context, location string, o Options) (*Store, error) {
 	if local == nil {
 		local = time.Now
 	}
-	s := &Store{
-		client: client, bucket: obj.Bucket(), prefix: obj.Prefix(), root: obj.Root(),
-		local: local, clock: &serverClock{base: local()}, readOnly: o.ReadOnly,
-		cache: map[string][]byte{}, heads: map[string]cachedHead{}, applied: map[patch]bool{},
-	}
-	if err := s.openIdentity(ctx, o.MustExist || o.ReadOnly); err != nil {
+	b := &backend{client: client, bucket: obj.Bucket(), prefix: obj.Prefix(), root: obj.Root(),
+		local: local, clock: &serverClock{base: local()}}
+	core, err := objcore.Open(ctx, b, objcore.Options{Kind: "s3", MustExist: o.MustExist, ReadOnly: o.ReadOnly})
+	if err != nil {
 		return nil, err
 	}
 	if !o.ReadOnly {
-		if err := s.probe(ctx); err != nil {
+		if err := b.probe(ctx); err != nil {
 			return nil, err
 		}
 	}
-	return s, nil
+	return &Store{Store: core, b: b}, nil
 }
 
 // override sets in c every field that o sets.
@@ -169,104 +150,38 @@ func override(c, o objs3.Config) objs3.Config {
 	return c
 }
 
-// identityKey is the object that makes a prefix a state store.
-const identityKey = "tidemark-state.json"
-
-// identityObj is the identity object's content.
-type identityObj struct {
-	ID      string    `json:"id"`
-	Format  int       `json:"format"`
-	Created time.Time `json:"created"`
-}
-
-// formatVersion is the layout this package writes and reads.
-const formatVersion = 1
-
-// openIdentity reads the store's identity, creating it (If-None-Match: *)
-// unless mustExist.
-func (s *Store) openIdentity(ctx context.Context, mustExist bool) error {
-	for range 3 {
-		var id identityObj
-		o, err := s.getObject(ctx, identityKey)
-		if err == nil {
-			s.idBody = o.body
-			if jerr := json.Unmarshal(o.body, &id); jerr != nil {
-				return fmt.Errorf("opening s3 state store %s: %s is not a tidemark state store's identity: %w", s.root, identityKey, jerr)
-			}
-		}
-		switch {
-		case err == nil:
-			if id.Format > formatVersion {
-				return fmt.Errorf("opening s3 state store %s: it was written in format %d by a newer tidemark (this one reads format %d)",
-					s.root, id.Format, formatVersion)
-			}
-			s.id = store.Identity{ID: id.ID, Location: s.root}
-			return nil
-		case !errors.Is(err, errMissing):
-			return fmt.Errorf("opening s3 state store %s: %w", s.root, err)
-		case mustExist:
-			return fmt.Errorf("%w: %s holds no %s", store.ErrNoState, s.root, identityKey)
-		}
-		now, err := s.Now(ctx)
-		if err != nil {
-			return fmt.Errorf("opening s3 state store %s: %w", s.root, err)
-		}
-		_, err = s.putJSON(ctx, identityKey, identityObj{ID: nonce() + nonce(), Format: formatVersion, Created: now}, cond{ifNoneMatch: true})
-		if err != nil && !errors.Is(err, errPrecondition) {
-			return fmt.Errorf("creating s3 state store %s: %w", s.root, err)
-		}
-		// Made, or made by another process at the same time: read it.
-	}
-	return fmt.Errorf("opening s3 state store %s: its identity object keeps changing", s.root)
-}
-
 // probe checks that the service honours conditional writes, which every
 // commit and lease relies on: a create (If-None-Match: *) of the identity
 // object, which exists, must fail with 412, and so must a replace
 // (If-Match) with an ETag it does not have. Both send the identity's own
 // bytes, so a service that ignores the conditions rewrites it unchanged.
-func (s *Store) probe(ctx context.Context) error {
-	o := object{body: s.idBody}
-	key := identityKey
+func (b *backend) probe(ctx context.Context) error {
+	key := objcore.IdentityKey
+	o, ok := b.identity()
+	if !ok {
+		var err error
+		if o, err = b.Get(ctx, key); err != nil {
+			return fmt.Errorf("opening s3 state store %s: probing conditional writes: %w", b.root, err)
+		}
+	}
 	refuse := func(what string) error {
 		return fmt.Errorf("opening s3 state store %s: the service does not honour %s on PutObject: "+
 			"a state store needs conditional writes (If-None-Match: * and If-Match), which AWS S3 (since 2024), "+
-			"versitygw and recent MinIO support; use one of those, or another state store", s.root, what)
+			"versitygw and recent MinIO support; use one of those, or another state store", b.root, what)
 	}
-	_, err := s.putObject(ctx, key, o.body, cond{ifNoneMatch: true})
+	_, err := b.Put(ctx, key, o.Body, objcore.Cond{IfNoneMatch: true})
 	switch {
 	case err == nil:
 		return refuse("If-None-Match: *")
-	case !errors.Is(err, errPrecondition):
-		return fmt.Errorf("opening s3 state store %s: probing conditional writes: %w", s.root, err)
+	case !errors.Is(err, objcore.ErrPrecondition):
+		return fmt.Errorf("opening s3 state store %s: probing conditional writes: %w", b.root, err)
 	}
-	_, err = s.putObject(ctx, key, o.body, cond{ifMatch: `"0123456789abcdef0123456789abcdef"`})
+	_, err = b.Put(ctx, key, o.Body, objcore.Cond{IfMatch: `"0123456789abcdef0123456789abcdef"`})
 	switch {
 	case err == nil:
 		return refuse("If-Match")
-	case !errors.Is(err, errPrecondition):
-		return fmt.Errorf("opening s3 state store %s: probing conditional writes: %w", s.root, err)
-	}
-	return nil
-}
-
-// key maps a store key to the S3 key.
-func (s *Store) key(k string) string { return s.prefix + k }
-
-// url names a store key for messages.
-func (s *Store) url(k string) string { return s.root + k }
-
-// Identity returns the id made when the store was created and its
-// location, s3://bucket/prefix/.
-func (s *Store) Identity(context.Context) (store.Identity, error) { return s.id, nil }
-
-// Close releases nothing: the store holds no connection of its own.
-func (s *Store) Close() error { return nil }
-
-// writable refuses a write on a store opened read-only.
-func (s *Store) writable() error {
-	if s.readOnly {
-		return fmt.Errorf("s3 state store %s is open read-only", s.root)
+	case !errors.Is(err, objcore.ErrPrecondition):
+		return fmt.Errorf("opening s3 state store %s: probing conditional writes: %w", b.root, err)
 	}
 	return nil
 }

@@ -177,18 +177,34 @@ func testJobsIsolated(t *testing.T, s store.Store) {
 // testCommitRefusesPlannerBugs checks file records a correct planner
 // never commits, refused alike by every backend as a database's
 // constraints would refuse them (store.CheckFileRecords), with nothing
-// changed: superseding a path twice. (Superseding a path the bookmark does
-// not hold, and adding a current path, are refused by the SQL stores and
-// memory; the s3 store would have to read every live segment of the ctx
-// at each commit to tell.)
+// changed: superseding a path twice, superseding a path the bookmark does
+// not hold (or holds as another source's), adding a path the bookmark
+// holds without superseding it, and adding a path twice.
 func testCommitRefusesPlannerBugs(t *testing.T, s store.Store) {
 	l := acquire(t, s, job, "r1")
-	advance(t, s, l, "r1", 0, nil, recs(src, file("p.csv", 1), file("q.csv", 1)), nil)
-	c := commitOf(t, s, l, "r2", bookmark.ModeEnable, 1)
-	c.Added, c.Superseded = recs(src, file("p.csv", 2)), recs(src, file("p.csv", 1), file("p.csv", 1))
-	if _, err := s.Commit(t.Context(), c); err == nil {
-		t.Errorf("Commit superseding p.csv twice succeeded, want it refused")
+	advance(t, s, l, "r1", 0, nil, append(recs(src, file("p.csv", 1), file("q.csv", 1)), recs(src2, file("o.csv", 1))...), nil)
+	r2 := commitOf(t, s, l, "r2", bookmark.ModeEnable, 1)
+	for _, tc := range []struct {
+		name              string
+		added, superseded []store.FileRecord
+	}{
+		{"superseding p.csv twice", recs(src, file("p.csv", 2)), recs(src, file("p.csv", 1), file("p.csv", 1))},
+		{"superseding r.csv, which is not recorded", recs(src, file("n.csv", 1)), recs(src, file("r.csv", 1))},
+		{"superseding o.csv, recorded by another source", nil, recs(src, file("o.csv", 1))},
+		{"adding q.csv, which is recorded, without superseding it", recs(src, file("q.csv", 2)), nil},
+		{"adding n.csv twice", recs(src, file("n.csv", 1), file("n.csv", 2)), nil},
+	} {
+		c := r2
+		c.Added, c.Superseded = tc.added, tc.superseded
+		if _, err := s.Commit(t.Context(), c); err == nil {
+			t.Errorf("Commit %s succeeded, want it refused", tc.name)
+		}
+		wantHead(t, s, job, 1, "r1")
+		wantFiles(t, "Files after the refused commit "+tc.name, files(t, s, job, src), []bookmark.File{file("p.csv", 1), file("q.csv", 1)})
 	}
-	wantHead(t, s, job, 1, "r1")
-	wantFiles(t, "Files after the refused commit", files(t, s, job, src), []bookmark.File{file("p.csv", 1), file("q.csv", 1)})
+	// The same run commits once it records what a correct planner would.
+	c := r2
+	c.Added, c.Superseded = recs(src, file("p.csv", 2), file("n.csv", 1)), recs(src, file("p.csv", 1))
+	mustCommit(t, s, c)
+	wantFiles(t, "Files after the commit", files(t, s, job, src), []bookmark.File{file("n.csv", 1), file("p.csv", 2), file("q.csv", 1)})
 }

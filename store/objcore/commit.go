@@ -1,10 +1,11 @@
-package s3
+package objcore
 
 import (
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/tidemark-etl/tidemark/store"
@@ -176,7 +177,7 @@ func (s *Store) commit(ctx context.Context, c store.Commit) (store.Head, error) 
 	}
 	// The commit is made; now the run record says so (else the next
 	// write of the head does it).
-	if _, err := s.putJSON(ctx, runKey(c.Job, c.Run.RunID), final, cond{ifMatch: etag}); err != nil {
+	if _, err := s.putJSON(ctx, runKey(c.Job, c.Run.RunID), final, Cond{IfMatch: etag}); err != nil {
 		_ = s.applyPending(ctx, c.Job, h.Pending)
 	} else {
 		s.markApplied(patch{RunID: c.Run.RunID, Commit: commitKey})
@@ -198,24 +199,21 @@ func (s *Store) writeFiles(ctx context.Context, c store.Commit, h0 headObj) ([]s
 			files[k] = v
 		}
 	}
+	current, err := s.currentOf(ctx, c, files)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := store.CheckFileRecords(c, func(srcCtx, path string) bool { return current[[2]string{srcCtx, path}] }); err != nil {
+		return nil, nil, err
+	}
 	byCtx := map[string][]entry{}
 	added := map[[2]string]bool{}
 	for _, r := range c.Added {
-		k := [2]string{r.Ctx, r.File.Path}
-		if added[k] {
-			return nil, nil, fmt.Errorf("recording %s in source %q: recorded twice", r.File.Path, r.Ctx)
-		}
-		added[k] = true
+		added[[2]string{r.Ctx, r.File.Path}] = true
 		byCtx[r.Ctx] = append(byCtx[r.Ctx], entry{File: r.File, Run: c.Run.RunID})
 	}
-	gone := map[[2]string]bool{}
 	for _, r := range c.Superseded {
-		k := [2]string{r.Ctx, r.File.Path}
-		if gone[k] {
-			return nil, nil, fmt.Errorf("superseding %s in source %q: named twice", r.File.Path, r.Ctx)
-		}
-		gone[k] = true
-		if !added[k] {
+		if !added[[2]string{r.Ctx, r.File.Path}] {
 			byCtx[r.Ctx] = append(byCtx[r.Ctx], entry{File: r.File, Run: c.Run.RunID, Tomb: true})
 		}
 	}
@@ -246,4 +244,40 @@ func (s *Store) writeFiles(ctx context.Context, c store.Commit, h0 headObj) ([]s
 		files[srcCtx] = live
 	}
 	return inputs, files, nil
+}
+
+// currentOf tells which paths the commit adds or supersedes have a
+// current record in the base version's file set (files, the live segments
+// by ctx), for store.CheckFileRecords. It streams the merge of the live
+// segments of each ctx the commit touches, as Files does: the bounded
+// number of objects a run's plan reads too, nothing for a ctx with none.
+func (s *Store) currentOf(ctx context.Context, c store.Commit, files map[string][]segRef) (map[[2]string]bool, error) {
+	touched := map[string]map[string]bool{}
+	for _, rs := range [][]store.FileRecord{c.Added, c.Superseded} {
+		for _, r := range rs {
+			if len(files[r.Ctx]) == 0 {
+				continue
+			}
+			if touched[r.Ctx] == nil {
+				touched[r.Ctx] = map[string]bool{}
+			}
+			touched[r.Ctx][r.File.Path] = true
+		}
+	}
+	current := map[[2]string]bool{}
+	for srcCtx, paths := range touched {
+		last := slices.Max(slices.Collect(maps.Keys(paths)))
+		for e, err := range s.mergeSegments(ctx, files[srcCtx], mergeCurrent) {
+			if err != nil {
+				return nil, fmt.Errorf("reading the files of source %q: %w", srcCtx, err)
+			}
+			if e.File.Path > last {
+				break // the merge is in path order: no touched path follows
+			}
+			if paths[e.File.Path] {
+				current[[2]string{srcCtx, e.File.Path}] = true
+			}
+		}
+	}
+	return current, nil
 }

@@ -1,13 +1,10 @@
-package s3
+package objcore
 
 import (
 	"context"
 	"fmt"
 	"slices"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/smithy-go/middleware"
+	"strings"
 )
 
 // Stats lists the store's objects and reports their number and size
@@ -15,28 +12,17 @@ import (
 // "segment_bytes") and the number of jobs ("jobs").
 func (s *Store) Stats(ctx context.Context) (map[string]int64, error) {
 	st := map[string]int64{"objects": 0, "bytes": 0, "segments": 0, "segment_bytes": 0}
-	in := &s3.ListObjectsV2Input{Bucket: aws.String(s.bucket), Prefix: aws.String(s.prefix)}
-	for {
-		start := s.local()
-		out, err := s.client.ListObjectsV2(ctx, in)
-		if err != nil {
-			s.observe(start, err, middleware.Metadata{})
-			return nil, fmt.Errorf("measuring %s: %w", s.root, s.wrap("listing", "", err))
+	err := s.b.List(ctx, "", "", func(e Entry) (bool, error) {
+		st["objects"]++
+		st["bytes"] += e.Size
+		if strings.HasSuffix(e.Key, ".seg") {
+			st["segments"]++
+			st["segment_bytes"] += e.Size
 		}
-		s.observe(start, nil, out.ResultMetadata)
-		for _, o := range out.Contents {
-			n := aws.ToInt64(o.Size)
-			st["objects"]++
-			st["bytes"] += n
-			if k := aws.ToString(o.Key); len(k) > 4 && k[len(k)-4:] == ".seg" {
-				st["segments"]++
-				st["segment_bytes"] += n
-			}
-		}
-		if !aws.ToBool(out.IsTruncated) || out.NextContinuationToken == nil {
-			break
-		}
-		in.ContinuationToken = out.NextContinuationToken
+		return true, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("measuring %s: %w", s.root, err)
 	}
 	jobs, err := s.Jobs(ctx)
 	if err != nil {
@@ -48,7 +34,7 @@ func (s *Store) Stats(ctx context.Context) (map[string]int64, error) {
 
 // Jobs lists the jobs that have runs or bookmark versions, sorted.
 func (s *Store) Jobs(ctx context.Context) ([]string, error) {
-	dirs, err := s.listDirs(ctx, "jobs/")
+	dirs, err := s.b.Folders(ctx, "jobs/")
 	if err != nil {
 		return nil, fmt.Errorf("listing jobs in %s: %w", s.root, err)
 	}

@@ -1,4 +1,4 @@
-package s3
+package objcore
 
 import (
 	"context"
@@ -23,7 +23,7 @@ func (s *Store) AcquireLease(ctx context.Context, job string, holder store.Holde
 	var l store.Lease
 	_, err := s.updateHead(ctx, job, func(h *headObj) error {
 		if cur := h.Lease; cur != nil {
-			gone, err := s.expired(ctx, cur.Expires)
+			gone, err := s.b.Expired(ctx, cur.Expires)
 			if err != nil {
 				return err
 			}
@@ -111,7 +111,7 @@ func (s *Store) CurrentLease(ctx context.Context, job string) (store.Lease, bool
 	if h.Lease == nil {
 		return store.Lease{}, false, nil
 	}
-	gone, err := s.expired(ctx, h.Lease.Expires)
+	gone, err := s.b.Expired(ctx, h.Lease.Expires)
 	if err != nil || gone {
 		return store.Lease{}, false, err
 	}

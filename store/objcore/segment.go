@@ -1,4 +1,4 @@
-package s3
+package objcore
 
 import (
 	"bufio"
@@ -244,7 +244,7 @@ func (s *Store) writeSegment(ctx context.Context, job, srcCtx string, w *segWrit
 
 // openSegment starts reading a segment.
 func (s *Store) openSegment(ctx context.Context, ref segRef) (*segReader, error) {
-	body, err := s.openObject(ctx, ref.Key)
+	body, err := s.b.Open(ctx, ref.Key)
 	if err != nil {
 		return nil, err
 	}

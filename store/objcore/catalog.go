@@ -1,4 +1,4 @@
-package s3
+package objcore
 
 import (
 	"cmp"
@@ -83,7 +83,7 @@ func tableFolder(db, name string) string { return "catalog/tables/" + tableID(db
 func (s *Store) readRoot(ctx context.Context) (rootObj, string, error) {
 	var r rootObj
 	etag, err := s.getJSON(ctx, catalogRootKey, &r)
-	if errors.Is(err, errMissing) {
+	if errors.Is(err, ErrMissing) {
 		return rootObj{}, "", nil
 	}
 	return r, etag, err
@@ -182,14 +182,14 @@ func (s *Store) updateRoot(ctx context.Context, change func(root *rootObj, busy 
 			return err
 		}
 		root.Op = nonce()
-		_, err = s.putJSON(ctx, catalogRootKey, root, cond{ifNoneMatch: etag == "", ifMatch: etag})
+		_, err = s.putJSON(ctx, catalogRootKey, root, Cond{IfNoneMatch: etag == "", IfMatch: etag})
 		if err == nil {
 			return nil
 		}
 		if cur, _, rerr := s.readRoot(ctx); rerr == nil && cur.Op == root.Op {
 			return nil
 		}
-		if !errors.Is(err, errPrecondition) || attempt >= maxSwaps {
+		if !errors.Is(err, ErrPrecondition) || attempt >= maxSwaps {
 			return err
 		}
 		time.Sleep(time.Duration(rand.IntN(1+min(attempt, 10)*5)) * time.Millisecond)

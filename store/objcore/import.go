@@ -1,9 +1,8 @@
-package s3
+package objcore
 
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -112,11 +111,7 @@ func (s *Store) importJob(ctx context.Context, h store.JobHistory) error {
 		if err != nil {
 			return err
 		}
-		kind := v.Kind
-		if kind == store.KindRewind {
-			kind = store.KindRewind
-		}
-		obj := versionObj{Version: v.Version.Version, Kind: kind, RunID: v.RunID, At: utc(v.At), By: v.By, Prev: prev,
+		obj := versionObj{Version: v.Version.Version, Kind: v.Kind, RunID: v.RunID, At: utc(v.At), By: v.By, Prev: prev,
 			States: states, Files: files}
 		key := newVersionKey(job, obj.Version)
 		if err := s.createJSON(ctx, key, obj); err != nil {
@@ -143,10 +138,10 @@ func (s *Store) importJob(ctx context.Context, h store.JobHistory) error {
 			r.CommitKey = importCommit
 		}
 		// Plain PUTs: unreachable until the head names their Seq.
-		if _, err := s.putJSON(ctx, runKey(job, r.Run.RunID), r, cond{}); err != nil {
+		if _, err := s.putJSON(ctx, runKey(job, r.Run.RunID), r, Cond{}); err != nil {
 			return err
 		}
-		if _, err := s.putObject(ctx, seqKey(job, r.Run.Seq, r.Run.RunID), nil, cond{}); err != nil {
+		if _, err := s.b.Put(ctx, seqKey(job, r.Run.Seq, r.Run.RunID), nil, Cond{}); err != nil {
 			return err
 		}
 		head.Seq = r.Run.Seq
@@ -169,9 +164,6 @@ func (s *Store) importJob(ctx context.Context, h store.JobHistory) error {
 		cur.LastToken, cur.Lease = token, lease
 		return nil
 	})
-	if errors.Is(err, store.ErrJobExists) {
-		return err
-	}
 	return err
 }
 

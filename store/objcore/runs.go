@@ -1,4 +1,4 @@
-package s3
+package objcore
 
 import (
 	"context"
@@ -82,7 +82,7 @@ const diedUnseenError = "the run died before it committed (killed, or stopped or
 func (s *Store) readRun(ctx context.Context, job, runID string, h *headObj) (runObj, string, error) {
 	var r runObj
 	etag, err := s.getJSON(ctx, runKey(job, runID), &r)
-	if errors.Is(err, errMissing) {
+	if errors.Is(err, ErrMissing) {
 		return runObj{}, "", fmt.Errorf("run %s of job %q: %w", runID, job, store.ErrNotFound)
 	}
 	if err != nil {
@@ -145,12 +145,12 @@ func (s *Store) applyPending(ctx context.Context, job string, ps []patch) error 
 				s.markApplied(p)
 				break
 			}
-			_, err = s.putJSON(ctx, runKey(job, p.RunID), r, cond{ifNoneMatch: etag == "", ifMatch: etag})
+			_, err = s.putJSON(ctx, runKey(job, p.RunID), r, Cond{IfNoneMatch: etag == "", IfMatch: etag})
 			if err == nil {
 				s.markApplied(p)
 				break
 			}
-			if !errors.Is(err, errPrecondition) {
+			if !errors.Is(err, ErrPrecondition) {
 				return fmt.Errorf("finishing the last change of job %q: %w", job, err)
 			}
 		}
@@ -184,9 +184,9 @@ func (s *Store) beginRun(ctx context.Context, token int64, r store.Run) (store.R
 	if r.Job == "" || r.RunID == "" {
 		return r, fmt.Errorf("run needs a job and a run id")
 	}
-	if _, err := s.headObject(ctx, runKey(r.Job, r.RunID)); err == nil {
+	if _, err := s.b.Stat(ctx, runKey(r.Job, r.RunID)); err == nil {
 		return r, errRunExists
-	} else if !errors.Is(err, errMissing) {
+	} else if !errors.Is(err, ErrMissing) {
 		return r, err
 	}
 	var now time.Time
@@ -250,8 +250,8 @@ func (s *Store) takeBack(ctx context.Context, r store.Run, token int64) (lost bo
 	if cur.Lease != nil && cur.Lease.Token == token {
 		return false, nil
 	}
-	_ = s.deleteObject(ctx, seqKey(r.Job, r.Seq, r.RunID))
-	_ = s.deleteObject(ctx, runKey(r.Job, r.RunID))
+	_ = s.b.Delete(ctx, seqKey(r.Job, r.Seq, r.RunID))
+	_ = s.b.Delete(ctx, runKey(r.Job, r.RunID))
 	return true, nil
 }
 
@@ -262,12 +262,12 @@ var errRunExists = errors.New("run already exists")
 func (s *Store) createRun(ctx context.Context, rec runObj) error {
 	r := rec.Run
 	if err := s.createJSON(ctx, runKey(r.Job, r.RunID), rec); err != nil {
-		if errors.Is(err, errPrecondition) {
+		if errors.Is(err, ErrPrecondition) {
 			return errRunExists
 		}
 		return err
 	}
-	if _, err := s.putObject(ctx, seqKey(r.Job, r.Seq, r.RunID), nil, cond{}); err != nil {
+	if _, err := s.b.Put(ctx, seqKey(r.Job, r.Seq, r.RunID), nil, Cond{}); err != nil {
 		return err
 	}
 	return nil
@@ -334,8 +334,8 @@ func (s *Store) changeRun(ctx context.Context, job, runID string, change func(r 
 		if err := change(&r); err != nil {
 			return err
 		}
-		_, err = s.putJSON(ctx, runKey(job, runID), r, cond{ifMatch: etag})
-		if err == nil || !errors.Is(err, errPrecondition) || attempt >= maxSwaps {
+		_, err = s.putJSON(ctx, runKey(job, runID), r, Cond{IfMatch: etag})
+		if err == nil || !errors.Is(err, ErrPrecondition) || attempt >= maxSwaps {
 			return err
 		}
 	}
@@ -378,7 +378,8 @@ func (s *Store) runRecords(ctx context.Context, job string, q store.RunQuery) ([
 		if q.Limit > 0 {
 			want = min(want, q.Limit-len(runs))
 		}
-		err := s.listKeys(ctx, seqPrefix(job), after, func(key string) (bool, error) {
+		err := s.b.List(ctx, seqPrefix(job), after, func(e Entry) (bool, error) {
+			key := e.Key
 			after = key
 			name := strings.TrimPrefix(key, seqPrefix(job))
 			n, id, ok := strings.Cut(name, "-")

@@ -1,4 +1,4 @@
-package s3
+package objcore
 
 import (
 	"errors"
@@ -25,8 +25,7 @@ func part(db, name, day string) catalog.Partition {
 // TestCatalog: tables get versions by compare-and-swap on Base, partitions
 // are added, replaced and dropped in Values order, a drop removes all.
 func TestCatalog(t *testing.T) {
-	srv := startServer(t)
-	s := srv.open(t, "catalog/", Options{})
+	s := openMem(t, nil)
 	ctx := t.Context()
 	err := s.ApplyCatalog(ctx, catalog.Changes{
 		Databases:  []catalog.Database{{Name: "sales"}},
@@ -98,8 +97,7 @@ func days(t *testing.T, s *Store, name string) []string {
 // TestCatalogRace: of writers racing on one table's base, exactly one
 // wins; the others get ErrConflict.
 func TestCatalogRace(t *testing.T) {
-	srv := startServer(t)
-	s := srv.open(t, "catalog-race/", Options{})
+	s := openMem(t, nil)
 	var wg sync.WaitGroup
 	errs := make([]error, 8)
 	for i := range errs {
@@ -128,8 +126,7 @@ func TestCatalogRace(t *testing.T) {
 // by a lost lease leaves its reserved changes invisible, and they stop
 // holding the table.
 func TestCommitCatalog(t *testing.T) {
-	srv := startServer(t)
-	s := srv.open(t, "commit-catalog/", Options{})
+	s := openMem(t, nil)
 	ctx := t.Context()
 	l, err := s.AcquireLease(ctx, "j", store.Holder{ID: "h"}, time.Hour)
 	if err != nil {

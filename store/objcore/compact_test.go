@@ -1,4 +1,4 @@
-package s3
+package objcore
 
 import (
 	"fmt"
@@ -16,9 +16,8 @@ import (
 // ones, Files equals an oracle's set, the live segments stay few, and a
 // read of the set costs the head, the version and one GET per segment.
 func TestCompaction(t *testing.T) {
-	srv := startServer(t)
-	f := &faultHTTP{}
-	s := srv.open(t, "compact/", Options{WrapHTTP: f.wrap})
+	f := &countingBackend{}
+	s := openMem(t, f)
 	ctx := t.Context()
 	l, err := s.AcquireLease(ctx, "j", store.Holder{ID: "h"}, time.Hour)
 	if err != nil {
@@ -71,7 +70,7 @@ func TestCompaction(t *testing.T) {
 	if n := len(v.Files["src"]); n > maxSegments {
 		t.Errorf("%d live segments after 60 commits, want at most %d", n, maxSegments)
 	}
-	before := f.count("GET")
+	before := f.reads.Load()
 	var got []bookmark.File
 	for file, err := range s.Files(ctx, "j", "src") {
 		if err != nil {
@@ -79,7 +78,7 @@ func TestCompaction(t *testing.T) {
 		}
 		got = append(got, file)
 	}
-	if gets := f.count("GET") - before; gets > 2+len(v.Files["src"]) {
+	if gets := f.reads.Load() - before; gets > int64(2+len(v.Files["src"])) {
 		t.Errorf("reading the file set took %d GETs, want at most %d (head, version, %d segments)", gets, 2+len(v.Files["src"]), len(v.Files["src"]))
 	}
 	want := make([]bookmark.File, 0, len(oracle))

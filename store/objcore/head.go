@@ -1,4 +1,4 @@
-package s3
+package objcore
 
 import (
 	"context"
@@ -74,8 +74,8 @@ func headKey(job string) string { return jobKey(job) + "head.json" }
 // readHead returns the job's head and its ETag ("" and an empty head for
 // a job with none).
 func (s *Store) readHead(ctx context.Context, job string) (headObj, string, error) {
-	o, err := s.getObject(ctx, headKey(job))
-	if errors.Is(err, errMissing) {
+	o, err := s.b.Get(ctx, headKey(job))
+	if errors.Is(err, ErrMissing) {
 		s.remember(job, nil, "")
 		return headObj{Job: job}, "", nil
 	}
@@ -83,11 +83,11 @@ func (s *Store) readHead(ctx context.Context, job string) (headObj, string, erro
 		return headObj{}, "", err
 	}
 	var h headObj
-	if err := json.Unmarshal(o.body, &h); err != nil {
+	if err := json.Unmarshal(o.Body, &h); err != nil {
 		return headObj{}, "", fmt.Errorf("decoding %s: %w", s.url(headKey(job)), err)
 	}
-	s.remember(job, o.body, o.etag)
-	return h, o.etag, nil
+	s.remember(job, o.Body, o.ETag)
+	return h, o.ETag, nil
 }
 
 // remember caches a job's head as read or written (body nil: none).
@@ -134,8 +134,9 @@ const maxSwaps = 100
 // on the guess is made again on a fresh read), writes the run-record changes the head has pending, lets
 // change modify a copy (an error from change ends it, nothing written),
 // and writes it back with If-Match (If-None-Match: * for a job without
-// one). When another write came first (412, or the 409 S3 gives racing
-// conditional writes) it reads the head again and starts over. When the
+// one). When another write came first (ErrPrecondition: on S3 a 412, or
+// the 409 it gives racing conditional writes) it reads the head again and
+// starts over. When the
 // answer is lost or an error leaves the outcome unknown, it reads the head
 // and looks for its write's Op: found, the write applied. It returns the
 // head as written.
@@ -171,7 +172,7 @@ func (s *Store) updateHead(ctx context.Context, job string, change func(h *headO
 		if err != nil {
 			return headObj{}, fmt.Errorf("encoding %s: %w", s.url(headKey(job)), err)
 		}
-		newTag, err := s.putObject(ctx, headKey(job), body, cond{ifNoneMatch: etag == "", ifMatch: etag})
+		newTag, err := s.b.Put(ctx, headKey(job), body, Cond{IfNoneMatch: etag == "", IfMatch: etag})
 		if err == nil {
 			s.remember(job, body, newTag)
 			return h, nil
@@ -183,7 +184,7 @@ func (s *Store) updateHead(ctx context.Context, job string, change func(h *headO
 		if rerr == nil && cur.Op == h.Op {
 			return h, nil
 		}
-		if !errors.Is(err, errPrecondition) {
+		if !errors.Is(err, ErrPrecondition) {
 			if rerr != nil {
 				return headObj{}, fmt.Errorf("%w (and reading it back to see whether the write applied: %v)", err, rerr)
 			}

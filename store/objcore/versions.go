@@ -1,4 +1,4 @@
-package s3
+package objcore
 
 import (
 	"context"
@@ -43,11 +43,11 @@ func (s *Store) readVersion(ctx context.Context, key string) (versionObj, error)
 	b, ok := s.cache[key]
 	s.cacheMu.Unlock()
 	if !ok {
-		o, err := s.getObject(ctx, key)
+		o, err := s.b.Get(ctx, key)
 		if err != nil {
 			return versionObj{}, err
 		}
-		b = o.body
+		b = o.Body
 		s.cacheMu.Lock()
 		if len(s.cache) > 1024 {
 			clear(s.cache)
