@@ -1,6 +1,7 @@
 package sqltable
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
@@ -43,6 +44,23 @@ func TestLogValue(t *testing.T) {
 		}
 		if s != c.want {
 			t.Errorf("logValue(%s, %q) = %q, want %q", c.col.Type, c.in, s, c.want)
+		}
+	}
+}
+
+// TestSlotWarning: a slot past max_wal_size or about to be invalidated is
+// warned of, in the run's log and in plan's warnings; a reserved one not.
+func TestSlotWarning(t *testing.T) {
+	s := &LogSource{slot: "s1"}
+	for status, want := range map[string]string{"reserved": "", "extended": "more than max_wal_size", "unreserved": "will invalidate it"} {
+		p := &logPlan{s: s, status: slotStatus{Exists: true, WALStatus: status, Restart: 1 << 20, Current: 3 << 30}}
+		got := p.slotWarning()
+		if (want == "") != (got == "") || !strings.Contains(got, want) {
+			t.Errorf("wal_status %s: warning %q, want one saying %q", status, got, want)
+		}
+		pv := p.Preview()
+		if (want == "") != (len(pv.Warnings) == 0) {
+			t.Errorf("wal_status %s: plan's warnings %v", status, pv.Warnings)
 		}
 	}
 }

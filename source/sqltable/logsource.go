@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/jackc/pglogrepl"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
@@ -346,6 +347,24 @@ func (p *logPlan) Report(log *slog.Logger) {
 			"updates", p.count.Updates, "deletes", p.count.Deletes, "after", lsnText(p.after), "up_to", lsnText(p.upto),
 			"slot_retained_wal", p.status.Retained())
 	}
+	if w := p.slotWarning(); w != "" {
+		log.Warn(w, "source", s.ctx, "slot", s.slot, "retained_wal_bytes", p.status.Retained())
+	}
+}
+
+// slotWarning says when the slot holds more WAL than the server means to
+// keep (wal_status extended: past max_wal_size; unreserved: the next
+// checkpoint may invalidate it), "" otherwise.
+func (p *logPlan) slotWarning() string {
+	switch p.status.WALStatus {
+	case "extended":
+		return fmt.Sprintf("replication slot %s holds %s of WAL, more than max_wal_size: the server keeps it for this job until a run moves the slot; run the job, or drop the slot if the job is gone",
+			p.s.slot, humanize.IBytes(uint64(p.status.Retained())))
+	case "unreserved":
+		return fmt.Sprintf("replication slot %s holds %s of WAL, past max_slot_wal_keep_size: the server will invalidate it at its next checkpoint unless a run moves it now",
+			p.s.slot, humanize.IBytes(uint64(p.status.Retained())))
+	}
+	return ""
 }
 
 // Preview is the plan as `tidemark plan` shows it, with the slot's
@@ -360,7 +379,11 @@ func (p *logPlan) Preview() source.Preview {
 			lp.Lag = int64(p.status.Current - p.after)
 		}
 	}
-	return source.Preview{New: []string{}, Detail: PreviewDetail{Rows: p.rows, LogPreview: lp}}
+	pv := source.Preview{New: []string{}, Detail: PreviewDetail{Rows: p.rows, LogPreview: lp}}
+	if w := p.slotWarning(); w != "" {
+		pv.Warnings = append(pv.Warnings, w)
+	}
+	return pv
 }
 
 // Open readies the input: the planned changes, or on a first run the

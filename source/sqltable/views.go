@@ -160,9 +160,12 @@ func (d PreviewDetail) MarshalJSON() ([]byte, error) {
 func (PreviewDetail) DetailKind() bookmark.SourceKind { return bookmark.KindTable }
 
 // Show writes the rows and the key range the next run would read.
-func (d PreviewDetail) Show(w io.Writer, ctx string, _ source.Preview) error {
+func (d PreviewDetail) Show(w io.Writer, ctx string, p source.Preview) error {
 	if d.LogPreview != nil {
-		return d.LogPreview.show(w, ctx, d.Rows)
+		if err := d.LogPreview.show(w, ctx, d.Rows); err != nil {
+			return err
+		}
+		return p.ShowList(w)
 	}
 	var line string
 	switch {
