@@ -306,3 +306,46 @@ func TestSQLChangesLogToast(t *testing.T) {
 	f.mustRun()
 	f.assertSynced("after an update that kept the large value")
 }
+
+// TestSQLChangesLogModes: disable reads the table as it is (every row an
+// I) and leaves the bookmark and the slot; pause reads the changes enable
+// would and leaves them for the next enable run; pause from/to is refused.
+func TestSQLChangesLogModes(t *testing.T) {
+	t.Parallel()
+	f := newLogFixture(t)
+	f.insertOrders(idRange(1, 3)...)
+	first := f.mustRun()
+	before := f.bookmark()
+
+	f.exec("DELETE FROM orders WHERE id = 2")
+	s := f.mustRun("--job-bookmark-option", "disable")
+	if got := f.fileIDsOfRun(s.RunID); fmt.Sprint(got) != "[1 3]" {
+		t.Errorf("disable read ids %v, want the table as it is, [1 3]", got)
+	}
+	if ops := f.queryParquet(f.parquetFiles()[s.RunID], "DISTINCT _op"); fmt.Sprint(ops) != "[[I]]" {
+		t.Errorf("disable: _op %v, want I", ops)
+	}
+	if f.bookmark() != before {
+		t.Errorf("disable changed the bookmark")
+	}
+
+	s = f.mustRun("--job-bookmark-option", "pause")
+	if got := f.queryParquet(f.parquetFiles()[s.RunID], "_op, CAST(id AS VARCHAR)"); fmt.Sprint(got) != "[[D 2]]" {
+		t.Errorf("pause read %v, want the delete of 2", got)
+	}
+	if f.bookmark() != before {
+		t.Errorf("pause changed the bookmark")
+	}
+	s = f.mustRun()
+	if got := f.queryParquet(f.parquetFiles()[s.RunID], "_op, CAST(id AS VARCHAR)"); fmt.Sprint(got) != "[[D 2]]" {
+		t.Errorf("the enable run after pause read %v, want the delete of 2 again", got)
+	}
+	if got := f.mergedRows(); strings.Join(got, " ") != strings.Join(f.sourceRows(), " ") {
+		t.Errorf("merge table %v, want %v", got, f.sourceRows())
+	}
+
+	_, r := f.runExpect(1, nil, "--job-bookmark-option", "pause", "--job-bookmark-from", first.RunID, "--job-bookmark-to", s.RunID)
+	if !strings.Contains(r.stderr, "cannot read what earlier runs read again") {
+		t.Errorf("pause from/to: the error does not say why\n%v", r)
+	}
+}
