@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"strings"
 	"testing"
@@ -347,5 +348,49 @@ func TestSQLChangesLogModes(t *testing.T) {
 	_, r := f.runExpect(1, nil, "--job-bookmark-option", "pause", "--job-bookmark-from", first.RunID, "--job-bookmark-to", s.RunID)
 	if !strings.Contains(r.stderr, "cannot read what earlier runs read again") {
 		t.Errorf("pause from/to: the error does not say why\n%v", r)
+	}
+}
+
+// TestSQLChangesLogWorkload: random inserts, updates (keys moved too),
+// deletes and large transactions between runs, half of them killed at a
+// random step: after every successful run the merge table and the change
+// log replayed equal the table.
+func TestSQLChangesLogWorkload(t *testing.T) {
+	t.Parallel()
+	f := newLogFixture(t)
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(22, seed))
+	f.insertOrders(idRange(1, 50)...)
+	next := int64(51)
+	steps := []string{"after-plan", "mid-read", "after-stage", "after-commit", "mid-publish", "after-publish"}
+	for i := range 8 {
+		for range 1 + rng.IntN(4) {
+			switch rng.IntN(5) {
+			case 0:
+				n := int64(1 + rng.IntN(20))
+				f.insertOrders(idRange(next, next+n-1)...)
+				next += n
+			case 1:
+				f.exec(fmt.Sprintf("UPDATE orders SET amount = amount + 1, v = 'u%d' WHERE id %% 7 = %d", i, rng.IntN(7)))
+			case 2:
+				f.exec(fmt.Sprintf("DELETE FROM orders WHERE id %% 11 = %d", rng.IntN(11)))
+			case 3:
+				f.exec(fmt.Sprintf("UPDATE orders SET id = %d WHERE id = (SELECT max(id) FROM orders)", next+100000))
+				next++
+			case 4: // a large transaction: inserts, then updates and deletes of its own rows
+				f.exec(fmt.Sprintf("BEGIN; INSERT INTO orders SELECT g, 'big', g FROM generate_series(%d, %d) g; "+
+					"UPDATE orders SET amount = -amount WHERE id BETWEEN %d AND %d; DELETE FROM orders WHERE id %% 2 = 0 AND id >= %d; COMMIT",
+					next, next+1999, next, next+999, next))
+				next += 2000
+			}
+		}
+		if rng.IntN(2) == 0 {
+			step := steps[rng.IntN(len(steps))]
+			t.Logf("iteration %d: killed at %s", i, step)
+			f.killedAt(step)
+		}
+		f.mustRun()
+		f.assertSynced(fmt.Sprintf("iteration %d", i))
 	}
 }
