@@ -38,3 +38,19 @@ func TestSinkMergeChanges(t *testing.T) {
 		equal(t, "after publishing again", contents(t, db, "m"), []string{"3:C", "4:D2"})
 	})
 }
+
+// TestSinkMergeEmptyRun: a run with no output (a change-log run that only
+// moved its position, a key-bookmark run that only recorded its
+// regression baseline) publishes into an existing merge table, changing
+// nothing; it failed saying the merge key is not a column of the output.
+func TestSinkMergeEmptyRun(t *testing.T) {
+	sqltest.EachOf(t, servers, func(t *testing.T, db *sqltest.DB) {
+		k := openSink(t, db, sqltable.SinkConfig{Table: "m", Mode: "merge", MergeKeys: []string{"id"}})
+		load(t, k, "r1", "SELECT * FROM (VALUES (1, 'a'), (2, 'b')) t(id, v)")
+		load(t, k, "r2", "")
+		equal(t, "after an empty run", contents(t, db, "m"), []string{"1:a", "2:b"})
+		if ok, err := k.Published(t.Context(), "job", "r2"); err != nil || !ok {
+			t.Fatalf("the empty run's marker: %t, %v", ok, err)
+		}
+	})
+}
