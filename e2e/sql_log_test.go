@@ -394,3 +394,46 @@ func TestSQLChangesLogWorkload(t *testing.T) {
 		f.assertSynced(fmt.Sprintf("iteration %d", i))
 	}
 }
+
+// TestSQLChangesLogIdleWAL: when the server's WAL moves far (16 MiB) with
+// no change of the table, a run moves the bookmark's position and the
+// slot with it, so that the slot does not keep that WAL, delivering
+// nothing.
+func TestSQLChangesLogIdleWAL(t *testing.T) {
+	t.Parallel()
+	f := newLogFixture(t)
+	f.insertOrders(1)
+	f.mustRun()
+	lsn := func() string {
+		var bm struct {
+			Sources map[string]struct {
+				Log struct{ LSN string } `json:"log"`
+			} `json:"sources"`
+		}
+		if err := json.Unmarshal([]byte(f.bookmark()), &bm); err != nil {
+			t.Fatal(err)
+		}
+		return bm.Sources["orders_db"].Log.LSN
+	}
+	before := lsn()
+	f.exec("CREATE TABLE other AS SELECT g AS id, md5(g::text) AS v FROM generate_series(1, 300000) g")
+	s := f.mustRun()
+	if s.src().Rows != 0 {
+		t.Errorf("the run read %d rows of a table nobody changed", s.src().Rows)
+	}
+	after := lsn()
+	if after <= before {
+		t.Fatalf("the position stayed at %s after the server's WAL moved on", after)
+	}
+	f.mustRun() // moves the slot to the committed position
+	var confirmed string
+	if err := f.db.SQL.QueryRow("SELECT lpad(split_part(confirmed_flush_lsn::text, '/', 1), 8, '0') || '/' || lpad(split_part(confirmed_flush_lsn::text, '/', 2), 8, '0') FROM pg_replication_slots WHERE database = current_database()").Scan(&confirmed); err != nil {
+		t.Fatal(err)
+	}
+	if confirmed < after {
+		t.Errorf("the slot is at %s, behind the committed position %s", confirmed, after)
+	}
+	f.insertOrders(2)
+	f.mustRun()
+	f.assertSynced("after an idle stretch of WAL")
+}
