@@ -64,3 +64,36 @@ func TestSlotWarning(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckSlot: a slot the server invalidated, one gone, one of another
+// database or plugin, and one moved past the bookmark each fail the run
+// saying what happened and what to do.
+func TestCheckSlot(t *testing.T) {
+	s := &LogSource{ctx: "src", job: "j", slot: "s1", database: "shop", what: "table orders"}
+	ok := slotStatus{Exists: true, Plugin: "pgoutput", Database: "shop", Confirmed: 100}
+	for _, c := range []struct {
+		name string
+		st   func(s slotStatus) slotStatus
+		want []string
+	}{
+		{"fine", func(s slotStatus) slotStatus { return s }, nil},
+		{"behind", func(s slotStatus) slotStatus { s.Confirmed = 50; return s }, nil},
+		{"lost", func(s slotStatus) slotStatus { s.WALStatus = "lost"; return s },
+			[]string{"source src", "s1 was invalidated by the server", "max_slot_wal_keep_size", "tidemark bookmark reset j"}},
+		{"gone", func(slotStatus) slotStatus { return slotStatus{} }, []string{"s1 is gone", "tidemark bookmark reset j"}},
+		{"database", func(s slotStatus) slotStatus { s.Database = "other"; return s }, []string{"belongs to database other"}},
+		{"plugin", func(s slotStatus) slotStatus { s.Plugin = "wal2json"; return s }, []string{"plugin wal2json"}},
+		{"ahead", func(s slotStatus) slotStatus { s.Confirmed = 200; return s }, []string{"moved past the bookmark", "tidemark bookmark reset j"}},
+	} {
+		err := s.checkSlot(c.st(ok), 100)
+		if (err == nil) != (c.want == nil) {
+			t.Errorf("%s: error %v", c.name, err)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q does not say %q", c.name, err, w)
+			}
+		}
+	}
+}
