@@ -260,7 +260,8 @@ func TestSQLChangesLogTypes(t *testing.T) {
 		_, _ = f.db.SQL.Exec("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = current_database()")
 	})
 	f.exec(`CREATE TABLE typed (id bigint PRIMARY KEY, b bytea, a int[], ta text[], n numeric(12,3), tz timestamptz,
-		ts timestamp, d date, ok boolean, j jsonb, e text, z text, u uuid, f double precision, iv interval)`)
+		ts timestamp, d date, ok boolean, j jsonb, e text, z text, u uuid, f double precision, iv interval,
+		g bigint GENERATED ALWAYS AS (id * 2) STORED)`)
 	values := `'\x00ff41'::bytea, '{1,NULL,3}', '{"a,b","c\"d",NULL,""}', 123.456, '2024-05-01 10:00:00.123456+02',
 		'2024-05-01 10:00:00.5', '2024-02-29', true, '{"k": [1, "x"]}', '', NULL, 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 1.5e-7, '1 day 02:03:04'`
 	f.exec("INSERT INTO typed VALUES (1, " + values + ")")

@@ -134,6 +134,16 @@ func (s *LogSource) connect(ctx context.Context) error {
 	if s.cols, err = d.columns(ctx, db, from, &n); err != nil {
 		return s.fail("reading its columns", err)
 	}
+	// pgoutput sends no generated column: the snapshot leaves them out too.
+	rows, err := db.QueryContext(ctx, "SELECT attname FROM pg_attribute WHERE attrelid = to_regclass($1) AND attnum > 0 AND attgenerated <> ''", pgNameArg(n))
+	if err != nil {
+		return s.fail("reading its columns", err)
+	}
+	generated, err := scanStrings(rows)
+	if err != nil {
+		return s.fail("reading its columns", err)
+	}
+	s.cols = slices.DeleteFunc(s.cols, func(c column) bool { return slices.Contains(generated, c.Name) })
 	for _, c := range s.cols {
 		if slices.Contains([]string{OpColumn, LSNColumn, SeqColumn, CommitTimeColumn}, c.Name) {
 			return s.fail("reading its columns", fmt.Errorf("column %s has the name of a change column; read the table by keys, or rename it", c.Name))
