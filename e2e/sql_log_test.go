@@ -438,3 +438,28 @@ func TestSQLChangesLogIdleWAL(t *testing.T) {
 	f.mustRun()
 	f.assertSynced("after an idle stretch of WAL")
 }
+
+// TestSQLChangesLogResetToRun: bookmark reset --to-run the run before the
+// last reads the last run's changes again (the slot still holds them);
+// further back the run fails saying the slot moved past the bookmark.
+func TestSQLChangesLogResetToRun(t *testing.T) {
+	t.Parallel()
+	f := newLogFixture(t)
+	f.insertOrders(1)
+	r1 := f.mustRun()
+	f.insertOrders(2)
+	r2 := f.mustRun()
+	f.insertOrders(3)
+	f.mustRun()
+	f.reset("--to-run", r2.RunID, "--purge-output")
+	s := f.mustRun()
+	if got := f.fileIDsOfRun(s.RunID); fmt.Sprint(got) != "[3]" {
+		t.Errorf("after reset --to-run the run before the last, the next run read ids %v, want [3]", got)
+	}
+	f.assertSynced("after reset --to-run one run back")
+	f.reset("--to-run", r1.RunID, "--purge-output")
+	_, r := f.runExpect(1, nil)
+	if !strings.Contains(r.stderr, "has moved past the bookmark") {
+		t.Errorf("reset two runs back: the error does not say the slot moved past the bookmark\n%v", r)
+	}
+}
