@@ -116,6 +116,11 @@ func (k *Sink) PublishKnown(ctx context.Context, job, runID, storeID string, kno
 				return fmt.Errorf("emptying the table (mode overwrite): %w", err)
 			}
 		}
+		if len(cols) > 0 && n > 0 && k.appliesChanges(cols) {
+			if err := k.applyDeletes(ctx, tx, runID, cols); err != nil {
+				return err
+			}
+		}
 		if len(cols) > 0 && n > 0 {
 			if _, err := tx.ExecContext(ctx, k.insertSQL(runID, cols, slices.Contains(targetCols, RunColumn))); err != nil {
 				return fmt.Errorf("moving %d staged rows in (mode %s): %w", n, k.cfg.mode(), err)
@@ -235,6 +240,22 @@ func (k *Sink) insertSQL(runID string, cols []string, runCol bool) string {
 		}
 	}
 	keys := k.quoteList(k.cfg.MergeKeys)
+	if k.appliesChanges(cols) {
+		// Change rows: each key's last change, unless a delete.
+		s := head + "SELECT " + strings.Join(sel, ", ") + " FROM (" + k.lastChanges(runID, cols) + ") s WHERE " + k.lastKept()
+		if k.k == sqldb.Postgres {
+			s += " ON CONFLICT (" + keys + ") DO "
+			if len(updates) == 0 {
+				return s + "NOTHING"
+			}
+			return s + "UPDATE SET " + strings.Join(updates, ", ")
+		}
+		s += " ON DUPLICATE KEY UPDATE "
+		if len(updates) == 0 {
+			return s + k.q(k.cfg.MergeKeys[0]) + " = " + k.q(k.cfg.MergeKeys[0])
+		}
+		return s + strings.Join(updates, ", ")
+	}
 	if k.k == sqldb.Postgres {
 		// One row per key (the last staged wins): ON CONFLICT cannot touch
 		// a row twice in one statement.

@@ -37,6 +37,14 @@ type JobConfig struct {
 	// RegressionCheckRows is how many rows behind the window the check
 	// covers (default 100,000; 0: every row, each run).
 	RegressionCheckRows *int64 `yaml:"regression_check_rows" doc:"how far back the regression check counts; 0: every row behind the window"`
+	// Changes is "log": the table's inserts, updates and deletes are read
+	// from PostgreSQL's logical replication instead of by bookmark keys
+	// (logsource.go).
+	Changes string `yaml:"changes" doc:"log: read the table's inserts, updates and deletes by PostgreSQL logical replication (rows carry _op, _lsn, _seq, _commit_time); unset: rows by bookmark keys"`
+	// Slot and Publication name the replication slot and publication of
+	// changes: log (default: derived from the job and the ctx).
+	Slot        string `yaml:"slot" doc:"changes: log: the replication slot (default tidemark_<job>_<ctx>_<hash>), created when missing"`
+	Publication string `yaml:"publication" doc:"changes: log: the publication (default: the slot's name), created FOR TABLE when missing"`
 }
 
 // ApplyDefaults fills the unset keys that have a default of their own.
@@ -69,6 +77,7 @@ func (c *JobConfig) Validate(ck *job.Check) {
 	if c.RegressionCheckRows != nil && *c.RegressionCheckRows < 0 {
 		ck.Fail("regression_check_rows", "must be 0 (every row) or more")
 	}
+	c.validateLog(ck)
 }
 
 // Runtime is the source's Config, named ctx, with a relative SQLite path

@@ -269,6 +269,9 @@ func init() {
 		Records: bookmark.KindTable, Count: bookmark.DecodeAs[CountDetail](), State: bookmark.DecodeAs[StateDetail](),
 		Config: func() job.Config { return new(JobConfig) },
 		Open: func(_ context.Context, spec *job.Spec, src job.Source) (source.Source, error) {
+			if src.Config.(*JobConfig).Changes == ChangesLog {
+				return OpenLog(spec, src), nil
+			}
 			return OpenJob(spec, src), nil
 		}})
 }

@@ -24,6 +24,8 @@ type CountDetail struct {
 	Late        int64
 	KeysAfter   string
 	KeysUpTo    string
+	// Log is what a changes: log run read (nil: a read by keys).
+	Log *LogCount
 }
 
 var _ store.CountDetail = CountDetail{}
@@ -36,11 +38,12 @@ type countJSON struct {
 	Table       bool   `json:"table,omitempty"`
 	KeysAfter   string `json:"keys_after,omitempty"`
 	KeysUpTo    string `json:"keys_up_to,omitempty"`
+	*LogCount
 }
 
 // MarshalJSON writes the counts and "table": true.
 func (d CountDetail) MarshalJSON() ([]byte, error) {
-	return json.Marshal(countJSON{d.Regressions, d.NullKeys, d.Late, true, d.KeysAfter, d.KeysUpTo})
+	return json.Marshal(countJSON{d.Regressions, d.NullKeys, d.Late, true, d.KeysAfter, d.KeysUpTo, d.Log})
 }
 
 // UnmarshalJSON reads what MarshalJSON wrote.
@@ -49,7 +52,7 @@ func (d *CountDetail) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &j); err != nil {
 		return err
 	}
-	*d = CountDetail{j.Regressions, j.NullKeys, j.Late, j.KeysAfter, j.KeysUpTo}
+	*d = CountDetail{j.Regressions, j.NullKeys, j.Late, j.KeysAfter, j.KeysUpTo, j.LogCount}
 	return nil
 }
 
@@ -65,12 +68,16 @@ func (d CountDetail) Add(next store.CountDetail) store.CountDetail {
 	if n.KeysUpTo == "" {
 		out.KeysUpTo = d.KeysUpTo
 	}
+	out.Log = d.Log.add(n.Log)
 	return out
 }
 
 // Summary describes what a run read of a SQL table source: rows and the
 // bookmark-key range, not the parts it was read in.
 func (d CountDetail) Summary(c store.Count) string {
+	if d.Log != nil {
+		return d.Log.summary(c)
+	}
 	line := fmt.Sprintf("SQL table, %d rows", c.Rows)
 	switch {
 	case d.KeysUpTo != "" && d.KeysAfter != "":
@@ -113,6 +120,9 @@ func (d CountDetail) Number(name string) int64 {
 	case "late":
 		return d.Late
 	}
+	if d.Log != nil {
+		return d.Log.number(name)
+	}
 	return 0
 }
 
@@ -131,6 +141,8 @@ type PreviewDetail struct {
 	// (regression_check: false): plan then counts none, which is not "0
 	// regressions".
 	RegressionCheckOff bool `json:"-"`
+	// Log is the plan of a changes: log source (nil: a read by keys).
+	*LogPreview
 }
 
 var _ source.PreviewDetail = PreviewDetail{}
@@ -148,7 +160,13 @@ func (d PreviewDetail) MarshalJSON() ([]byte, error) {
 func (PreviewDetail) DetailKind() bookmark.SourceKind { return bookmark.KindTable }
 
 // Show writes the rows and the key range the next run would read.
-func (d PreviewDetail) Show(w io.Writer, ctx string, _ source.Preview) error {
+func (d PreviewDetail) Show(w io.Writer, ctx string, p source.Preview) error {
+	if d.LogPreview != nil {
+		if err := d.LogPreview.show(w, ctx, d.Rows); err != nil {
+			return err
+		}
+		return p.ShowList(w)
+	}
 	var line string
 	switch {
 	case d.UpTo == nil:
@@ -185,6 +203,8 @@ type StateDetail struct {
 	// Cursor is the key cursor; opaque JSON, kept in the state as the
 	// JSON it is (states written before hold it base64-encoded).
 	Cursor bookmark.JSONBytes `json:"cursor,omitempty"`
+	// Log is the position of a changes: log source (nil: a read by keys).
+	Log *LogState `json:"log,omitempty"`
 }
 
 var _ bookmark.StateDetail = StateDetail{}
@@ -200,6 +220,9 @@ func (StateDetail) DetailKind() bookmark.SourceKind { return bookmark.KindTable 
 
 // Show writes the rows read, by how many runs, and the cursor.
 func (d StateDetail) Show(w io.Writer, ctx string, _ bookmark.SourceState) error {
+	if d.Log != nil {
+		return d.Log.show(w, ctx, d)
+	}
 	_, err := fmt.Fprintf(w, "  source %s (SQL table): %d rows read by %d runs; cursor %s\n", ctx, d.Rows, d.Runs, DescribeCursor(d.Cursor))
 	return err
 }
@@ -238,6 +261,9 @@ func (StateDetail) ListsFiles(bookmark.SourceState) bool { return false }
 func (d StateDetail) Pairs(_ bookmark.SourceState, last bookmark.Counts) []bookmark.Pair {
 	out := []bookmark.Pair{{Label: "rows read", Value: d.Rows, Format: "int", Test: "bookmark-rows"},
 		{Label: "runs that read rows", Value: d.Runs, Format: "int", Test: "bookmark-runs"}}
+	if d.Log != nil {
+		return append(out, d.Log.pairs()...)
+	}
 	out = append(out, cursorPairs(d.Cursor)...)
 	regressions := bookmark.Pair{Label: "regressions (last run)", Value: "not read by the last run", Test: "regressions"}
 	if last != nil {
@@ -252,6 +278,9 @@ func (d StateDetail) Pairs(_ bookmark.SourceState, last bookmark.Counts) []bookm
 func (d StateDetail) DiffPairs(bookmark.SourceState) []bookmark.Pair {
 	out := []bookmark.Pair{{Label: "rows read", Value: d.Rows, Format: "int"},
 		{Label: "runs that read rows", Value: d.Runs, Format: "int"}}
+	if d.Log != nil {
+		return append(out, bookmark.Pair{Label: "log position (LSN)", Value: d.Log.LSN})
+	}
 	var v any
 	if raw, err := bookmark.JSONBytes(d.Cursor).MarshalJSON(); err == nil {
 		_ = json.Unmarshal(raw, &v)
