@@ -2,7 +2,6 @@ package duckdb
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -185,22 +184,16 @@ func skipSpace(b []byte, i int) int {
 // holds a control character.
 func stringEnd(b []byte, i int) (int, bool) {
 	escaped := false
-	for j := i + 1; j < len(b); {
-		k := bytes.IndexAny(b[j:], "\"\\")
-		if k < 0 {
+	for j := i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			return j, escaped
+		case c == '\\':
+			escaped = true
+			j++ // the escaped byte; \u's digits are plain bytes
+		case c < 0x20:
 			return -1, false
 		}
-		for _, c := range b[j : j+k] {
-			if c < 0x20 {
-				return -1, false
-			}
-		}
-		j += k
-		if b[j] == '"' {
-			return j, escaped
-		}
-		escaped = true
-		j += 2 // the escaped byte; \u's digits are plain bytes
 	}
 	return -1, false
 }
