@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"unicode/utf8"
 )
 
 // The key check of checkJSONKeys in Go. DuckDB's check parses every
@@ -111,13 +112,13 @@ func scanKeysFile(path string, opts options, names map[string]bool) keyScan {
 
 // lineKeys returns the first top-level key of the object on line that is
 // not in names ("" when all are), and false when line is not blank and
-// not one object followed by nothing but spaces.
+// not one object followed by nothing but spaces, or not UTF-8.
 func lineKeys(line []byte, names map[string]bool) (string, bool) {
 	i := skipSpace(line, 0)
 	if i == len(line) {
 		return "", true // a blank line
 	}
-	if line[i] != '{' {
+	if line[i] != '{' || !utf8.Valid(line) {
 		return "", false
 	}
 	i = skipSpace(line, i+1)
@@ -207,8 +208,8 @@ func skipValue(b []byte, i int) int {
 	}
 	switch c := b[i]; {
 	case c == '"':
-		end, _ := stringEnd(b, i)
-		if end < 0 {
+		end, escaped := stringEnd(b, i)
+		if end < 0 || (escaped && !json.Valid(b[i:end+1])) {
 			return -1
 		}
 		return end + 1

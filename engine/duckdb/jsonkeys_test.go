@@ -37,6 +37,8 @@ func TestJSONKeysSameAsDuckDB(t *testing.T) {
 		{"two objects on a line", `{"id":2} {"coupon":1}`, ""},
 		{"a byte-order mark", "\uFEFF" + `{"id":2,"coupon":1}`, ""},
 		{"a bad number", `{"id":2,"amount":01,"coupon":1}`, ""},
+		{"a bad escape", `{"id":2,"amount":"\q","coupon":1}`, ""},
+		{"not UTF-8", `{"id":2,"amount":"` + "\xff" + `","coupon":1}`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			outcome := func(opts map[string]any) string {
