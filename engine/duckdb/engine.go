@@ -53,6 +53,9 @@ type Engine struct {
 	opts  Options
 	spill string // temp_directory; removed on Close when we created it
 	owned bool
+	// canon is whether the value checks' fast path is registered
+	// (canon.go); without it they take their SQL path.
+	canon bool
 
 	mu       sync.Mutex         // guards running (progress.go)
 	running  mapping.Connection // the connection of the Execute in progress
@@ -116,6 +119,7 @@ func New(opts Options) (*Engine, error) {
 			return nil, err
 		}
 	}
+	e.canon = e.registerCanon() == nil
 	return e, nil
 }
 
@@ -151,7 +155,7 @@ func (e *Engine) Execute(ctx context.Context, p engine.Plan) (engine.Result, err
 	}
 	defer c.Close()
 	defer e.track(ctx, c)()
-	x := &execution{c: c, plan: p, policy: p.OnBadRecord, links: &linker{base: e.spill}}
+	x := &execution{c: c, plan: p, policy: p.OnBadRecord, links: &linker{base: e.spill}, canon: e.canon}
 	defer x.links.cleanup()
 	res, err := x.run(ctx)
 	return res, x.hint(err)

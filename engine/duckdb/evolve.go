@@ -157,7 +157,9 @@ func (r *reader) evolveText(ctx context.Context, c *sql.Conn) error {
 // named like a partition folder. Files outside a first run's inference
 // sample are checked against the inferred schema the same way.
 //
-// One pass over the files' objects, cheaper than jsonKeys' listing: an
+// Go scans each line's keys, on every core (jsonkeys.go); DuckDB checks
+// the chunks of files with a line the scan does not follow. Its check is
+// one pass over the files' objects, cheaper than jsonKeys' listing: an
 // object whose keys are exactly the schema's, in its order (files written
 // by one program, the usual case), is passed over after one comparison of
 // its key list; only the others' keys are looked at. Over 268 MB of
@@ -167,13 +169,34 @@ func (r *reader) checkJSONKeys(ctx context.Context, c *sql.Conn) error {
 	if len(r.in.paths) == 0 || len(r.data) == 0 {
 		return nil
 	}
+	names := make([]string, len(r.data))
+	known := make(map[string]bool, len(r.data))
+	for i, col := range r.data {
+		names[i] = col.Name
+		known[col.Name] = true
+	}
+	chunks := r.in.chunks()
+	if !r.opts.has("maximum_object_size") {
+		// Go's scan first (jsonkeys.go); DuckDB's over the chunks with
+		// a file it leaves (DuckDB reads a file's byte-order mark, for
+		// one, only when another file comes first in its list).
+		i, key, doubt, err := scanJSONKeys(ctx, r.in.paths, r.opts, known)
+		if err != nil {
+			return wrap(ctx, err, []*reader{r}, "source %s: checking the objects' keys", r.src.Ctx)
+		}
+		if i >= 0 {
+			return r.keyError(r.in.paths[i], key, names)
+		}
+		chunks = slices.DeleteFunc(chunks, func(chunk []string) bool {
+			return !slices.ContainsFunc(chunk, func(p string) bool { return slices.Contains(doubt, p) })
+		})
+	}
 	comp := r.objectReadArgs()
 	order := make([]string, len(r.data))
-	names := make([]string, len(r.data))
 	for i, col := range r.data {
-		order[i], names[i] = literal(col.Name), col.Name
+		order[i] = literal(col.Name)
 	}
-	for _, chunk := range r.in.chunks() {
+	for _, chunk := range chunks {
 		// Keys are compared exactly: the reader matches them so (a key
 		// Amount is not read into a column amount).
 		q := fmt.Sprintf(`SELECT filename, k FROM (
@@ -188,18 +211,24 @@ func (r *reader) checkJSONKeys(ctx context.Context, c *sql.Conn) error {
 		if err != nil {
 			return wrap(ctx, err, []*reader{r}, "source %s: checking the objects' keys", r.src.Ctx)
 		}
-		if r.isHiveName(key) {
-			return r.hiveClash(jsonKey{name: key, paths: []string{file}})
-		}
-		if i, ok := r.dataIndex()[strings.ToLower(key)]; ok {
-			return r.caseClash(jsonKey{name: key, paths: []string{file}}, r.data[i].Name)
-		}
-		return &engine.InputError{Source: r.src.Ctx, File: r.in.keyOf(file), Column: key,
-			Msg: fmt.Sprintf("an object has key %s, which is not in the source's schema (%s) "+
-				"(set the source's schema_evolution to add_new_columns, rescue or none to read new keys)",
-				key, strings.Join(names, ", "))}
+		return r.keyError(file, key, names)
 	}
 	return nil
+}
+
+// keyError is the error for the key of a file (a read path) that is not
+// in the source's schema, names.
+func (r *reader) keyError(file, key string, names []string) error {
+	if r.isHiveName(key) {
+		return r.hiveClash(jsonKey{name: key, paths: []string{file}})
+	}
+	if i, ok := r.dataIndex()[strings.ToLower(key)]; ok {
+		return r.caseClash(jsonKey{name: key, paths: []string{file}}, r.data[i].Name)
+	}
+	return &engine.InputError{Source: r.src.Ctx, File: r.in.keyOf(file), Column: key,
+		Msg: fmt.Sprintf("an object has key %s, which is not in the source's schema (%s) "+
+			"(set the source's schema_evolution to add_new_columns, rescue or none to read new keys)",
+			key, strings.Join(names, ", "))}
 }
 
 // hiveClash is the error for a file column (a JSON key) named like a

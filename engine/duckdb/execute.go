@@ -18,6 +18,7 @@ type execution struct {
 	policy  string
 	readers []*reader
 	links   *linker
+	canon   bool // the value checks' fast path is registered (canon.go)
 }
 
 // sourceState is what the execution knows of a source's row count.
@@ -102,7 +103,7 @@ func (x *execution) openSource(ctx context.Context, src *engine.Source, n int) (
 	if err != nil {
 		return st, err
 	}
-	r := &reader{src: src, n: n, in: in, opts: opts, links: x.links}
+	r := &reader{src: src, n: n, in: in, opts: opts, links: x.links, canon: x.canon}
 	x.readers = append(x.readers, r)
 	if err := r.settleSchema(ctx, x.c); err != nil {
 		return st, err

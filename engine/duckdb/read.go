@@ -43,6 +43,8 @@ type reader struct {
 	// numbers are quoted.
 	links     *linker
 	exactDone map[string]bool
+	// canon is whether checked columns may take the fast path (canon.go).
+	canon bool
 }
 
 // schema is the full schema the view exposes, in DuckDB types: file

@@ -66,6 +66,8 @@ type valueCheck struct {
 	scale int    // DECIMAL scale; fractional second digits a TIMESTAMP keeps
 	// thousands and decimal are the CSV options of that name ("" unset).
 	thousands, decimal string
+	// canon is the SQL function of the fast path (canon.go), "" for none.
+	canon string
 }
 
 var (
@@ -202,7 +204,11 @@ func (c *valueCheck) lossySQL(v string) string {
 // okSQL is a SQL condition, on a non-NULL text expression v, that the value
 // converts to the column's type without loss.
 func (c *valueCheck) okSQL(v string) string {
-	return fmt.Sprintf("NOT %s AND %s IS NOT NULL", c.lossySQL(v), c.tryCastSQL(v))
+	ok := fmt.Sprintf("NOT %s AND %s IS NOT NULL", c.lossySQL(v), c.tryCastSQL(v))
+	if c.canon != "" {
+		ok = fmt.Sprintf("coalesce(%s(%s), false) OR (%s)", c.canon, v, ok)
+	}
+	return ok
 }
 
 // tryCastSQL converts the text expression v, NULL when it does not convert.
@@ -293,6 +299,11 @@ func (r *reader) settleChecks() {
 	if (r.src.Format == "csv" || r.src.Format == "json") && !r.src.Exact && !r.rescuing() {
 		r.checked = checks(r.data, r.src.Format, r.opts, r.dialect)
 	}
+	if r.canon && !r.jsonTyped() {
+		for _, c := range r.checked {
+			c.canon = c.canonFunc()
+		}
+	}
 }
 
 // textSQL is the text of a checked column's value as read: CSV's VARCHAR
@@ -372,8 +383,13 @@ func (r *reader) columnExpr(col bookmark.Column, keep bool) (expr, bad string) {
 	// One conversion per value; the check of a value that did
 	// not convert runs only then (coalesce is lazy).
 	conv := fmt.Sprintf("CASE WHEN %s THEN NULL ELSE %s END", c.lossySQL(t), c.tryCastSQL(t))
-	return fmt.Sprintf("coalesce(%s, CASE WHEN %s IS NULL THEN NULL ELSE %s END) AS %s",
-		conv, ident(col.Name), raise, ident(col.Name)), ""
+	expr = fmt.Sprintf("coalesce(%s, CASE WHEN %s IS NULL THEN NULL ELSE %s END)", conv, ident(col.Name), raise)
+	if c.canon != "" {
+		// Canonical text converts as is; the rest (NULL included) is
+		// checked as above.
+		expr = fmt.Sprintf("CASE WHEN %s(%s) THEN %s ELSE %s END", c.canon, t, c.castSQL(t), expr)
+	}
+	return expr + " AS " + ident(col.Name), ""
 }
 
 // keptView selects from a table filled by a kept read the rows whose values
