@@ -17,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/internal/fault"
 	"github.com/tidemark-etl/tidemark/manifest"
 	"github.com/tidemark-etl/tidemark/sink"
 	"github.com/tidemark-etl/tidemark/store"
@@ -101,6 +102,7 @@ func (l *location) Publish(ctx context.Context, p sink.Publication) error {
 		if err != nil {
 			return fail(err)
 		}
+		fault.At(fault.MidPublish) // the files are in place, not committed to the table
 		if !exists {
 			sc, err := parquetSchema(filepath.Join(l.dir, filepath.FromSlash(p.Outputs[0].Final)))
 			if err != nil {
