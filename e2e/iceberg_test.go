@@ -316,3 +316,76 @@ func testIcebergCrash(t *testing.T, ss stateStore, mode, step string) {
 		t.Errorf("at the end: snapshots name runs %q, want %q still", got, runs)
 	}
 }
+
+// pyicebergAppend is the script of another writer: it appends rows with
+// order ids argv[3:] to the table through the same catalog.
+const pyicebergAppend = `
+import sys
+import pyarrow as pa
+from pyiceberg.catalog.sql import SqlCatalog
+cat = SqlCatalog("tidemark", uri=sys.argv[1])
+t = cat.load_table(sys.argv[2])
+rows = [{"order_id": int(i), "customer_id": "ext", "product": "external", "amount": 1} for i in sys.argv[3:]]
+t.append(pa.Table.from_pylist(rows, schema=t.schema().as_arrow()))
+`
+
+// appendIceberg has pyiceberg append records with ids to sales.orders.
+func appendIceberg(t *testing.T, state string, ids ...int64) []record {
+	t.Helper()
+	script := filepath.Join(t.TempDir(), "append.py")
+	writeFile(t, script, []byte(pyicebergAppend))
+	args := []string{script, "sqlite:///" + state, "sales.orders"}
+	var recs []record
+	for _, id := range ids {
+		args = append(args, fmt.Sprint(id))
+		recs = append(recs, record{OrderID: id, CustomerID: "ext", Product: "external", Amount: 1})
+	}
+	cmd := exec.CommandContext(t.Context(), os.Getenv(envPyiceberg), args...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("pyiceberg appending to sales.orders: %v\n%s", err, out)
+	}
+	return recs
+}
+
+// TestIcebergExternalWriterAndPurge: rows another writer (pyiceberg)
+// appends between two runs stay in mode append and are replaced in mode
+// overwrite, as documented; `bookmark reset --to-run --purge-output`
+// removes what the undone run added, in a new snapshot naming it, and the
+// next run adds it once again.
+func TestIcebergExternalWriterAndPurge(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"append", "overwrite"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			f, state := icebergFixture(t, icebergStores()[0], mode)
+			monday := f.addCSVs("monday", 2, 10)
+			mon := f.mustRun()
+			external := appendIceberg(t, state, 900001, 900002, 900003)
+			tuesday := f.addCSVs("tuesday", 2, 10)
+			tue := f.mustRun()
+			v := readIceberg(t, state, f.env)
+			want := concat(monday, external, tuesday)
+			if mode == "overwrite" {
+				want = tuesday
+			}
+			assertIcebergIDs(t, "after Tuesday, the other writer's append between the runs", v, want)
+			if got := snapshotRuns(v); !slices.Equal(got, []string{mon.RunID, "", tue.RunID}) {
+				t.Errorf("snapshots name runs %q, want [%s (the other writer's) %s]", got, mon.RunID, tue.RunID)
+			}
+			if mode == "overwrite" {
+				return
+			}
+
+			f.reset("--to-run", mon.RunID, "--purge-output")
+			v = readIceberg(t, state, f.env)
+			assertIcebergIDs(t, "after the reset to Monday's run with --purge-output", v, concat(monday, external))
+			if n := len(v.Snapshots); n != 4 || v.Snapshots[n-1].Summary["tidemark.purged-run-id"] != tue.RunID {
+				t.Errorf("after the purge: snapshots %+v, want a fourth naming tidemark.purged-run-id %s", v.Snapshots, tue.RunID)
+			}
+			again := f.mustRun()
+			assertFiles(t, "the run after the reset", again, 2)
+			v = readIceberg(t, state, f.env)
+			assertIcebergIDs(t, "after the run after the reset", v, concat(monday, external, tuesday))
+		})
+	}
+}
