@@ -36,6 +36,10 @@ func icebergStores() []stateStore {
 // icebergJob is the sales job writing into the Iceberg table sales.orders
 // at output, in mode.
 func icebergJob(state, landing, output, mode string) string {
+	keys := ""
+	if mode == "merge" {
+		keys = "    merge_keys: [order_id]\n"
+	}
 	return fmt.Sprintf(`job: sales
 state: %q
 sources:
@@ -51,7 +55,7 @@ sinks:
     iceberg: {table: sales.orders}
     path: %q
     mode: %s
-`, state, landing, cleanOrders, output, mode)
+%s`, state, landing, cleanOrders, output, mode, keys)
 }
 
 // icebergFixture is a sales job on local folders with its state in a new
@@ -76,6 +80,7 @@ type icebergSnapshot struct {
 type icebergView struct {
 	Exists    bool              `json:"exists"`
 	IDs       []int64           `json:"ids"`
+	Rows      [][2]int64        `json:"rows"` // order id, amount
 	Snapshots []icebergSnapshot `json:"snapshots"`
 }
 
@@ -91,7 +96,9 @@ try:
 except NoSuchTableError:
     print(json.dumps({"exists": False, "ids": [], "snapshots": []}))
     sys.exit(0)
-ids = t.scan(selected_fields=("order_id",)).to_arrow().column("order_id").to_pylist()
+tab = t.scan(selected_fields=("order_id", "amount")).to_arrow()
+ids = tab.column("order_id").to_pylist()
+rows = sorted(zip(ids, tab.column("amount").to_pylist()))
 snaps = []
 s = t.current_snapshot()
 while s is not None:
@@ -100,7 +107,7 @@ while s is not None:
                   "summary": {k: str(v) for k, v in summ.additional_properties.items()}})
     s = t.snapshot_by_id(s.parent_snapshot_id) if s.parent_snapshot_id is not None else None
 snaps.reverse()
-print(json.dumps({"exists": True, "ids": sorted(ids), "snapshots": snaps}))
+print(json.dumps({"exists": True, "ids": sorted(ids), "rows": rows, "snapshots": snaps}))
 `
 
 // readIceberg reads the Iceberg table sales.orders of the job whose state
@@ -249,14 +256,17 @@ func stagedUnder(t *testing.T, dir string) []string {
 var icebergCrashSteps = []string{fault.AfterStage, fault.AfterCommit, fault.MidPublish, fault.AfterPublish}
 
 // TestIcebergCrash kills a run (SIGKILL) at each step around the bookmark
-// and Iceberg commits, in modes append and overwrite, then reruns the job
+// and Iceberg commits, in modes append, overwrite and merge, then reruns the job
 // from another host: pyiceberg reads every record exactly once (overwrite:
 // exactly the killed run's input), no run has two snapshots, nothing is
 // left staged, and the run after reads nothing.
 func TestIcebergCrash(t *testing.T) {
 	t.Parallel()
 	for _, ss := range icebergStores() {
-		for _, mode := range []string{"append", "overwrite"} {
+		for _, mode := range []string{"append", "overwrite", "merge"} {
+			if mode == "merge" && ss.name != "sqlite" {
+				continue // the commit protocol is the same on PostgreSQL
+			}
 			for _, step := range icebergCrashSteps {
 				t.Run(ss.name+"/"+mode+"/"+step, func(t *testing.T) {
 					t.Parallel()
@@ -302,9 +312,11 @@ func testIcebergCrash(t *testing.T, ss stateStore, mode, step string) {
 	}
 	v := readIceberg(t, state, f.env)
 	assertIcebergIDs(t, "after the rerun", v, want)
-	runs := snapshotRuns(v)
+	// A merge commits its delete and its append as two snapshots of one
+	// catalog commit, both naming the run.
+	runs := slices.Compact(snapshotRuns(v))
 	if len(runs) != 2 || runs[0] == runs[1] || runs[0] == "" || runs[1] == "" {
-		t.Errorf("after the rerun: snapshots name runs %q, want two runs, one snapshot each", runs)
+		t.Errorf("after the rerun: snapshots name runs %q, want two runs, each in one commit", snapshotRuns(v))
 	}
 	if left := stagedUnder(t, f.outDir()); len(left) > 0 {
 		t.Errorf("staged files left after the rerun: %v", left)
@@ -312,7 +324,7 @@ func testIcebergCrash(t *testing.T, ss stateStore, mode, step string) {
 	assertFiles(t, "the run after the rerun", f.mustRun(), 0)
 	v = readIceberg(t, state, f.env)
 	assertIcebergIDs(t, "at the end", v, want)
-	if got := snapshotRuns(v); !slices.Equal(got, runs) {
+	if got := slices.Compact(snapshotRuns(v)); !slices.Equal(got, runs) {
 		t.Errorf("at the end: snapshots name runs %q, want %q still", got, runs)
 	}
 }
@@ -387,5 +399,53 @@ func TestIcebergExternalWriterAndPurge(t *testing.T) {
 			v = readIceberg(t, state, f.env)
 			assertIcebergIDs(t, "after the run after the reset", v, concat(monday, external, tuesday))
 		})
+	}
+}
+
+// TestIcebergMerge: mode merge replaces the rows whose order_id a run
+// has (copy-on-write) and adds the new ones; a run whose output has one
+// key twice fails before its commit, naming the key, and changes nothing.
+func TestIcebergMerge(t *testing.T) {
+	t.Parallel()
+	f, state := icebergFixture(t, icebergStores()[0], "merge")
+	monday := f.addCSVs("monday", 2, 10)
+	mon := f.mustRun()
+	// Tuesday: new amounts for three of Monday's orders, and two new orders.
+	var tuesday []record
+	for _, r := range monday[:3] {
+		r.Amount += 1000
+		tuesday = append(tuesday, r)
+	}
+	tuesday = append(tuesday, f.gen.records(2)...)
+	f.putCSV("tuesday/update.csv", tuesday)
+	tue := f.mustRun()
+	want := map[int64]int64{}
+	for _, r := range concat(monday, tuesday) {
+		want[r.OrderID] = r.Amount // Tuesday's last
+	}
+	v := readIceberg(t, state, f.env)
+	got := map[int64]int64{}
+	for _, r := range v.Rows {
+		if _, dup := got[r[0]]; dup {
+			t.Errorf("after the merge: order %d is in the table twice", r[0])
+		}
+		got[r[0]] = r[1]
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("after the merge: rows (order: amount) %v, want %v", got, want)
+	}
+	runs := snapshotRuns(v)
+	if len(runs) < 2 || runs[0] != mon.RunID || runs[len(runs)-1] != tue.RunID {
+		t.Errorf("snapshots name runs %q, want Monday's %s first and Tuesday's %s last", runs, mon.RunID, tue.RunID)
+	}
+
+	dup := f.gen.records(1)
+	f.putCSV("wednesday/dup.csv", concat(dup, dup))
+	_, r := f.runExpect(1)
+	assertMentions(t, r, "order_id", fmt.Sprint(dup[0].OrderID), "two rows")
+	after := readIceberg(t, state, f.env)
+	if !slices.Equal(after.IDs, v.IDs) || len(after.Snapshots) != len(v.Snapshots) {
+		t.Errorf("a failed merge changed the table: %d rows, %d snapshots; want %d rows, %d snapshots",
+			len(after.IDs), len(after.Snapshots), len(v.IDs), len(v.Snapshots))
 	}
 }

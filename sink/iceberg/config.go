@@ -9,7 +9,7 @@ import (
 )
 
 // The modes of an Iceberg sink; DefaultMode when none is given.
-var Modes = []string{"append", "overwrite"}
+var Modes = []string{"append", "overwrite", "merge"}
 
 // DefaultMode is the mode of a sink that names none.
 const DefaultMode = "append"
@@ -22,8 +22,8 @@ type Config struct {
 	// Path is where a new table's data and metadata go.
 	Path string `yaml:"path" doc:"required: the table's folder (data/ and metadata/ go there): a plain local path or file://"`
 	// Mode is append (default) or overwrite.
-	Mode string `yaml:"mode" doc:"append (each run adds its files in one snapshot) | overwrite (each run's snapshot replaces every data file of the table)"`
-	// MergeKeys are the keys of mode merge (not built yet).
+	Mode string `yaml:"mode" doc:"append (each run adds its files in one snapshot) | overwrite (each run's snapshot replaces every data file of the table) | merge (replaces the rows whose merge_keys the run has, copy-on-write)"`
+	// MergeKeys are the keys of mode merge.
 	MergeKeys []string `yaml:"merge_keys" doc:"the columns mode merge matches rows on"`
 	// PartitionBy is the table's partition spec (not built yet).
 	PartitionBy []string `yaml:"partition_by" doc:"the new table's partition spec: columns or Iceberg transforms (day(ts), bucket(16, id), ...)"`
@@ -67,8 +67,16 @@ func (c *Config) Validate(ck *job.Check) {
 	}
 	ck.Location("path", c.Path)
 	ck.OneOf("mode", c.Mode, Modes)
-	if len(c.MergeKeys) > 0 {
-		ck.Fail("merge_keys", "mode merge is not supported by Iceberg sinks yet")
+	switch {
+	case c.Mode == "merge" && len(c.MergeKeys) == 0:
+		ck.Fail("merge_keys", "mode merge needs merge_keys")
+	case c.Mode != "merge" && len(c.MergeKeys) > 0:
+		ck.Fail("merge_keys", "is only for mode merge (the mode is %s)", c.Mode)
+	}
+	for j, k := range c.MergeKeys {
+		if !job.Identifier(k) {
+			ck.Fail(fmt.Sprintf("merge_keys[%d]", j), "%q must be a column name", k)
+		}
 	}
 	if len(c.PartitionBy) > 0 {
 		ck.Fail("partition_by", "partitioned Iceberg tables are not supported yet")

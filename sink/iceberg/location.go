@@ -199,15 +199,39 @@ func (l *location) commit(ctx context.Context, tbl *table.Table, paths []string,
 		}
 		add = append(add, df)
 	}
-	var del []iceberg.DataFile
-	if l.target.Mode == "overwrite" {
-		if del, err = dataFiles(ctx, tbl); err != nil {
+	tx := tbl.NewTransaction()
+	switch {
+	case l.target.Mode == "overwrite":
+		del, err := dataFiles(ctx, tbl)
+		if err != nil {
 			return err
 		}
-	}
-	tx := tbl.NewTransaction()
-	if err := tx.ReplaceDataFilesWithDataFiles(ctx, del, add, props); err != nil {
-		return err
+		if err := tx.ReplaceDataFilesWithDataFiles(ctx, del, add, props); err != nil {
+			return err
+		}
+	case l.target.Mode == "merge" && tbl.CurrentSnapshot() != nil:
+		var keys []keyTuple
+		for _, p := range paths {
+			u, err := url.Parse(p)
+			if err != nil {
+				return err
+			}
+			k, err := readKeys(ctx, filepath.FromSlash(u.Path), l.target.MergeKeys)
+			if err != nil {
+				return fmt.Errorf("reading the merge keys of %s: %w", p, err)
+			}
+			keys = append(keys, k...)
+		}
+		if len(keys) > 0 {
+			if err := tx.Delete(ctx, keyFilter(l.target.MergeKeys, keys), props); err != nil {
+				return fmt.Errorf("deleting the rows the run replaces: %w", err)
+			}
+		}
+		fallthrough
+	default:
+		if err := tx.AddDataFiles(ctx, add, props); err != nil {
+			return err
+		}
 	}
 	_, err = tx.Commit(ctx)
 	return err

@@ -60,6 +60,7 @@ type Sink struct {
 	dir   string
 	table string
 	mode  string
+	keys  []string
 	// state is the state store's location, where the own catalog is; set
 	// by Claim.
 	state string
@@ -72,7 +73,7 @@ var (
 
 func open(_ context.Context, spec *job.Spec, k job.Sink) (sink.Sink, error) {
 	c := k.Config.(*Config)
-	return &Sink{ctx: k.Ctx, dir: c.Place(spec).Folder, table: c.Iceberg.Table, mode: c.Mode}, nil
+	return &Sink{ctx: k.Ctx, dir: c.Place(spec).Folder, table: c.Iceberg.Table, mode: c.Mode, keys: c.MergeKeys}, nil
 }
 
 // Ctx is the sink's ctx.
@@ -154,10 +155,23 @@ func (g *staging) EngineReturned(context.Context, error) {}
 // Stage records each Parquet file the engine wrote as an iceberg_file
 // output, its final name data/part-RUN-N.parquet; the files stay in the
 // staging folder until Publish moves and commits them.
-func (g *staging) Stage(_ context.Context, res engine.SinkResult, _ bool) (sink.Staged, error) {
+func (g *staging) Stage(ctx context.Context, res engine.SinkResult, _ bool) (sink.Staged, error) {
 	files := slices.Clone(res.Files)
 	slices.SortFunc(files, func(a, b engine.StagedFile) int { return strings.Compare(a.Path, b.Path) })
-	target := &manifest.Table{Ctx: g.s.ctx, Connection: g.s.state, Table: g.s.table, Mode: g.s.mode}
+	target := &manifest.Table{Ctx: g.s.ctx, Connection: g.s.state, Table: g.s.table, Mode: g.s.mode, MergeKeys: g.s.keys}
+	if g.s.mode == "merge" {
+		var all []keyTuple
+		for _, f := range files {
+			keys, err := readKeys(ctx, filepath.Join(g.where(), filepath.FromSlash(f.Path)), g.s.keys)
+			if err != nil {
+				return sink.Staged{}, fmt.Errorf("sink %s: staging run %s: %w", g.s.ctx, g.run, err)
+			}
+			all = append(all, keys...)
+		}
+		if err := checkKeys(g.s.keys, all); err != nil {
+			return sink.Staged{}, fmt.Errorf("sink %s: staging run %s: %w", g.s.ctx, g.run, err)
+		}
+	}
 	var st sink.Staged
 	for i, f := range files {
 		if !strings.HasSuffix(f.Path, ".parquet") {
