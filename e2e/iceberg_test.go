@@ -449,3 +449,34 @@ func TestIcebergMerge(t *testing.T) {
 			len(after.IDs), len(after.Snapshots), len(v.IDs), len(v.Snapshots))
 	}
 }
+
+// TestIcebergSchemaChange: a run whose output has a column the table
+// lacks, or a column of another type, fails before its commit, naming the
+// column, and leaves the table and the bookmark as they were; the job is
+// not stuck: with the job file put back, the next run reads the same
+// input and commits it.
+func TestIcebergSchemaChange(t *testing.T) {
+	t.Parallel()
+	f, state := icebergFixture(t, icebergStores()[0], "append")
+	good, err := os.ReadFile(f.jobPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	monday := f.addCSVs("monday", 1, 10)
+	f.mustRun()
+	tuesday := f.addCSVs("tuesday", 1, 10)
+	for _, c := range []struct{ sql, column string }{
+		{"SELECT order_id, customer_id, product, CAST(amount AS BIGINT) AS amount, 'x' AS note FROM orders_source", "note"},
+		{"SELECT order_id, customer_id, product, CAST(amount AS VARCHAR) AS amount FROM orders_source", "amount"},
+	} {
+		writeFile(t, f.jobPath, []byte(strings.Replace(string(good), cleanOrders, c.sql, 1)))
+		_, r := f.runExpect(1)
+		assertMentions(t, r, c.column, "sales.orders")
+		v := readIceberg(t, state, f.env)
+		assertIcebergIDs(t, "after the failed run with column "+c.column, v, monday)
+	}
+	writeFile(t, f.jobPath, good)
+	s := f.mustRun()
+	assertFiles(t, "the run with the job file put back", s, 1)
+	assertIcebergIDs(t, "after the run with the job file put back", readIceberg(t, state, f.env), concat(monday, tuesday))
+}

@@ -26,10 +26,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/tidemark-etl/tidemark/engine"
 	"github.com/tidemark-etl/tidemark/job"
@@ -172,6 +175,9 @@ func (g *staging) Stage(ctx context.Context, res engine.SinkResult, _ bool) (sin
 			return sink.Staged{}, fmt.Errorf("sink %s: staging run %s: %w", g.s.ctx, g.run, err)
 		}
 	}
+	if err := g.check(ctx, files); err != nil {
+		return sink.Staged{}, fmt.Errorf("sink %s: staging run %s: %w", g.s.ctx, g.run, err)
+	}
 	var st sink.Staged
 	for i, f := range files {
 		if !strings.HasSuffix(f.Path, ".parquet") {
@@ -186,3 +192,43 @@ func (g *staging) Stage(ctx context.Context, res engine.SinkResult, _ bool) (sin
 }
 
 func (g *staging) Discard(context.Context) { _ = os.RemoveAll(g.where()) }
+
+// check reads each staged file as publishing will, before the run
+// commits: against the table's schema when the table exists (a column
+// the table lacks, or of another type, fails here, not in a publish that
+// could then never succeed), and as a new table's schema when it does
+// not.
+func (g *staging) check(ctx context.Context, files []engine.StagedFile) error {
+	if len(files) == 0 {
+		return nil
+	}
+	loc := &location{dir: g.s.dir, target: manifest.Table{Connection: g.s.state, Table: g.s.table}}
+	cat, err := loc.catalog(ctx)
+	if err != nil {
+		return err
+	}
+	defer cat.Close()
+	tbl, exists, err := cat.load(ctx, loc.ident())
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		path := filepath.Join(g.where(), filepath.FromSlash(f.Path))
+		if !exists {
+			if _, err := parquetSchema(path); err != nil {
+				return err
+			}
+			continue
+		}
+		fs, err := tbl.FS(ctx)
+		if err != nil {
+			return err
+		}
+		uri := (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
+		if _, err := table.FileToDataFile(ctx, fs, uri, tbl.Schema(), tbl.Spec(), 0, tbl.Properties()); err != nil {
+			return fmt.Errorf("the output does not fit Iceberg table %s (new columns and type changes are not applied to "+
+				"the table yet): %w", g.s.table, err)
+		}
+	}
+	return nil
+}
