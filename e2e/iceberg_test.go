@@ -62,8 +62,19 @@ sinks:
 // store of ss, writing the Iceberg table sales.orders in mode.
 func icebergFixture(t *testing.T, ss stateStore, mode string) (*fixture, string) {
 	t.Helper()
+	return icebergFixtureOn(t, local, ss, mode)
+}
+
+// icebergFixtureOn is icebergFixture with the engine of be (local:
+// DuckDB; onSpark: the shared Spark Connect server).
+func icebergFixtureOn(t *testing.T, be backend, ss stateStore, mode string) (*fixture, string) {
+	t.Helper()
 	f, state := stateOn(t, local, ss, jobOpts{})
-	writeFile(t, f.jobPath, []byte(icebergJob(state, f.in.loc(), f.outDir(), mode)))
+	job := icebergJob(state, f.in.loc(), f.outDir(), mode)
+	if be == onSpark {
+		job = strings.Replace(job, "\nsources:", "\n"+sparkEngine(t)+"\nsources:", 1)
+	}
+	writeFile(t, f.jobPath, []byte(job))
 	return f, state
 }
 
@@ -185,14 +196,26 @@ func TestIcebergThreeDays(t *testing.T) {
 		for _, mode := range []string{"append", "overwrite"} {
 			t.Run(ss.name+"/"+mode, func(t *testing.T) {
 				t.Parallel()
-				testIcebergThreeDays(t, ss, mode)
+				testIcebergThreeDays(t, local, ss, mode)
 			})
 		}
 	}
 }
 
-func testIcebergThreeDays(t *testing.T, ss stateStore, mode string) {
-	f, state := icebergFixture(t, ss, mode)
+// TestSparkIcebergThreeDays is TestIcebergThreeDays with Spark staging the
+// Parquet (the same staging contract as DuckDB's).
+func TestSparkIcebergThreeDays(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"append", "overwrite"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			testIcebergThreeDays(t, onSpark, icebergStores()[0], mode)
+		})
+	}
+}
+
+func testIcebergThreeDays(t *testing.T, be backend, ss stateStore, mode string) {
+	f, state := icebergFixtureOn(t, be, ss, mode)
 	env := f.env
 
 	monday := f.addCSVs("monday", 10, 40)
