@@ -89,10 +89,13 @@ type icebergSnapshot struct {
 // catalog: the order ids of its rows, and the current branch's snapshots,
 // oldest first.
 type icebergView struct {
-	Exists    bool              `json:"exists"`
-	IDs       []int64           `json:"ids"`
-	Rows      [][2]int64        `json:"rows"` // order id, amount
-	Snapshots []icebergSnapshot `json:"snapshots"`
+	Exists bool       `json:"exists"`
+	IDs    []int64    `json:"ids"`
+	Rows   [][2]int64 `json:"rows"` // order id, amount
+	// NameMapping: the table has schema.name-mapping.default, by which
+	// readers map the columns of files without Parquet field ids.
+	NameMapping bool              `json:"name_mapping"`
+	Snapshots   []icebergSnapshot `json:"snapshots"`
 }
 
 // pyicebergRead is the script that reads the table: argv is the catalog's
@@ -118,7 +121,8 @@ while s is not None:
                   "summary": {k: str(v) for k, v in summ.additional_properties.items()}})
     s = t.snapshot_by_id(s.parent_snapshot_id) if s.parent_snapshot_id is not None else None
 snaps.reverse()
-print(json.dumps({"exists": True, "ids": sorted(ids), "rows": rows, "snapshots": snaps}))
+print(json.dumps({"exists": True, "ids": sorted(ids), "rows": rows, "snapshots": snaps,
+                  "name_mapping": "schema.name-mapping.default" in t.properties}))
 `
 
 // readIceberg reads the Iceberg table sales.orders of the job whose state
@@ -225,6 +229,18 @@ func testIcebergThreeDays(t *testing.T, be backend, ss stateStore, mode string) 
 	}
 	v := readIceberg(t, state, env)
 	assertIcebergIDs(t, "after Monday", v, monday)
+	if !v.NameMapping {
+		t.Errorf("after Monday: the table has no schema.name-mapping.default property (its files have no field ids)")
+	}
+	amounts := map[int64]int64{}
+	for _, r := range monday {
+		amounts[r.OrderID] = r.Amount
+	}
+	for _, r := range v.Rows {
+		if amounts[r[0]] != r[1] {
+			t.Errorf("after Monday: order %d has amount %d in the table, want %d", r[0], r[1], amounts[r[0]])
+		}
+	}
 	if got := snapshotRuns(v); !slices.Equal(got, []string{mon.RunID}) {
 		t.Errorf("after Monday: snapshots name runs %q, want [%s]", got, mon.RunID)
 	}
