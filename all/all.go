@@ -10,6 +10,7 @@ import (
 	_ "github.com/tidemark-etl/tidemark/objstore/local"
 	_ "github.com/tidemark-etl/tidemark/objstore/s3"
 	_ "github.com/tidemark-etl/tidemark/sink/files"
+	_ "github.com/tidemark-etl/tidemark/sink/iceberg"
 	_ "github.com/tidemark-etl/tidemark/sink/sqltable"
 	_ "github.com/tidemark-etl/tidemark/source/files"
 	_ "github.com/tidemark-etl/tidemark/source/sqltable"

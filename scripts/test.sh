@@ -242,6 +242,39 @@ else
 	[ -n "${TIDEMARK_TEST_PYTHON:-}" ] && [ -n "${TIDEMARK_TEST_CHROMIUM:-}" ] || setup_browser
 fi
 
+# --- setup: pyiceberg (Iceberg sink tests) ---------------------------------
+# sink/iceberg's and e2e's Iceberg tests read what tidemark commits with
+# pyiceberg from PyPI, through its SqlCatalog on the state database (SQLite
+# or PostgreSQL). Its venv is cached as the Playwright one is; the tests
+# find it through
+#   TIDEMARK_TEST_PYICEBERG  the venv's python, with pyiceberg installed
+# and fail without it.
+PYICEBERG_VERSION=0.12.0
+
+setup_pyiceberg() {
+	local venv py base
+	venv="${XDG_CACHE_HOME:-$HOME/.cache}/tidemark-test/venv-pyiceberg-$PYICEBERG_VERSION"
+	py="$venv/bin/python"
+	if ! "$py" -c 'import pyiceberg.catalog.sql, pyarrow, psycopg2' 2>/dev/null; then
+		base=python3
+		if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
+			log "installing python3-venv (Debian package)"
+			apt_install python3 python3-venv
+			base=/usr/bin/python3
+		fi
+		log "making a pyiceberg $PYICEBERG_VERSION venv in $venv"
+		rm -rf "$venv"
+		mkdir -p "$(dirname "$venv")"
+		"$base" -m venv "$venv"
+		"$py" -m pip install -q --disable-pip-version-check \
+			"pyiceberg[sql-sqlite,sql-postgres,pyarrow]==$PYICEBERG_VERSION"
+	fi
+	export TIDEMARK_TEST_PYICEBERG="$py"
+	log "pyiceberg $PYICEBERG_VERSION ($py)"
+}
+
+[ -n "${TIDEMARK_TEST_PYICEBERG:-}" ] || setup_pyiceberg
+
 # --- setup: Spark Connect (engine: spark) ----------------------------------
 # One Spark Connect server for the whole run, from the pip package pyspark
 # (which carries Spark's jars), on a free loopback port, with hadoop-aws

@@ -1,0 +1,145 @@
+package iceberg
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+
+	iceberg "github.com/apache/iceberg-go"
+	icecat "github.com/apache/iceberg-go/catalog"
+	sqlcat "github.com/apache/iceberg-go/catalog/sql"
+	"github.com/apache/iceberg-go/table"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite" // driver "sqlite"
+)
+
+// CatalogName is the name tidemark's own catalog has in its SQL tables
+// (their catalog_name column): pyiceberg's SqlCatalog("tidemark", uri=...)
+// and Iceberg's JDBC catalog named tidemark read it.
+const CatalogName = "tidemark"
+
+// ErrNoOwnCatalog refuses an Iceberg sink without catalog: whose state
+// store cannot hold a catalog (S3 or memory state).
+var ErrNoOwnCatalog = errors.New("tidemark's own Iceberg catalog lives in a SQLite or PostgreSQL state store")
+
+// ownCatalog is tidemark's own catalog in a state store's database: a SQL
+// catalog with the tables of pyiceberg's SqlCatalog and Iceberg's JDBC
+// catalog (iceberg_tables, iceberg_namespace_properties), whose commit
+// is an UPDATE ... WHERE metadata_location = the one read.
+type ownCatalog struct {
+	*sqlcat.Catalog
+	db *sql.DB
+}
+
+// openCatalog opens the own catalog in the state store at location (a
+// store.Identity's Location: a SQLite file's absolute path, or a
+// postgres:// URL without password, ?schema= naming the state's schema).
+// The catalog's tables are created when missing.
+func openCatalog(ctx context.Context, location string) (*ownCatalog, error) {
+	db, dialect, err := openStateDB(location)
+	if err != nil {
+		return nil, err
+	}
+	c, err := sqlcat.NewCatalog(CatalogName, db, dialect, iceberg.Properties{})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening the Iceberg catalog in the state store %s: %w", location, err)
+	}
+	return &ownCatalog{Catalog: c, db: db}, nil
+}
+
+// stateDialect is the SQL dialect of the state store at location, or
+// ErrNoOwnCatalog for a store that holds no SQL database (S3, memory).
+func stateDialect(location string) (sqlcat.SupportedDialect, error) {
+	switch {
+	case strings.HasPrefix(location, "postgres://"), strings.HasPrefix(location, "postgresql://"):
+		return sqlcat.Postgres, nil
+	case strings.Contains(location, "://"), !filepath.IsAbs(location):
+		return "", fmt.Errorf("state store %s: %w; keep the job's state in SQLite or PostgreSQL for an Iceberg sink "+
+			"(external catalogs are not built yet)", location, ErrNoOwnCatalog)
+	}
+	return sqlcat.SQLite, nil
+}
+
+// openStateDB connects to the state store's database. A PostgreSQL
+// password comes from libpq's conventions (PGPASSWORD, ~/.pgpass), as the
+// state store's own, and the catalog's tables go in the state's schema.
+func openStateDB(location string) (*sql.DB, sqlcat.SupportedDialect, error) {
+	dialect, err := stateDialect(location)
+	if err != nil {
+		return nil, "", err
+	}
+	if dialect == sqlcat.SQLite {
+		q := url.Values{}
+		q.Add("_pragma", "busy_timeout(10000)")
+		db, err := sql.Open("sqlite", "file:"+location+"?"+q.Encode())
+		if err != nil {
+			return nil, "", fmt.Errorf("opening the Iceberg catalog in the state store %s: %w", location, err)
+		}
+		return db, dialect, nil
+	}
+	u, err := url.Parse(location)
+	if err != nil {
+		return nil, "", fmt.Errorf("opening the Iceberg catalog in the state store: not a valid URL")
+	}
+	q := u.Query()
+	schema := "tidemark"
+	if q.Has("schema") {
+		schema = q.Get("schema")
+		q.Del("schema")
+	}
+	u.RawQuery = strings.ReplaceAll(q.Encode(), "+", "%20")
+	cfg, err := pgx.ParseConfig(u.String())
+	if err != nil {
+		return nil, "", fmt.Errorf("opening the Iceberg catalog in the state store %s: %w", location, err)
+	}
+	cfg.RuntimeParams["search_path"] = pgx.Identifier{schema}.Sanitize()
+	cfg.RuntimeParams["application_name"] = "tidemark iceberg"
+	return stdlib.OpenDB(*cfg), dialect, nil
+}
+
+// Close closes the catalog's connections.
+func (c *ownCatalog) Close() error {
+	c.Catalog.Close()
+	return c.db.Close()
+}
+
+// load loads the table (ok false: it does not exist).
+func (c *ownCatalog) load(ctx context.Context, ident table.Identifier) (*table.Table, bool, error) {
+	t, err := c.LoadTable(ctx, ident)
+	if errors.Is(err, icecat.ErrNoSuchTable) || errors.Is(err, icecat.ErrNoSuchNamespace) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("loading Iceberg table %s: %w", strings.Join(ident, "."), err)
+	}
+	return t, true, nil
+}
+
+// create makes the table at location with schema sc, its namespace too
+// when missing. A table another process created meanwhile is loaded.
+func (c *ownCatalog) create(ctx context.Context, ident table.Identifier, location string, sc *iceberg.Schema) (*table.Table, error) {
+	name := strings.Join(ident, ".")
+	err := c.CreateNamespace(ctx, ident[:1], iceberg.Properties{})
+	if err != nil && !errors.Is(err, icecat.ErrNamespaceAlreadyExists) {
+		return nil, fmt.Errorf("creating the namespace of Iceberg table %s: %w", name, err)
+	}
+	t, err := c.CreateTable(ctx, ident, sc, icecat.WithLocation(location),
+		icecat.WithProperties(iceberg.Properties{"format-version": "2"}))
+	if errors.Is(err, icecat.ErrTableAlreadyExists) {
+		t, ok, err := c.load(ctx, ident)
+		if err == nil && !ok {
+			err = fmt.Errorf("loading Iceberg table %s: it was dropped while it was created", name)
+		}
+		return t, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("creating Iceberg table %s at %s: %w", name, location, err)
+	}
+	return t, nil
+}

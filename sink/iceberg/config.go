@@ -1,0 +1,105 @@
+package iceberg
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tidemark-etl/tidemark/job"
+	"github.com/tidemark-etl/tidemark/objstore"
+)
+
+// The modes of an Iceberg sink; DefaultMode when none is given.
+var Modes = []string{"append", "overwrite", "merge"}
+
+// DefaultMode is the mode of a sink that names none.
+const DefaultMode = "append"
+
+// Config is an Iceberg sink's block in the job file (a sink with
+// iceberg:): read a job's with k.Config.(*iceberg.Config). A sink's ctx and
+// from: are job.Sink's.
+type Config struct {
+	Iceberg Target `yaml:"iceberg" doc:"required: the Iceberg table the sink commits its runs to"`
+	// Path is where a new table's data and metadata go.
+	Path string `yaml:"path" doc:"required: the table's folder (data/ and metadata/ go there): a plain local path or file://"`
+	// Mode is append (default) or overwrite.
+	Mode string `yaml:"mode" doc:"append (each run adds its files in one snapshot) | overwrite (each run's snapshot replaces every data file of the table) | merge (replaces the rows whose merge_keys the run has, copy-on-write)"`
+	// MergeKeys are the keys of mode merge.
+	MergeKeys []string `yaml:"merge_keys" doc:"the columns mode merge matches rows on"`
+	// PartitionBy is the table's partition spec (not built yet).
+	PartitionBy []string `yaml:"partition_by" doc:"the new table's partition spec: columns or Iceberg transforms (day(ts), bucket(16, id), ...)"`
+}
+
+// Target is the iceberg: block: the table, and the catalog that holds it.
+type Target struct {
+	// Table is NAMESPACE.TABLE.
+	Table string `yaml:"table" doc:"required: DB.TABLE, the table's namespace and name in its catalog"`
+	// Catalog is an external catalog; without it the table lives in
+	// tidemark's own catalog, in the job's state store.
+	Catalog CatalogConfig `yaml:"catalog" doc:"an external catalog; without it the table is kept in the state store's own SQL catalog (SQLite or PostgreSQL state)"`
+}
+
+// CatalogConfig is an external REST catalog.
+type CatalogConfig struct {
+	REST          string `yaml:"rest" doc:"the REST catalog's base URI"`
+	Warehouse     string `yaml:"warehouse" doc:"the warehouse the REST catalog is asked for"`
+	CredentialEnv string `yaml:"credential_env" doc:"the environment variable holding the catalog's credential, never inline"`
+}
+
+// ApplyDefaults fills the unset keys.
+func (c *Config) ApplyDefaults(*job.Spec) {
+	if c.Mode == "" {
+		c.Mode = DefaultMode
+	}
+}
+
+// Validate checks the block, every problem at its key, with no I/O.
+func (c *Config) Validate(ck *job.Check) {
+	if _, _, err := splitTable(c.Iceberg.Table); err != nil {
+		ck.Fail("iceberg.table", "%v", err)
+	}
+	if c.Iceberg.Catalog != (CatalogConfig{}) {
+		ck.Fail("iceberg.catalog", "external catalogs are not supported by this build yet: leave catalog: out to keep the table in the state store's own catalog")
+	}
+	if c.Path == "" {
+		ck.Fail("path", "is required with iceberg: (the table's data and metadata go there)")
+	} else if !objstore.IsLocal(c.Path) {
+		ck.Fail("path", "%q: an Iceberg table's path is a local folder in this build (S3 is not supported yet)", c.Path)
+	}
+	ck.Location("path", c.Path)
+	ck.OneOf("mode", c.Mode, Modes)
+	switch {
+	case c.Mode == "merge" && len(c.MergeKeys) == 0:
+		ck.Fail("merge_keys", "mode merge needs merge_keys")
+	case c.Mode != "merge" && len(c.MergeKeys) > 0:
+		ck.Fail("merge_keys", "is only for mode merge (the mode is %s)", c.Mode)
+	}
+	for j, k := range c.MergeKeys {
+		if !job.Identifier(k) {
+			ck.Fail(fmt.Sprintf("merge_keys[%d]", j), "%q must be a column name", k)
+		}
+	}
+	if len(c.PartitionBy) > 0 {
+		ck.Fail("partition_by", "partitioned Iceberg tables are not supported yet")
+	}
+}
+
+// Place is the table's folder, which no source, state or other sink may
+// overlap, named for lineage as a folder.
+func (c *Config) Place(spec *job.Spec) job.Place {
+	if c.Path == "" {
+		return job.Place{}
+	}
+	return job.FolderPlace(spec, c.Path, nil)
+}
+
+// splitTable splits DB.TABLE into its namespace and name.
+func splitTable(s string) (namespace, name string, err error) {
+	ns, name, ok := strings.Cut(strings.TrimSpace(s), ".")
+	switch {
+	case s == "":
+		return "", "", fmt.Errorf("is required: DB.TABLE")
+	case !ok || !job.Identifier(ns) || !job.Identifier(name):
+		return "", "", fmt.Errorf("%q: want DB.TABLE, each a name of letters, digits and _", s)
+	}
+	return ns, name, nil
+}

@@ -1,0 +1,376 @@
+package iceberg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	iceberg "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/internal/fault"
+	"github.com/tidemark-etl/tidemark/manifest"
+	"github.com/tidemark-etl/tidemark/sink"
+	"github.com/tidemark-etl/tidemark/store"
+)
+
+// commitAttempts bounds the rounds of reload and commit when other
+// writers keep committing first.
+const commitAttempts = 10
+
+// location is an Iceberg table opened from its output records: Root is
+// its folder, Table its catalog (Connection: the state store's location)
+// and name.
+type location struct {
+	dir    string
+	target manifest.Table
+}
+
+var (
+	_ sink.Location     = (*location)(nil)
+	_ sink.PurgeChecker = (*location)(nil)
+)
+
+func locate(_ context.Context, o store.Output) (sink.Location, error) {
+	if o.Table == nil {
+		return nil, fmt.Errorf("output %s of run %s: an Iceberg output without its table", o.Final, o.RunID)
+	}
+	return &location{dir: o.Root, target: *o.Table}, nil
+}
+
+// fileURI is the file:// URI of key under the table's folder, as the
+// table's metadata names its files.
+func (l *location) fileURI(key string) string {
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Join(l.dir, filepath.FromSlash(key)))}).String()
+}
+
+func (l *location) ident() table.Identifier {
+	ns, name, _ := strings.Cut(l.target.Table, ".")
+	return table.Identifier{ns, name}
+}
+
+func (l *location) catalog(ctx context.Context) (*ownCatalog, error) {
+	return openCatalog(ctx, l.target.Connection)
+}
+
+// Publish moves the run's staged files to their final names and commits
+// them to the table in one snapshot (mode overwrite: replacing every data
+// file the table holds). Idempotent: a snapshot of the run among the
+// current snapshot's ancestors means it was committed, and nothing is
+// added. A staged file that is neither staged nor at its final name is
+// sink.ErrOutputLost, and nothing is changed.
+func (l *location) Publish(ctx context.Context, p sink.Publication) error {
+	if len(p.Outputs) == 0 {
+		return nil
+	}
+	name := l.target.Table
+	fail := func(err error) error {
+		return fmt.Errorf("publishing run %s into Iceberg table %s: %w", p.RunID, name, err)
+	}
+	o, owned, err := l.readOwner()
+	if err != nil {
+		return err
+	}
+	if owned && o.StateStoreID != "" {
+		if id, err := p.State.Identity(ctx); err == nil && !o.Owns(p.Job, id) {
+			return &sink.OwnedError{Sink: l.target.Ctx, Location: l.dir, Job: p.Job, State: id, Owner: o, Publish: p.RunID}
+		}
+	}
+	cat, err := l.catalog(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	defer cat.Close()
+	for range commitAttempts {
+		tbl, exists, err := cat.load(ctx, l.ident())
+		if err != nil {
+			return fail(err)
+		}
+		if exists && committedBy(tbl, p.Job, l.target.Ctx, p.RunID) != nil {
+			return l.published(p, o, owned)
+		}
+		paths, err := l.place(p.Outputs)
+		if err != nil {
+			return fail(err)
+		}
+		fault.At(fault.MidPublish) // the files are in place, not committed to the table
+		if !exists {
+			sc, err := parquetSchema(filepath.Join(l.dir, filepath.FromSlash(p.Outputs[0].Final)))
+			if err != nil {
+				return fail(err)
+			}
+			if tbl, err = cat.create(ctx, l.ident(), l.fileURI(""), sc); err != nil {
+				return fail(err)
+			}
+		}
+		err = l.commit(ctx, tbl, paths, iceberg.Properties{PropJob: p.Job, PropSink: l.target.Ctx, PropRun: p.RunID})
+		if errors.Is(err, table.ErrCommitFailed) {
+			p.Log.Info("Iceberg commit conflict: reloading the table", "sink", l.target.Ctx, "table", name, "run", p.RunID)
+			continue
+		}
+		if err != nil {
+			// The outcome may be unknown (the catalog may have taken
+			// it): nothing is deleted, and the next publish looks for
+			// the run's snapshot first.
+			return fail(err)
+		}
+		return l.published(p, o, owned)
+	}
+	return fail(fmt.Errorf("other writers committed first %d times in a row", commitAttempts))
+}
+
+// published records in the ownership record that an enable run published.
+func (l *location) published(p sink.Publication, o sink.Owner, owned bool) error {
+	if owned && p.Run.Mode == bookmark.ModeEnable && o.LastRun != p.RunID {
+		o.LastRun, o.UpdatedAt = p.RunID, time.Now().UTC()
+		return l.writeOwner(o)
+	}
+	return nil
+}
+
+// place moves each staged file to its final name and returns the final
+// files' URIs. It checks first that every file is staged or in place, so
+// that a lost one changes nothing (sink.ErrOutputLost).
+func (l *location) place(outs []store.Output) ([]string, error) {
+	exists := func(key string) (bool, error) {
+		_, err := os.Stat(filepath.Join(l.dir, filepath.FromSlash(key)))
+		if os.IsNotExist(err) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	var moves [][2]string
+	for _, o := range outs {
+		final, err := exists(o.Final)
+		if err != nil {
+			return nil, err
+		}
+		if final {
+			continue
+		}
+		staged, err := exists(o.Staged)
+		if err != nil {
+			return nil, err
+		}
+		if !staged {
+			return nil, fmt.Errorf("%s: %w", o.Staged, sink.ErrOutputLost)
+		}
+		moves = append(moves, [2]string{o.Staged, o.Final})
+	}
+	for _, m := range moves {
+		from, to := filepath.Join(l.dir, filepath.FromSlash(m[0])), filepath.Join(l.dir, filepath.FromSlash(m[1]))
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.Rename(from, to); err != nil {
+			return nil, fmt.Errorf("moving %s to %s: %w", m[0], m[1], err)
+		}
+	}
+	paths := make([]string, len(outs))
+	for i, o := range outs {
+		paths[i] = l.fileURI(o.Final)
+	}
+	return paths, nil
+}
+
+// commit adds the files at paths to tbl in one snapshot with props in its
+// summary; in mode overwrite the snapshot deletes every data file the
+// table held.
+func (l *location) commit(ctx context.Context, tbl *table.Table, paths []string, props iceberg.Properties) error {
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return err
+	}
+	spec := tbl.Spec()
+	var add []iceberg.DataFile
+	for _, p := range paths {
+		df, err := table.FileToDataFile(ctx, fs, p, tbl.Schema(), spec, 0, tbl.Properties())
+		if err != nil {
+			return fmt.Errorf("reading data file %s: %w", p, err)
+		}
+		add = append(add, df)
+	}
+	tx := tbl.NewTransaction()
+	switch {
+	case l.target.Mode == "overwrite":
+		del, err := dataFiles(ctx, tbl)
+		if err != nil {
+			return err
+		}
+		if err := tx.ReplaceDataFilesWithDataFiles(ctx, del, add, props); err != nil {
+			return err
+		}
+	case l.target.Mode == "merge" && tbl.CurrentSnapshot() != nil:
+		var keys []keyTuple
+		for _, p := range paths {
+			u, err := url.Parse(p)
+			if err != nil {
+				return err
+			}
+			k, err := readKeys(ctx, filepath.FromSlash(u.Path), l.target.MergeKeys)
+			if err != nil {
+				return fmt.Errorf("reading the merge keys of %s: %w", p, err)
+			}
+			keys = append(keys, k...)
+		}
+		if len(keys) > 0 {
+			if err := tx.Delete(ctx, keyFilter(l.target.MergeKeys, keys), props); err != nil {
+				return fmt.Errorf("deleting the rows the run replaces: %w", err)
+			}
+		}
+		fallthrough
+	default:
+		if err := tx.AddDataFiles(ctx, add, props); err != nil {
+			return err
+		}
+	}
+	_, err = tx.Commit(ctx)
+	return err
+}
+
+// dataFiles are the data files of the table's current snapshot.
+func dataFiles(ctx context.Context, tbl *table.Table) ([]iceberg.DataFile, error) {
+	if tbl.CurrentSnapshot() == nil {
+		return nil, nil
+	}
+	scan := tbl.Scan()
+	defer scan.Close()
+	tasks, err := scan.PlanFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing the table's data files: %w", err)
+	}
+	var out []iceberg.DataFile
+	seen := map[string]bool{}
+	for _, t := range tasks {
+		if !seen[t.File.FilePath()] {
+			seen[t.File.FilePath()] = true
+			out = append(out, t.File)
+		}
+	}
+	return out, nil
+}
+
+// committedBy is the snapshot of the table's current branch that run
+// runID of job committed for sink sinkCtx (nil: none).
+func committedBy(tbl *table.Table, job, sinkCtx, runID string) *table.Snapshot {
+	for s := tbl.CurrentSnapshot(); s != nil; {
+		if s.Summary != nil {
+			p := s.Summary.Properties
+			if p[PropRun] == runID && p[PropJob] == job && p[PropSink] == sinkCtx {
+				return s
+			}
+		}
+		if s.ParentSnapshotID == nil {
+			return nil
+		}
+		s = tbl.SnapshotByID(*s.ParentSnapshotID)
+	}
+	return nil
+}
+
+// parquetSchema is the Iceberg schema of a Parquet file's columns, with
+// fresh field ids: a new table's schema.
+func parquetSchema(path string) (*iceberg.Schema, error) {
+	r, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return nil, fmt.Errorf("reading the schema of %s: %w", path, err)
+	}
+	defer r.Close()
+	fr, err := pqarrow.NewFileReader(r, pqarrow.ArrowReadProperties{}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("reading the schema of %s: %w", path, err)
+	}
+	as, err := fr.Schema()
+	if err != nil {
+		return nil, fmt.Errorf("reading the schema of %s: %w", path, err)
+	}
+	sc, err := table.ArrowSchemaToIcebergWithFreshIDs(as, true)
+	if err != nil {
+		return nil, fmt.Errorf("the schema of %s as an Iceberg schema: %w", path, err)
+	}
+	return sc, nil
+}
+
+// Published deletes the run's staging.
+func (l *location) Published(_ context.Context, runID string, log *slog.Logger) {
+	if err := os.RemoveAll(filepath.Join(stagingDir(l.dir), runID)); err != nil {
+		log.Warn("deleting a published run's staging", "table", l.target.Table, "run", runID, "err", err)
+	}
+}
+
+// PurgeName is what output o published, as Purge reports it removed.
+func (l *location) PurgeName(o store.Output) string {
+	return fmt.Sprintf("Iceberg table %s: %s", l.target.Table, o.Final)
+}
+
+// Purge removes the run's data files from the table in a new snapshot
+// (tidemark.purged-run-id in its summary); the files stay on disk for
+// the snapshots that still name them (time travel). Idempotent: files the
+// table no longer holds are reported Gone.
+func (l *location) Purge(ctx context.Context, job, runID string, outs []store.Output, log *slog.Logger) (sink.Purged, error) {
+	var p sink.Purged
+	fail := func(err error) (sink.Purged, error) {
+		return sink.Purged{}, fmt.Errorf("purging run %s from Iceberg table %s: %w", runID, l.target.Table, err)
+	}
+	cat, err := l.catalog(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	defer cat.Close()
+	for range commitAttempts {
+		p = sink.Purged{}
+		tbl, exists, err := cat.load(ctx, l.ident())
+		if err != nil {
+			return fail(err)
+		}
+		var held []iceberg.DataFile
+		if exists {
+			if held, err = dataFiles(ctx, tbl); err != nil {
+				return fail(err)
+			}
+		}
+		byPath := map[string]iceberg.DataFile{}
+		for _, df := range held {
+			byPath[df.FilePath()] = df
+		}
+		var del []iceberg.DataFile
+		for _, o := range outs {
+			if df, ok := byPath[l.fileURI(o.Final)]; ok {
+				del = append(del, df)
+				p.Deleted = append(p.Deleted, l.PurgeName(o))
+			} else {
+				p.Gone = append(p.Gone, l.PurgeName(o))
+			}
+		}
+		if len(del) == 0 {
+			return p, nil
+		}
+		tx := tbl.NewTransaction()
+		if err := tx.ReplaceDataFilesWithDataFiles(ctx, del, nil,
+			iceberg.Properties{PropJob: job, PropSink: l.target.Ctx, PropPurgeRun: runID}); err != nil {
+			return fail(err)
+		}
+		_, err = tx.Commit(ctx)
+		if errors.Is(err, table.ErrCommitFailed) {
+			continue
+		}
+		if err != nil {
+			return fail(err)
+		}
+		log.Info("removed from the Iceberg table", "run", runID, "table", l.target.Table, "files", len(del))
+		return p, nil
+	}
+	return fail(fmt.Errorf("other writers committed first %d times in a row", commitAttempts))
+}
+
+// Close does nothing.
+func (l *location) Close() error { return nil }
