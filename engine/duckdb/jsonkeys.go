@@ -20,9 +20,9 @@ import (
 // file's check DuckDB's own, so that what counts as an object, and what
 // is passed over as an error the read reports, stay DuckDB's.
 
-// maxKeyLine bounds the lines scanned here (DuckDB's default
-// maximum_object_size is 16 MiB).
-const maxKeyLine = 1 << 20
+// maxKeyLine bounds the lines scanned here: a longer line is DuckDB's to
+// check (its default maximum_object_size is 16 MiB).
+const maxKeyLine = 256 << 10
 
 // keyScan is the outcome of scanning one file.
 type keyScan struct {
@@ -86,7 +86,7 @@ func scanKeysFile(path string, opts options, names map[string]bool) keyScan {
 		return keyScan{doubt: true}
 	}
 	defer closer()
-	br := bufio.NewReaderSize(rd, 256<<10)
+	br := bufio.NewReaderSize(rd, maxKeyLine)
 	for {
 		line, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {

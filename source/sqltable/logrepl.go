@@ -158,7 +158,7 @@ func (l *logServer) ensurePublication(ctx context.Context) error {
 		return fmt.Errorf("reading publication %s: %w", l.pub, err)
 	}
 	if n == 0 && !all {
-		return fmt.Errorf("publication %s does not publish the table: ALTER PUBLICATION %s ADD TABLE %s, or name another in publication:",
+		return fmt.Errorf("publication %s does not publish the table: ALTER PUBLICATION %s ADD TABLE %s, or name another with the publication key",
 			l.pub, l.pub, l.name)
 	}
 	return nil

@@ -206,7 +206,7 @@ func (s *LogSource) Plan(ctx context.Context, in source.Request) (source.Plan, e
 	prevLog := StateDetailOf(p.prev).Log
 	if prevLog == nil {
 		if st.Exists && st.Database != s.database {
-			return nil, s.fail("reading its replication slot", fmt.Errorf("replication slot %s belongs to database %s, not %s: name another in slot:", s.slot, st.Database, s.database))
+			return nil, s.fail("reading its replication slot", fmt.Errorf("replication slot %s belongs to database %s, not %s: name another with the slot key", s.slot, st.Database, s.database))
 		}
 		p.first = true
 		if in.Count {
@@ -254,9 +254,9 @@ func (s *LogSource) checkSlot(st slotStatus, after pglogrepl.LSN) error {
 		return s.fail("reading its replication slot", fmt.Errorf("replication slot %s was invalidated by the server (it held more WAL than max_slot_wal_keep_size allows), "+
 			"so the changes after %s are lost to it: %s, and raise max_slot_wal_keep_size or run the job more often", s.slot, lsnText(after), reset))
 	case st.Database != s.database:
-		return s.fail("reading its replication slot", fmt.Errorf("replication slot %s belongs to database %s, not %s: name another in slot:", s.slot, st.Database, s.database))
+		return s.fail("reading its replication slot", fmt.Errorf("replication slot %s belongs to database %s, not %s: name another with the slot key", s.slot, st.Database, s.database))
 	case st.Plugin != "pgoutput":
-		return s.fail("reading its replication slot", fmt.Errorf("replication slot %s uses the plugin %s, not pgoutput: name another in slot:", s.slot, st.Plugin))
+		return s.fail("reading its replication slot", fmt.Errorf("replication slot %s uses the plugin %s, not pgoutput: name another with the slot key", s.slot, st.Plugin))
 	case st.Confirmed > after:
 		return s.fail("reading its replication slot", fmt.Errorf("replication slot %s has moved past the bookmark's position (%s > %s; a bookmark reset --to-run, "+
 			"or another reader of the slot), so the changes in between cannot be read again: %s", s.slot, lsnText(st.Confirmed), lsnText(after), reset))
