@@ -108,3 +108,27 @@ func TestYAMLSyntaxErrorLine(t *testing.T) {
 	}
 }
 
+// TestScaffold: what tidemark init writes is a valid job of the source
+// and sink it was given, whatever the paths hold.
+func TestScaffold(t *testing.T) {
+	for _, sc := range []Scaffold{
+		{Job: "sales", Source: "landing/", Format: "csv", Sink: "out/"},
+		{Job: "events", Source: "s3://your-input-bucket/events/", Format: "jsonl", Sink: "s3://your-output-bucket/events/"},
+		{Job: "x", Source: "../data/2024 orders: #1/", Format: "parquet", Sink: "out dir/"},
+		{Job: "same", Source: "data/", Format: "NDJSON", Sink: "elsewhere/data/"},
+	} {
+		b, err := sc.Bytes()
+		if err != nil {
+			t.Errorf("%+v: %v", sc, err)
+			continue
+		}
+		s, err := Parse("job.yaml", b)
+		if err != nil {
+			t.Fatalf("%+v: %v\n%s", sc, err, b)
+		}
+		src, sink := s.Sources[0].Config.(*files.Config), s.Sinks[0].Config.(*sinkfiles.Config)
+		if s.Job != sc.Job || src.Path != sc.Source || src.Format != Format(sc.Format) || sink.Path != sc.Sink || s.Sinks[0].From != s.Sources[0].Ctx {
+			t.Errorf("%+v: wrote\n%s", sc, b)
+		}
+	}
+}

@@ -12,10 +12,19 @@ import (
 // point at; a command that sets its own Example keeps it.
 var examples = map[string]string{
 	"tidemark": `
-# see what the job's next run would read, then run it
+# write a job file, see what its first run would read, run it
+tidemark init --source landing/ --format csv --sink out/ sales.yaml
 tidemark plan sales.yaml
 tidemark run sales.yaml
 tidemark runs sales.yaml`,
+
+	"tidemark init": `
+# ask nothing: a folder of CSV files into Parquet files
+tidemark init --source landing/ --format csv --sink out/ sales.yaml
+# JSON Lines on S3 into a local folder
+tidemark init --source s3://your-input-bucket/events/ --format jsonl --sink out/events/ events.yaml
+# on a terminal, ask for what the flags do not say
+tidemark init sales.yaml`,
 
 	"tidemark run": `
 # read what is new since the last run, write the sinks, advance the bookmark

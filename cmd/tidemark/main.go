@@ -129,6 +129,7 @@ func newRootCmd(g *globals, started *bool) *cobra.Command {
 	root.AddCommand(newRunCmd(g), newPlanCmd(g), newRunsCmd(g), newBookmarkCmd(g), newServeCmd(g), newVersionCmd())
 	root.AddCommand(newStateCmd(g), newCrawlCmd(g), newCatalogCmd(g))
 	root.AddCommand(newGlueCmd(g))
+	root.AddCommand(newInitCmd())
 	addExamples(root)
 	return root
 }
