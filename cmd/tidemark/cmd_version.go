@@ -68,9 +68,9 @@ var pseudoRev = regexp.MustCompile(`[-.]\d{14}-([0-9a-f]{12})(\+incompatible)?$`
 
 // versionOf says which tidemark this is. The version is, in order, the
 // one a release build set, the module's (go install ...@VERSION), else
-// ldVersion ("dev"); the commit the one a release build set, the one a
-// pseudo-version names, else the VCS revision go build stamped in a
-// checkout.
+// ldVersion ("dev"); the commit the one a release build set, the VCS
+// revision go build stamped in a checkout, else the one a pseudo-version
+// names (go install ...@COMMIT, which has no VCS stamp).
 func versionOf(info *debug.BuildInfo, ldVersion, ldCommit string) versionOutput {
 	v := versionOutput{Version: ldVersion, Commit: ldCommit, DuckDB: bindings.LibraryVersion(),
 		Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
@@ -82,10 +82,6 @@ func versionOf(info *debug.BuildInfo, ldVersion, ldCommit string) versionOutput 
 		v.Version = mod
 	}
 	if v.Commit != "" {
-		return v
-	}
-	if m := pseudoRev.FindStringSubmatch(mod); m != nil {
-		v.Commit = m[1]
 		return v
 	}
 	var rev string
@@ -100,6 +96,9 @@ func versionOf(info *debug.BuildInfo, ldVersion, ldCommit string) versionOutput 
 	}
 	if rev != "" && modified {
 		rev += "-dirty"
+	}
+	if m := pseudoRev.FindStringSubmatch(mod); rev == "" && m != nil {
+		rev = m[1]
 	}
 	v.Commit = rev
 	return v

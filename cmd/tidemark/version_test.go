@@ -43,6 +43,9 @@ func TestVersionInfo(t *testing.T) {
 		{"go build with changes", "dev", "",
 			&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("0123456789abcdef0123456789abcdef01234567", true)},
 			"dev", "0123456789abcdef0123456789abcdef01234567-dirty"},
+		{"go build in a clean checkout (Go stamps a pseudo-version)", "dev", "",
+			&debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261204130000-0123456789ab"}, Settings: vcs("0123456789abcdef0123456789abcdef01234567", false)},
+			"v0.0.0-20261204130000-0123456789ab", "0123456789abcdef0123456789abcdef01234567"},
 		{"no build info", "dev", "", nil, "dev", ""},
 	} {
 		got := versionOf(tc.info, tc.ldVersion, tc.ldRev)
