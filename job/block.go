@@ -95,7 +95,7 @@ func decodeBlockAll(file string, m ast.MapNode, h holder, path string) []*Error 
 	errs := decodeAll(file, m.(ast.Node), b, path)
 	for _, e := range errs {
 		key, found := strings.CutPrefix(e.Key, strings.TrimPrefix(path, "$.")+".")
-		if !found || e.Msg != fmt.Sprintf("unknown key %q", key) {
+		if !found || e.unknown != key {
 			continue
 		}
 		other, ok := r.otherKey(k.Name, key)
@@ -104,6 +104,9 @@ func decodeBlockAll(file string, m ast.MapNode, h holder, path string) []*Error 
 			e.Msg = fmt.Sprintf("a %s has either %s: or %s:, not both", r.what, other.anchor(), k.anchor())
 		case ok:
 			e.Msg = fmt.Sprintf("is for %s, not %s", other.Noun, k.Noun)
+		}
+		if ok {
+			e.meant = "" // not a typo: the key is another kind's
 		}
 	}
 	fill(h, k, b)

@@ -1,6 +1,9 @@
 package job
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Check collects the problems of one block (a source, a sink, the engine)
 // for its Config.Validate. Keys are relative to the block ("format",
@@ -94,7 +97,7 @@ func (c *Check) S3(opts map[string]string) { c.v.s3Settings(c.path, opts) }
 // ReaderOptions has the job's engine check a source's format and reader
 // options (key "options").
 func (c *Check) ReaderOptions(format string, opts map[string]any) {
-	if f := c.v.readerCheck(); f != nil {
+	if f := c.v.readerCheck(); f != nil && !c.failed("format") {
 		if err := f(format, opts); err != nil {
 			c.v.fail(c.key("options"), "%v", err)
 		}
@@ -104,11 +107,19 @@ func (c *Check) ReaderOptions(format string, opts map[string]any) {
 // WriterOptions has the job's engine check a sink's format and writer
 // options (key "options").
 func (c *Check) WriterOptions(format string, opts map[string]any) {
-	if f := c.v.writerCheck(); f != nil {
+	if f := c.v.writerCheck(); f != nil && !c.failed("format") {
 		if err := f(format, opts); err != nil {
 			c.v.fail(c.key("options"), "%v", err)
 		}
 	}
+}
+
+// failed reports whether a problem was reported at key: a format the kind
+// refused is not checked again by the engine (one message for one
+// mistake).
+func (c *Check) failed(key string) bool {
+	p := strings.TrimPrefix(c.key(key), "$.")
+	return slices.ContainsFunc(c.v.errs, func(e *Error) bool { return e.Key == p })
 }
 
 // IsLocal reports whether a source or sink path is on a local disk.

@@ -29,6 +29,10 @@ func decodeAll(file string, node ast.Node, v reflect.Value, path string) []*Erro
 		}
 	}
 	switch {
+	case t == reflect.TypeFor[Engine]():
+		if errs, ok := decodeEngineAll(file, node, v.Addr().Interface().(*Engine), path); ok {
+			return errs
+		}
 	case ownDecoder(t):
 	case t.Kind() == reflect.Struct:
 		m, ok := node.(ast.MapNode)
@@ -41,8 +45,7 @@ func decodeAll(file string, node ast.Node, v reflect.Value, path string) []*Erro
 			kp := path + "." + key
 			f, ok := fieldByTag(v, key)
 			if !ok {
-				errs = append(errs, &Error{File: file, Line: lineOfNode(it.Key()), Key: strings.TrimPrefix(kp, "$."),
-					Msg: fmt.Sprintf("unknown key %q", key)})
+				errs = append(errs, unknownKey(file, lineOfNode(it.Key()), kp, key, keysOf(t)))
 				continue
 			}
 			errs = append(errs, decodeAll(file, it.Value(), f, kp)...)

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/goccy/go-yaml/ast"
 )
 
 // UnmarshalYAML accepts an engine's name ("duckdb") or its name with its
@@ -49,6 +51,35 @@ func (e *Engine) UnmarshalYAML(unmarshal func(any) error) error {
 		}
 	}
 	return nil
+}
+
+// decodeEngineAll is decodeAll for the engine: a block of an engine built
+// in ({duckdb: {threads: 2}}) is decoded key by key, every unknown key an
+// error at its own line. ok is false for the other forms, which go-yaml
+// decodes as one value.
+func decodeEngineAll(file string, node ast.Node, e *Engine, path string) (errs []*Error, ok bool) {
+	m, isMap := node.(ast.MapNode)
+	if !isMap || isNull(node) {
+		return nil, false
+	}
+	it := m.MapRange()
+	if !it.Next() {
+		return nil, false
+	}
+	name := it.Key().GetToken().Value
+	k, known := engineKinds.byName(name)
+	if !known || it.Next() {
+		return nil, false
+	}
+	// The one entry again, for its value.
+	it = m.MapRange()
+	it.Next()
+	cfg := k.New()
+	if !isNull(it.Value()) {
+		errs = decodeAll(file, it.Value(), reflect.ValueOf(cfg).Elem(), path+"."+name)
+	}
+	*e = Engine{Name: name, Config: cfg}
+	return errs, true
 }
 
 // validate checks the engine: one built into this binary, and its block.

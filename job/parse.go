@@ -25,6 +25,10 @@ type Error struct {
 	Line int    // 0 when unknown
 	Key  string // YAML path such as sources[0].format, may be empty
 	Msg  string
+
+	// unknown is the key of an unknown-key error, and meant the path of
+	// the known key it is nearest to ("" when none is near).
+	unknown, meant string
 }
 
 func (e *Error) Error() string {
@@ -75,7 +79,11 @@ func Parse(name string, data []byte) (*Spec, error) {
 		// A key that could not be decoded is not reported again as
 		// missing or invalid.
 		for _, e := range err.(Errors) {
-			if !slices.ContainsFunc(decodeErrs, func(d *Error) bool { return d.Key != "" && dependsOn(e.Key, d.Key) }) {
+			// Nor is the known key that an unknown one probably
+			// stands for.
+			if !slices.ContainsFunc(decodeErrs, func(d *Error) bool {
+				return d.Key != "" && dependsOn(e.Key, d.Key) || d.meant != "" && dependsOn(e.Key, d.meant)
+			}) {
 				errs = append(errs, e)
 			}
 		}
@@ -205,6 +213,9 @@ func yamlError(name string, err error) *Error {
 		if tk != nil && tk.Position != nil {
 			line = tk.Position.Line
 		}
+		if l, m := syntaxLine(tk, msg); l > 0 {
+			line, msg = l, m
+		}
 		if m := typeErr.FindStringSubmatch(msg); m != nil && tk != nil {
 			msg = fmt.Sprintf("%q is not %s", tk.Value, wantType(m[1]))
 			if k := keyOf(tk); k != "" {
@@ -214,6 +225,50 @@ func yamlError(name string, err error) *Error {
 		return &Error{File: name, Line: line, Msg: msg}
 	}
 	return &Error{File: name, Msg: err.Error()}
+}
+
+// syntaxLine is, for a YAML syntax error that the parser notices past
+// its cause, the line to fix and what to fix there (0 for the others).
+func syntaxLine(tk *token.Token, msg string) (int, string) {
+	if tk == nil {
+		return 0, ""
+	}
+	switch {
+	case strings.HasPrefix(msg, "mapping value is not allowed"):
+		// "key: value" where a plain value was still going on: the key
+		// is indented deeper than the one above it. The colon is on
+		// the line to fix.
+		for t := tk; t != nil; t = t.Next {
+			if t.Type == token.MappingValueType && t.Position != nil {
+				return t.Position.Line, "a key indented deeper than the key above it " +
+					"(or a value that goes on to the next line): indent it as its neighbours, or quote the value"
+			}
+		}
+	case strings.Contains(msg, "or ']' must be specified"), strings.Contains(msg, "or '}' must be specified"):
+		// A flow list or mapping runs until the parser gives up: the
+		// line to fix is where it opened.
+		open, close := token.SequenceStartType, token.SequenceEndType
+		if strings.Contains(msg, "'}'") {
+			open, close = token.MappingStartType, token.MappingEndType
+		}
+		depth := 0
+		for t := tk.Prev; t != nil; t = t.Prev {
+			switch t.Type {
+			case close:
+				depth++
+			case open:
+				if depth == 0 && t.Position != nil {
+					return t.Position.Line, fmt.Sprintf("the %s opened on this line is not closed: %s", t.Value, msg)
+				}
+				depth--
+			}
+		}
+	case strings.Contains(msg, "found character '\t'"):
+		if tk.Position != nil {
+			return tk.Position.Line, "a tab: YAML is indented with spaces, not tabs"
+		}
+	}
+	return 0, ""
 }
 
 // typeErr matches go-yaml's message for a value of the wrong type.

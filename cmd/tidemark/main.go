@@ -66,26 +66,10 @@ func run(args []string) int {
 	ctx, stop := interruptContext()
 	defer stop()
 	g := &globals{}
-	root := &cobra.Command{
-		Use:           "tidemark",
-		Short:         "Incremental ETL with job bookmarks",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
-	root.PersistentFlags().StringVar(&g.logFormat, "log-format", "text", "log format on stderr: text or json")
 	// Errors before a command's RunE starts (unknown command or flag, wrong
 	// arguments) are usage errors.
 	started := false
-	root.PersistentPreRunE = func(*cobra.Command, []string) error {
-		if g.logFormat != "text" && g.logFormat != "json" {
-			return usageError{fmt.Errorf("--log-format %q: want text or json", g.logFormat)}
-		}
-		started = true
-		return nil
-	}
-	root.AddCommand(newRunCmd(g), newPlanCmd(g), newRunsCmd(g), newBookmarkCmd(g), newServeCmd(g), newVersionCmd())
-	root.AddCommand(newStateCmd(g), newCrawlCmd(g), newCatalogCmd(g))
-	root.AddCommand(newGlueCmd(g))
+	root := newRootCmd(g, &started)
 	root.SetArgs(args)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	cmd, err := root.ExecuteContextC(ctx)
@@ -123,6 +107,31 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, hint)
 	}
 	return code
+}
+
+// newRootCmd is the tidemark command with every subcommand; started is
+// set once a command's own code runs (errors before it are usage errors).
+func newRootCmd(g *globals, started *bool) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "tidemark",
+		Short:         "Incremental ETL with job bookmarks",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&g.logFormat, "log-format", "text", "log format on stderr: text or json")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if g.logFormat != "text" && g.logFormat != "json" {
+			return usageError{fmt.Errorf("--log-format %q: want text or json", g.logFormat)}
+		}
+		*started = true
+		return nil
+	}
+	root.AddCommand(newRunCmd(g), newPlanCmd(g), newRunsCmd(g), newBookmarkCmd(g), newServeCmd(g), newVersionCmd())
+	root.AddCommand(newStateCmd(g), newCrawlCmd(g), newCatalogCmd(g))
+	root.AddCommand(newGlueCmd(g))
+	root.AddCommand(newInitCmd())
+	addExamples(root)
+	return root
 }
 
 // parsedLate sets --json and --log-format json from args when a flag

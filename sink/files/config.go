@@ -49,6 +49,7 @@ func (c *Config) ApplyDefaults(*job.Spec) {
 	if c.Format == "" {
 		c.Format = DefaultFormat
 	}
+	c.Format = job.Format(c.Format) // jsonl, ndjson: json
 	if c.Mode == "" {
 		c.Mode = DefaultMode
 	}

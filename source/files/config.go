@@ -82,6 +82,7 @@ func (c *Config) ApplyDefaults(s *job.Spec) {
 	if c.Format == "" && c.Catalog == "" {
 		c.Format = DefaultFormat
 	}
+	c.Format = job.Format(c.Format) // jsonl, ndjson: json
 	if c.Tracking == "" {
 		c.Tracking = DefaultTracking
 	}
