@@ -114,3 +114,45 @@ func TestJobsPageShowsErrorsAndUnknownsAsSuch(t *testing.T) {
 	}
 }
 
+// TestJobPageChartsRunsByIndex: durations of minutes get an axis in
+// minutes (not "1 min 40 s" clipped), the charts are bars per run on an
+// axis of runs, not lines on the clock, rows in and out differ in
+// pattern and label, and the run history comes before the charts.
+func TestJobPageChartsRunsByIndex(t *testing.T) {
+	srv := httptest.NewServer(operatorAPI(t))
+	defer srv.Close()
+	dom := dumpDOM(t, srv.URL+"/#/jobs/slow")
+	if got, want := attr(dom, "chart-duration", "data-unit"), "min"; got != want {
+		t.Errorf("duration axis unit: got %q, want %q", got, want)
+	}
+	ticks := attr(dom, "chart-duration", "data-y-ticks")
+	if ticks == "" {
+		t.Fatalf("chart-duration has no data-y-ticks\n%s", dom)
+	}
+	t.Logf("duration ticks %q; rows ticks %q", ticks, attr(dom, "chart-rows", "data-y-ticks"))
+	for _, tick := range strings.Split(ticks, "|") {
+		if !regexp.MustCompile(`^\d+(\.\d+)? min$`).MatchString(tick) {
+			t.Errorf("duration tick %q: want a number of minutes (ticks %q)", tick, ticks)
+		}
+	}
+	for _, test := range []string{"chart-rows", "chart-bytes", "chart-duration"} {
+		if got, want := attr(dom, test, "data-x"), "run"; got != want {
+			t.Errorf("%s x axis: got %q, want %q", test, got, want)
+		}
+		if got, want := attr(dom, test, "data-x-ticks"), "#1|#2|#3"; got != want {
+			t.Errorf("%s x ticks: got %q, want %q (one per run, by seq)", test, got, want)
+		}
+	}
+	if got, want := attr(dom, "chart-rows", "data-series"), "rows in: solid bars|rows out: hatched bars"; got != want {
+		t.Errorf("chart-rows series: got %q, want %q", got, want)
+	}
+	for _, label := range []string{">rows in<", ">rows out<"} {
+		if !strings.Contains(dom, `class="u-label"`+label) {
+			t.Errorf("the legend has no %s", label)
+		}
+	}
+	hist, charts, bm := strings.Index(dom, `data-test="runs-table"`), strings.Index(dom, `data-test="charts"`), strings.Index(dom, `data-test="bookmark"`)
+	if hist < 0 || charts < 0 || bm < 0 || hist > charts || hist > bm {
+		t.Errorf("run history at %d, charts at %d, bookmark at %d: want the history first", hist, charts, bm)
+	}
+}
