@@ -156,3 +156,20 @@ func TestJobPageChartsRunsByIndex(t *testing.T) {
 		t.Errorf("run history at %d, charts at %d, bookmark at %d: want the history first", hist, charts, bm)
 	}
 }
+
+// TestFailedRunPageShowsWhereItStarted: a failed run committed no
+// version; its page shows the version it started from, not "version 0",
+// and says why there are no inputs.
+func TestFailedRunPageShowsWhereItStarted(t *testing.T) {
+	srv := httptest.NewServer(operatorAPI(t))
+	defer srv.Close()
+	dom := dumpDOM(t, srv.URL+"/#/jobs/slow/runs/s2")
+	for _, want := range []string{`data-test="started-from">version 1<`, `data-test="inputs-not-recorded"`} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("failed run page: got no %s", want)
+		}
+	}
+	if strings.Contains(dom, `data-test="version">0<`) {
+		t.Errorf("failed run page shows bookmark version 0")
+	}
+}
