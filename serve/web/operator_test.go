@@ -31,6 +31,7 @@ func operatorAPI(t *testing.T) http.Handler {
 			map[string]any{"job": "nojobfile", "version": 0, "run_id": "", "last_run": nil, "backlog": nil,
 				"backlog_error": "no job file known: the job's last run did not record one"},
 			map[string]any{"job": "unknownrows", "version": 1, "run_id": "u1", "last_run": slow[0],
+				"recent": map[string]any{"runs": 5, "succeeded": 4, "failed": 1}, "last_read_run": slow[2],
 				"backlog": map[string]any{"job": "unknownrows", "mode": "enable", "version": 1, "sources": map[string]any{
 					"in": map[string]any{"files": 5, "bytes": 5120, "new": []any{}, "modified": 0, "unchanged": 0, "deferred": 0}}}},
 			map[string]any{"job": "table", "version": 1, "run_id": "u1", "last_run": slow[0],
@@ -171,5 +172,27 @@ func TestFailedRunPageShowsWhereItStarted(t *testing.T) {
 	}
 	if strings.Contains(dom, `data-test="version">0<`) {
 		t.Errorf("failed run page shows bookmark version 0")
+	}
+}
+
+// TestJobsPageSuccessRateAndLastRead: the jobs page shows each job's
+// success rate over its recent runs and the last run that read data.
+func TestJobsPageSuccessRateAndLastRead(t *testing.T) {
+	srv := httptest.NewServer(operatorAPI(t))
+	defer srv.Close()
+	dom := dumpDOM(t, srv.URL+"/#/")
+	row := regexp.MustCompile(`data-job="unknownrows".*?</tr>`).FindString(dom)
+	for _, want := range []string{
+		`data-test="success-rate" title="4 of the last 5 runs succeeded, 1 failed">80%<`,
+		`<a data-test="last-read-link" href="#/jobs/unknownrows/runs/s1">2024-12-01 00:00:00 UTC</a>`,
+	} {
+		if !strings.Contains(row, want) {
+			t.Errorf("jobs page row unknownrows: got no %s\n%s", want, row)
+		}
+	}
+	for _, head := range []string{">Success rate</th>", "<th>Last read data</th>"} {
+		if !strings.Contains(dom, head) {
+			t.Errorf("jobs table: got no %s", head)
+		}
 	}
 }

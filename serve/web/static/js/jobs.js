@@ -29,6 +29,15 @@
     return { text: TM.fmt.int(TM.sum(sources, "rows")), num: true, test: "backlog-rows" };
   }
 
+  // successRate is the share of the recent runs that succeeded, of those
+  // that ended.
+  function successRate(rc) {
+    var ended = rc ? rc.succeeded + rc.failed : 0;
+    if (!ended) return { text: "", num: true, test: "success-rate" };
+    return { text: Math.round(100 * rc.succeeded / ended) + "%", num: true, test: "success-rate",
+      title: rc.succeeded + " of the last " + ended + " runs succeeded, " + rc.failed + " failed" };
+  }
+
   // problems is the Last error cell: the last run's error when it failed,
   // and the plan's error, each after a word saying what failed.
   function problems(j) {
@@ -53,6 +62,9 @@
     var cells = [
       { node: TM.link(TM.routes.job(j.job), j.job, { "data-test": "job-link" }) },
       { node: TM.status(r) },
+      successRate(j.recent),
+      { node: j.last_read_run ? TM.link(TM.routes.run(j.job, j.last_read_run.run_id), TM.fmt.time(j.last_read_run.started_at),
+        { "data-test": "last-read-link" }) : "", test: "last-read", title: j.last_read_run ? "run " + j.last_read_run.run_id : null },
       { text: r ? TM.fmt.time(r.started_at) : "", test: "started-at" },
       { text: r ? TM.fmt.duration(r.duration_ms) : "", num: true, test: "duration" },
       { text: r ? TM.fmt.int(TM.sum(r.sources, "rows")) : "", num: true, test: "rows-in" },
@@ -79,7 +91,7 @@
       var jobs = (data && data.jobs) || [];
       if (!jobs.length) { body.appendChild(TM.message("info", "No jobs in this state store yet: run one with `tidemark run JOBFILE`.")); return; }
       body.appendChild(TM.table("jobs-table", [
-        "Job", "Last run", "Started", { text: "Duration", num: true },
+        "Job", "Last run", { text: "Success rate", num: true }, "Last read data", "Started", { text: "Duration", num: true },
         { text: "Rows in", num: true }, { text: "Rows out", num: true },
         { text: "Bytes in", num: true }, { text: "Bytes out", num: true },
         { text: "Bookmark version", num: true },
