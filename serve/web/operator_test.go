@@ -152,6 +152,11 @@ func TestJobPageChartsRunsByIndex(t *testing.T) {
 			t.Errorf("the legend has no %s", label)
 		}
 	}
+	// The failed run committed no version: its row says so, not 0.
+	failedRow := regexp.MustCompile(`data-run="s2" data-seq="2".*?</tr>`).FindString(dom)
+	if !strings.Contains(failedRow, `data-test="version" title="committed no version">—<`) {
+		t.Errorf("failed run row: want version — (committed none), got %s", failedRow)
+	}
 	hist, charts, bm := strings.Index(dom, `data-test="runs-table"`), strings.Index(dom, `data-test="charts"`), strings.Index(dom, `data-test="bookmark"`)
 	if hist < 0 || charts < 0 || bm < 0 || hist > charts || hist > bm {
 		t.Errorf("run history at %d, charts at %d, bookmark at %d: want the history first", hist, charts, bm)

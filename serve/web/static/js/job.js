@@ -86,7 +86,10 @@
       { text: TM.fmt.int(TM.sum(r.sinks, "rows")), num: true, test: "rows-out" },
       { text: TM.fmt.bytes(TM.sum(r.sources, "bytes")), num: true, test: "bytes-in" },
       { text: TM.fmt.bytes(TM.sum(r.sinks, "bytes")), num: true, test: "bytes-out" },
-      { text: String(r.version), num: true, test: "version" },
+      // A failed or running run of enable mode committed no version.
+      r.mode === "enable" && r.status !== "succeeded" && !r.version ?
+        { text: "—", num: true, test: "version", title: "committed no version" } :
+        { text: String(r.version), num: true, test: "version" },
       { text: r.error ? (r.error.length > 160 ? r.error.slice(0, 160) + "…" : r.error) : "", test: "error", title: r.error || null },
       { node: act }
     ]);
