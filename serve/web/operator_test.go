@@ -21,7 +21,8 @@ func operatorAPI(t *testing.T) http.Handler {
 		withDuration(result("slow", "s2", 2, "failed", 0, 0, false, "2025-01-02T00:00:01Z"), 100000),
 		withDuration(result("slow", "s1", 1, "succeeded", 500, 400, false, "2024-12-01T00:00:00Z"), 45000),
 	}
-	slow[1].(map[string]any)["version"] = 0 // a failed run commits no version
+	slow[1].(map[string]any)["version"] = 0                // a failed run commits no version
+	slow[1].(map[string]any)["sources"] = map[string]any{} // nor counts what it did not read
 	failed := result("planfail", "p1", 1, "failed", 0, 0, false, "2025-01-02T00:00:00Z")
 	failed["error"] = "reading in/bad.csv line 3: column amount: not a number"
 	mux.HandleFunc("GET /api/v1/jobs", func(w http.ResponseWriter, r *http.Request) {
@@ -170,7 +171,8 @@ func TestFailedRunPageShowsWhereItStarted(t *testing.T) {
 	srv := httptest.NewServer(operatorAPI(t))
 	defer srv.Close()
 	dom := dumpDOM(t, srv.URL+"/#/jobs/slow/runs/s2")
-	for _, want := range []string{`data-test="started-from">version 1<`, `data-test="inputs-not-recorded"`} {
+	for _, want := range []string{`data-test="started-from">version 1<`, `data-test="inputs-not-recorded"`,
+		`data-test="sources-none">None counted: the run ended before it counted what it read.<`} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("failed run page: got no %s", want)
 		}

@@ -4,9 +4,12 @@
 (function (TM) {
   var pageSize = 100;
 
-  function countsTable(test, what, counts) {
+  function countsTable(test, what, counts, ended) {
     var keys = TM.sortedKeys(counts);
-    if (!keys.length) return TM.el("p", { "class": "muted", "data-test": test + "-none" }, "No " + what + ".");
+    if (!keys.length) {
+      return TM.el("p", { "class": "muted", "data-test": test + "-none" },
+        ended ? "None counted: the run ended before it counted what it " + (what === "sources" ? "read." : "wrote.") : "No " + what + ".");
+    }
     // The other counts are the core's rejected and skipped rows and what
     // the source's kind counts, in the order the count names them.
     var shown = { files: true, bytes: true, rows: true, kind: true, table: true, keys_after: true, keys_up_to: true };
@@ -182,9 +185,10 @@
         body.appendChild(TM.el("pre", { "class": "errortext", "data-test": "run-error" }, r.error));
       }
       body.appendChild(TM.el("h2", null, "Sources"));
-      body.appendChild(countsTable("sources", "sources", r.sources));
+      var early = r.status === "failed";
+      body.appendChild(countsTable("sources", "sources", r.sources, early));
       body.appendChild(TM.el("h2", null, "Sinks"));
-      body.appendChild(countsTable("sinks", "sinks", r.sinks));
+      body.appendChild(countsTable("sinks", "sinks", r.sinks, early));
       body.appendChild(TM.el("h2", null, "Bookmark diff"));
       body.appendChild(diffSection(d.bookmark_diff));
       body.appendChild(TM.el("h2", null, "Attempt chain"));
