@@ -208,3 +208,68 @@ func TestAttempts(t *testing.T) {
 		t.Errorf("attempts: got %q, want %q", ids, []string{runs[1], runs[0]})
 	}
 }
+
+// TestFailedRunStartedFrom: a failed run committed no version (its
+// version is 0); its detail says the bookmark version it started from.
+func TestFailedRunStartedFrom(t *testing.T) {
+	w := newWorld(t)
+	w.write("a.csv", 1)
+	w.run()
+	w.write("b.csv", 1)
+	w.run()
+	w.write("c.csv", 1)
+	failed := w.runFailing()
+	w.serve(nil)
+	var got struct {
+		Run         view.Run `json:"run"`
+		StartedFrom *int64   `json:"started_from"`
+		Inputs      struct {
+			Total int `json:"total"`
+		} `json:"inputs"`
+	}
+	w.getJSON(jobPath("/runs/"+failed), &got)
+	if got.Run.Status != store.StatusFailed {
+		t.Fatalf("run %s: got status %q, want failed", failed, got.Run.Status)
+	}
+	if got.StartedFrom == nil || *got.StartedFrom != 2 {
+		t.Errorf("started_from: got %v, want 2 (the version the two runs before committed)", got.StartedFrom)
+	}
+	// What the page says of a failed run's inputs: the store records none
+	// before the commit.
+	if got.Run.Version != 0 || got.Inputs.Total != 0 {
+		t.Errorf("failed run: got version %d and %d inputs, want 0 and 0 (none recorded before a commit)", got.Run.Version, got.Inputs.Total)
+	}
+}
+
+// TestJobsSuccessRateAndLastRead: the jobs list says how many of the
+// recent runs succeeded, and which run last read data (a run that found
+// nothing new is not it).
+func TestJobsSuccessRateAndLastRead(t *testing.T) {
+	w := newWorld(t)
+	ids := w.threeRuns()
+	w.run() // nothing new: reads nothing
+	w.write("d.csv", 1)
+	w.runFailing()
+	w.serve(nil)
+	var got struct {
+		Jobs []struct {
+			Recent *struct {
+				Runs      int `json:"runs"`
+				Succeeded int `json:"succeeded"`
+				Failed    int `json:"failed"`
+			} `json:"recent"`
+			LastRead *view.Run `json:"last_read_run"`
+		} `json:"jobs"`
+	}
+	w.getJSON("/api/v1/jobs", &got)
+	if len(got.Jobs) != 1 {
+		t.Fatalf("jobs: got %d, want 1", len(got.Jobs))
+	}
+	j := got.Jobs[0]
+	if j.Recent == nil || j.Recent.Runs != 5 || j.Recent.Succeeded != 4 || j.Recent.Failed != 1 {
+		t.Errorf("recent: got %+v, want 5 runs, 4 succeeded, 1 failed", j.Recent)
+	}
+	if j.LastRead == nil || j.LastRead.RunID != ids[2] || j.LastRead.Sources["orders"].Rows != 3 {
+		t.Errorf("last run that read data: got %+v, want %s (3 rows)", j.LastRead, ids[2])
+	}
+}

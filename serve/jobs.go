@@ -22,7 +22,29 @@ type jobSummary struct {
 	LastRun      *view.Run            `json:"last_run"`
 	Backlog      *tidemark.PlanResult `json:"backlog"`
 	BacklogError string               `json:"backlog_error,omitempty"`
+	// Recent counts the job's last recentRuns runs by status.
+	Recent *recentRuns `json:"recent,omitempty"`
+	// LastReadRun is the newest succeeded run that read something (rows or
+	// files) among the last lastReadLimit runs; absent when none did.
+	LastReadRun *view.Run `json:"last_read_run,omitempty"`
 }
+
+// recentRuns is how many of a job's last runs there are (at most
+// recentLimit) and how many of them succeeded and failed (the rest are
+// running).
+type recentRuns struct {
+	Runs      int `json:"runs"`
+	Succeeded int `json:"succeeded"`
+	Failed    int `json:"failed"`
+}
+
+// recentLimit is how many of a job's last runs its success rate counts,
+// and lastReadLimit how many are looked through for the last that read
+// something.
+const (
+	recentLimit   = 20
+	lastReadLimit = 200
+)
 
 // jobDetail is GET /api/v1/jobs/{job}.
 type jobDetail struct {
@@ -59,16 +81,10 @@ func (s *server) jobs(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, 0, err)
 			return
 		}
-		last, err := s.opts.Store.Runs(ctx, name, store.RunQuery{Limit: 1})
-		if err != nil {
+		out[i] = jobSummary{Job: name, Version: head.Version, RunID: head.RunID}
+		if files[i], err = s.lastRuns(ctx, &out[i]); err != nil {
 			s.fail(w, r, 0, err)
 			return
-		}
-		out[i] = jobSummary{Job: name, Version: head.Version, RunID: head.RunID}
-		if len(last) > 0 {
-			v := view.RunOf(last[0])
-			out[i].LastRun = &v
-			files[i] = last[0].JobFile
 		}
 	}
 	var wg sync.WaitGroup
@@ -93,6 +109,50 @@ func (s *server) jobs(w http.ResponseWriter, r *http.Request) {
 	}
 	wg.Wait()
 	writeJSON(w, http.StatusOK, map[string]any{"jobs": out})
+}
+
+// lastRuns fills j's last run, recent counts and last run that read
+// something from its newest runs, and returns the last run's job file.
+func (s *server) lastRuns(ctx context.Context, j *jobSummary) (string, error) {
+	var file string
+	n := 0
+	for run, err := range store.EachRun(ctx, s.opts.Store, j.Job, 0, recentLimit) {
+		if err != nil {
+			return "", err
+		}
+		if n == 0 {
+			v := view.RunOf(run)
+			j.LastRun, j.Recent, file = &v, &recentRuns{}, run.JobFile
+		}
+		if n < recentLimit {
+			j.Recent.Runs++
+			switch run.Status {
+			case store.StatusSucceeded:
+				j.Recent.Succeeded++
+			case store.StatusFailed:
+				j.Recent.Failed++
+			}
+		}
+		if j.LastReadRun == nil && run.Status == store.StatusSucceeded && readSomething(run) {
+			v := view.RunOf(run)
+			j.LastReadRun = &v
+		}
+		n++
+		if n >= lastReadLimit || n >= recentLimit && j.LastReadRun != nil {
+			break
+		}
+	}
+	return file, nil
+}
+
+// readSomething says whether a run read rows or files from any source.
+func readSomething(r store.Run) bool {
+	for _, c := range r.Sources {
+		if c.Rows > 0 || c.Files > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // jobNames lists the store's jobs, sorted.

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -121,6 +122,10 @@ type runDetail struct {
 	// BookmarkDiff is the bookmark change the run committed; nil unless
 	// it committed a version.
 	BookmarkDiff *bookmarkDiff `json:"bookmark_diff"`
+	// StartedFrom is the bookmark version the job was at when a run that
+	// committed none (failed or running) started (0: the empty bookmark);
+	// absent for other runs and when the store's history cannot tell.
+	StartedFrom *int64 `json:"started_from,omitempty"`
 }
 
 // run is GET /api/v1/jobs/{job}/runs/{run}?offset=&limit=: the run, one
@@ -188,6 +193,10 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, 0, err)
 		return
 	}
+	if d.StartedFrom, err = s.startedFrom(ctx, rec); err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
 	writeJSON(w, http.StatusOK, d)
 }
 
@@ -206,4 +215,41 @@ func (s *server) attempts(r *http.Request, rec store.Run) ([]view.Run, error) {
 		chain = append(chain, view.RunOf(prev))
 	}
 	return chain, nil
+}
+
+// startedFromLimit is how many bookmark versions startedFrom looks back
+// through.
+const startedFromLimit = 1000
+
+// startedFrom is the bookmark version the job was at when rec started, for
+// a run that committed none (failed or running): the newest version made
+// at or before its start, 0 when there was none. Nil for other runs, and
+// when a version has no time (an older tidemark's) or the run is older
+// than the last startedFromLimit versions.
+func (s *server) startedFrom(ctx context.Context, rec store.Run) (*int64, error) {
+	if rec.Status == store.StatusSucceeded || rec.StartedAt.IsZero() {
+		return nil, nil
+	}
+	var before int64
+	for seen := 0; seen < startedFromLimit; {
+		vs, err := s.opts.Store.Versions(ctx, rec.Job, store.VersionQuery{Limit: 100, Before: before})
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range vs {
+			if v.At.IsZero() {
+				return nil, nil
+			}
+			if !v.At.After(rec.StartedAt) {
+				return &v.Version, nil
+			}
+		}
+		if len(vs) < 100 {
+			zero := int64(0)
+			return &zero, nil
+		}
+		seen += len(vs)
+		before = vs[len(vs)-1].Version
+	}
+	return nil, nil
 }

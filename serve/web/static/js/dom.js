@@ -127,6 +127,12 @@ TM.kv = function (test, pairs) {
   return dl;
 };
 
+// unknown is a value not known (never shown as 0): a dash whose title
+// says why.
+TM.unknown = function (why, test) {
+  return TM.el("span", { "class": "muted unknown", "data-test": test || null, title: why }, "—");
+};
+
 // message is a notice box; kind "error" makes it red.
 TM.message = function (kind, text, status) {
   return TM.el("div", { "class": "message " + kind, "data-test": kind === "error" ? "error" : "message", "data-status": status || null, role: kind === "error" ? "alert" : null }, text);

@@ -1,5 +1,5 @@
-// job.js: a job's page (#/jobs/NAME): bookmark per ctx, charts and the run
-// history (paged with next_before), and the actions when they are on.
+// job.js: a job's page (#/jobs/NAME): the run history (paged with
+// next_before), charts, bookmark per ctx, and the actions when they are on.
 "use strict";
 (function (TM) {
   var pageSize = 50;
@@ -86,7 +86,10 @@
       { text: TM.fmt.int(TM.sum(r.sinks, "rows")), num: true, test: "rows-out" },
       { text: TM.fmt.bytes(TM.sum(r.sources, "bytes")), num: true, test: "bytes-in" },
       { text: TM.fmt.bytes(TM.sum(r.sinks, "bytes")), num: true, test: "bytes-out" },
-      { text: String(r.version), num: true, test: "version" },
+      // A failed or running run of enable mode committed no version.
+      r.mode === "enable" && r.status !== "succeeded" && !r.version ?
+        { text: "—", num: true, test: "version", title: "committed no version" } :
+        { text: String(r.version), num: true, test: "version" },
       { text: r.error ? (r.error.length > 160 ? r.error.slice(0, 160) + "…" : r.error) : "", test: "error", title: r.error || null },
       { node: act }
     ]);
@@ -162,6 +165,10 @@
         j.job_file ? ["job file", j.job_file, "job-file"] : null
       ]));
       if (actions) top.appendChild(TM.actions.panel(job));
+      // The run history first: it is what an operator comes for.
+      main.appendChild(TM.el("h2", null, "Run history"));
+      var hist = TM.el("div", { "data-test": "history" });
+      main.appendChild(hist);
       main.appendChild(TM.el("h2", null, "Runs over time"));
       var chartBox = TM.el("div", { "class": "charts", "data-test": "charts" });
       main.appendChild(chartBox);
@@ -172,9 +179,6 @@
       main.appendChild(TM.el("h2", null, "Resets and rewinds"));
       var resets = TM.el("div", { "data-test": "resets" }, TM.message("info", "Loading the bookmark history…"));
       main.appendChild(resets);
-      main.appendChild(TM.el("h2", null, "Run history"));
-      var hist = TM.el("div", { "data-test": "history" });
-      main.appendChild(hist);
       var marks = { list: [], redraw: function () {} };
       var loaded = history(job, hist, chartBox, actions, marks);
       return Promise.all([loaded, resetsSection(job, resets, marks)]);

@@ -4,9 +4,12 @@
 (function (TM) {
   var pageSize = 100;
 
-  function countsTable(test, what, counts) {
+  function countsTable(test, what, counts, ended) {
     var keys = TM.sortedKeys(counts);
-    if (!keys.length) return TM.el("p", { "class": "muted", "data-test": test + "-none" }, "No " + what + ".");
+    if (!keys.length) {
+      return TM.el("p", { "class": "muted", "data-test": test + "-none" },
+        ended ? "None counted: the run ended before it counted what it " + (what === "sources" ? "read." : "wrote.") : "No " + what + ".");
+    }
     // The other counts are the core's rejected and skipped rows and what
     // the source's kind counts, in the order the count names them.
     var shown = { files: true, bytes: true, rows: true, kind: true, table: true, keys_after: true, keys_up_to: true };
@@ -160,6 +163,9 @@
     return page(0).then(function (d) {
       TM.clear(body);
       var r = d.run;
+      // A failed or running run committed no version: its version field
+      // is 0 (enable mode), so show the version it started from instead.
+      var committed = r.status === "succeeded" || r.mode !== "enable";
       body.appendChild(TM.kv("run-kv", [
         ["job", TM.link(TM.routes.job(job), r.job), "job"],
         ["status", TM.status(r), "run-status"],
@@ -168,7 +174,9 @@
         ["started", TM.fmt.time(r.started_at), "started-at"],
         ["finished", TM.fmt.time(r.finished_at), "finished-at"],
         ["duration", TM.fmt.duration(r.duration_ms), "duration"],
-        ["bookmark version", String(r.version), "version"],
+        committed ? ["bookmark version", String(r.version), "version"] : ["bookmark version", "none committed", "version"],
+        committed ? null : ["started from", d.started_from === undefined || d.started_from === null ? "unknown" :
+          d.started_from ? "version " + d.started_from : "the empty bookmark (version 0)", "started-from"],
         ["rows in / out", TM.fmt.int(TM.sum(r.sources, "rows")) + " / " + TM.fmt.int(TM.sum(r.sinks, "rows")), "rows-in-out"],
         r.undone ? ["undone", r.purged ? "yes, and its output purged" : "yes (reset or rewound away)", "undone"] : null
       ]));
@@ -177,14 +185,20 @@
         body.appendChild(TM.el("pre", { "class": "errortext", "data-test": "run-error" }, r.error));
       }
       body.appendChild(TM.el("h2", null, "Sources"));
-      body.appendChild(countsTable("sources", "sources", r.sources));
+      var early = r.status === "failed";
+      body.appendChild(countsTable("sources", "sources", r.sources, early));
       body.appendChild(TM.el("h2", null, "Sinks"));
-      body.appendChild(countsTable("sinks", "sinks", r.sinks));
+      body.appendChild(countsTable("sinks", "sinks", r.sinks, early));
       body.appendChild(TM.el("h2", null, "Bookmark diff"));
       body.appendChild(diffSection(d.bookmark_diff));
       body.appendChild(TM.el("h2", null, "Attempt chain"));
       body.appendChild(attemptsTable(job, run, d.attempts));
       body.appendChild(TM.el("h2", null, "Inputs"));
+      if (r.status !== "succeeded" && !(d.inputs && d.inputs.total)) {
+        body.appendChild(TM.el("p", { "class": "muted", "data-test": "inputs-not-recorded" },
+          "The state store records a run's inputs when it commits; this run did not, so what it planned to read is not recorded. " +
+          "`tidemark plan` (or Plan now on the job page) shows what the next run would read."));
+      }
       manifest(body, "inputs", ["Source", "File or range", { text: "Size", num: true }, { text: "Rows", num: true }, "Modified", "ETag"], inputRow, d.inputs,
         function (off) { return page(off).then(function (x) { return x.inputs; }); });
       body.appendChild(TM.el("h2", null, "Outputs"));
