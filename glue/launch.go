@@ -39,9 +39,11 @@ type LaunchOptions struct {
 	// LeaseTTL is the runs' lease TTL (0: tidemark's default).
 	LeaseTTL time.Duration
 	Log      *slog.Logger
-	// Summary, if set, is given the outcome of each run the script began,
-	// in the order begun, once the script ended (tidemark run's summary).
-	Summary func(*tidemark.Result)
+	// Summary, if set, is given the outcome of each run the script began
+	// (its summary and its error, nil if it succeeded), in the order
+	// begun, once the script ended (tidemark run's summary). A run
+	// refused before it was recorded is no run and has none.
+	Summary func(*tidemark.Result, error)
 }
 
 // ErrNoCommit is a script that began a run and ended without job.commit():
@@ -118,8 +120,8 @@ func Launch(ctx context.Context, o LaunchOptions) error {
 	defer hs.Close()
 	if o.Summary != nil {
 		defer func() {
-			for _, res := range sv.Ended() {
-				o.Summary(res)
+			for _, out := range sv.Outcomes() {
+				o.Summary(out.Result, out.Err)
 			}
 		}()
 	}
