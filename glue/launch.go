@@ -46,6 +46,10 @@ type LaunchOptions struct {
 	Summary func(*tidemark.Result, error)
 }
 
+// PySpark is the pyspark release series the awsglue package is written
+// and tested against (awsglue._launch.PYSPARK).
+const PySpark = "4.0.*"
+
 // ErrNoCommit is a script that began a run and ended without job.commit():
 // nothing it wrote was published and no bookmark moved.
 var ErrNoCommit = errors.New("the script ended without job.commit(): nothing it wrote was published and no bookmark moved")
@@ -102,6 +106,18 @@ func Launch(ctx context.Context, o LaunchOptions) error {
 	if _, err := os.Stat(script); err != nil {
 		return fmt.Errorf("%w: script: %v", tidemark.ErrUsage, err)
 	}
+	python := o.Python
+	if python == "" {
+		python = os.Getenv("TIDEMARK_PYTHON")
+	}
+	if python == "" {
+		python = "python3"
+	}
+	if _, err := exec.LookPath(python); err != nil {
+		return fmt.Errorf("%w: finding the Python to run the script with: %v; install Python 3 and pyspark "+
+			"(python3 -m venv VENV && VENV/bin/pip install 'pyspark==%s') and name it with --python or $TIDEMARK_PYTHON",
+			tidemark.ErrUsage, err, PySpark)
+	}
 	pkg, err := Package()
 	if err != nil {
 		return err
@@ -126,13 +142,6 @@ func Launch(ctx context.Context, o LaunchOptions) error {
 		}()
 	}
 
-	python := o.Python
-	if python == "" {
-		python = os.Getenv("TIDEMARK_PYTHON")
-	}
-	if python == "" {
-		python = "python3"
-	}
 	cmd := exec.CommandContext(ctx, python, append([]string{"-m", "awsglue._launch", script}, o.Args...)...)
 	cmd.Dir = filepath.Dir(script)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = o.Stdin, o.Stdout, o.Stderr
