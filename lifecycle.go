@@ -22,11 +22,33 @@ import (
 //  3. settle (runner.settle, execute.go): count, stage and commit;
 //  4. end: record a failure first (a barrier: a commit still in flight
 //     cannot apply to a failed run), then discard what the run staged.
+//
+// A Session's program declares its sources and sinks as it goes, so its
+// begin is split: it takes the lease (take) and recovers when it starts,
+// runs each declaration's checks in Run's order when it is declared, and
+// records the run (record) at its first sink, at Commit, or when it fails
+// otherwise than refused. What is declared before the first sink is thus
+// refused as a job file's mistake is, with nothing recorded.
 
 // begin is step 1. cancel, if set, is called with the cause when the
 // lease is lost. On error nothing was recorded; the lease, if taken, is
 // r.lease and the caller releases it.
 func (r *runner) begin(ctx context.Context, started time.Time, cancel context.CancelCauseFunc, checks func(context.Context) error) error {
+	if err := r.take(ctx, started, cancel); err != nil {
+		return err
+	}
+	if checks != nil {
+		if err := checks(ctx); err != nil {
+			return r.lostDuring(ctx, err)
+		}
+	}
+	return r.record(ctx)
+}
+
+// take is begin up to its checks: the lease, the dead runs marked failed,
+// a pause run's range resolved. A session takes at its start and records
+// when its program has declared what it reads (Session.record).
+func (r *runner) take(ctx context.Context, started time.Time, cancel context.CancelCauseFunc) error {
 	lease, err := acquire(ctx, r.st, r.job, holderFor(r.rec.RunID, r.opts.HostID, started), r.opts.LeaseTTL, cancel, r.log)
 	if err != nil {
 		return err
@@ -41,12 +63,14 @@ func (r *runner) begin(ctx context.Context, started time.Time, cancel context.Ca
 			return err
 		}
 	}
-	if checks != nil {
-		if err := checks(ctx); err != nil {
-			return r.lostDuring(ctx, err)
-		}
-	}
-	if r.rec, err = r.st.BeginRun(ctx, lease.token(), r.rec); err != nil {
+	return nil
+}
+
+// record is begin's end, once its checks passed: the run recorded as
+// running, the observer told.
+func (r *runner) record(ctx context.Context) error {
+	var err error
+	if r.rec, err = r.st.BeginRun(ctx, r.lease.token(), r.rec); err != nil {
 		return fmt.Errorf("recording run start: %w", err)
 	}
 	// A store may return the empty counts as nil maps.

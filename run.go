@@ -30,11 +30,9 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 		log = slog.New(slog.DiscardHandler)
 	}
 	if opts.Observer == nil {
-		obs, flush := startLineage(spec, log)
+		var flush func()
+		opts.Observer, flush = startLineage(spec, log)
 		defer flush()
-		if obs != nil {
-			opts.Observer = LineageObserver(obs)
-		}
 	}
 	if err := crawlBeforeRun(ctx, spec, opts, log); err != nil {
 		return nil, err
@@ -45,7 +43,7 @@ func Run(ctx context.Context, spec *job.Spec, opts RunOptions) (*Result, error) 
 // startLineage returns the observer that sends spec's runs as OpenLineage
 // events (nil when no endpoint is configured) and the function that
 // flushes them, waiting at most lineageDrain.
-func startLineage(spec *job.Spec, log *slog.Logger) (*lineage.Observer, func()) {
+func startLineage(spec *job.Spec, log *slog.Logger) (Observer, func()) {
 	cfg, ok := lineage.ConfigOf(spec, os.Getenv, log)
 	if !ok {
 		return nil, func() {}
@@ -55,8 +53,24 @@ func startLineage(spec *job.Spec, log *slog.Logger) (*lineage.Observer, func()) 
 		log.Warn("lineage: not sending events", "err", err)
 		return nil, func() {}
 	}
-	obs := lineage.NewObserver(spec, c, lineage.ObserverOptions{Namespace: os.Getenv(lineage.EnvNamespace)})
+	obs := specLineage{spec: spec, send: c, opts: lineage.ObserverOptions{Namespace: os.Getenv(lineage.EnvNamespace)}}
 	return obs, func() { c.Close(lineageDrain) }
+}
+
+// specLineage tells lineage of the runs of spec, with spec's datasets as
+// they are at each event: a Session's grow as its program declares them.
+type specLineage struct {
+	spec *job.Spec
+	send lineage.Sender
+	opts lineage.ObserverOptions
+}
+
+func (l specLineage) RunStarted(ctx context.Context, ev RunEvent) {
+	LineageObserver(lineage.NewObserver(l.spec, l.send, l.opts)).RunStarted(ctx, ev)
+}
+
+func (l specLineage) RunFinished(ctx context.Context, ev RunEvent) {
+	LineageObserver(lineage.NewObserver(l.spec, l.send, l.opts)).RunFinished(ctx, ev)
 }
 
 // crawlBeforeRun runs a job's crawler (its crawler: key) in the job's

@@ -37,6 +37,10 @@ type SessionOptions struct {
 	// LeaseTTL defaults to DefaultLeaseTTL.
 	LeaseTTL time.Duration
 	Logger   *slog.Logger
+	// Observer, if set, is told when the run is recorded and when it
+	// ends; otherwise the run's OpenLineage events are sent as Run sends
+	// a job's (OPENLINEAGE_URL).
+	Observer Observer
 }
 
 // Session is one run whose engine is another program — a Glue-style
@@ -48,6 +52,13 @@ type SessionOptions struct {
 // and publishes, exactly as Run does. Until Commit nothing is recorded
 // but the running run: a program that dies first publishes nothing, and
 // the next run reads the same input again.
+//
+// Each source and sink is checked when it is declared, with Run's checks
+// in Run's order (lifecycle.go). The run is recorded at the first sink
+// (or at Commit, or when the session fails): a declaration refused before
+// that — a source whose definition changed, a catalog table that is not
+// there, a sink another job owns, a password_env not set — is a usage or
+// job-file error (exit 2) and, if the program ends on it, no run.
 //
 // A Session holds the job's lease from BeginSession until Commit or Abort.
 // Its methods are safe for concurrent use; Source and Sink are idempotent
@@ -64,8 +75,13 @@ type Session struct {
 	result  *Result
 	err     error // the outcome once ended
 	ended   bool
-	cancel  context.CancelCauseFunc
-	ctx     context.Context // the lease renewer's: canceled when the lease is lost
+	// recorded: the run is recorded (record); refused: the last
+	// declaration was refused by a check, so a session ending before it
+	// recorded the run is no run.
+	recorded, refused bool
+	flush             func() // sends what the lineage observer queued
+	cancel            context.CancelCauseFunc
+	ctx               context.Context // the lease renewer's: canceled when the lease is lost
 }
 
 type sessionSource struct {
@@ -94,43 +110,78 @@ func BeginSession(ctx context.Context, o SessionOptions) (*Session, error) {
 	if o.Mode == "" {
 		o.Mode = bookmark.ModeEnable
 	}
-	opts := RunOptions{Mode: o.Mode, From: o.From, To: o.To, State: o.State, HostID: o.HostID, LeaseTTL: o.LeaseTTL, Logger: o.Logger}
+	opts := RunOptions{Mode: o.Mode, From: o.From, To: o.To, State: o.State, HostID: o.HostID, LeaseTTL: o.LeaseTTL, Logger: o.Logger,
+		Observer: o.Observer}
 	jobName, st, err := opts.open(ctx, spec)
 	if err != nil {
 		return nil, err
+	}
+	flush := func() {}
+	if opts.Observer == nil {
+		opts.Observer, flush = startLineage(spec, opts.Logger)
 	}
 	started := time.Now().UTC()
 	r := &runner{spec: spec, opts: opts, st: st, job: jobName, log: opts.Logger}
 	r.rec = store.Run{Job: jobName, RunID: newRunID(started), Mode: opts.Mode, Status: store.StatusRunning, StartedAt: started,
 		Host: opts.HostID}
-	s := &Session{r: r, started: started, srcs: map[string]*sessionSource{}, snks: map[string]*sessionSink{}}
+	s := &Session{r: r, started: started, srcs: map[string]*sessionSource{}, snks: map[string]*sessionSink{}, flush: flush}
 	s.ctx, s.cancel = context.WithCancelCause(context.Background())
-	if err := s.begin(ctx, o.Reads); err != nil {
+	// Begin's first part; its checks come with each declaration, and the
+	// run is recorded at the first sink (lifecycle.go).
+	if err := r.take(ctx, started, s.cancel); err != nil {
 		s.closeAll()
+		return nil, err
+	}
+	if err := s.begin(ctx, o.Reads); err != nil {
+		_, err = s.end(ctx, err) // recorded as a failed run
 		return nil, err
 	}
 	return s, nil
 }
 
+// begin finishes what earlier runs left and reads the bookmark the
+// session plans against.
 func (s *Session) begin(ctx context.Context, reads []string) error {
 	r := s.r
-	// A session's sources and sinks are declared as the program goes: each
-	// is checked when declared (Source, Sink), before it is opened.
-	if err := r.begin(ctx, s.started, s.cancel, nil); err != nil {
-		return err
-	}
 	if err := r.recover(ctx); err != nil {
-		return s.fail(ctx, err)
+		return err
 	}
 	var err error
 	if s.head, err = r.st.Head(ctx, r.job); err == nil {
 		s.states, err = r.st.SourceStates(ctx, r.job)
 	}
 	if err != nil {
-		return s.fail(ctx, fmt.Errorf("reading bookmark: %w", err))
+		return fmt.Errorf("reading bookmark: %w", err)
 	}
 	r.sessionReads = reads
 	return nil
+}
+
+// record records the run, once: at the first sink, at Commit, or when the
+// session fails.
+func (s *Session) record(ctx context.Context) error {
+	if s.recorded {
+		return nil
+	}
+	if err := s.r.record(ctx); err != nil {
+		return err
+	}
+	s.recorded = true
+	return nil
+}
+
+// refuse returns err, a declaration refused by a check: a session that
+// ends on it before its run was recorded is no run.
+func (s *Session) refuse(err error) error {
+	s.refused = true
+	return err
+}
+
+// failed returns err, a declaration that failed otherwise than refused:
+// the session's run is recorded when it ends on it.
+func (s *Session) failed(err error) error {
+	s.refused = false
+	return err
 }
 
 // RunID is the session's run id.
@@ -165,35 +216,35 @@ func (s *Session) Source(ctx context.Context, src job.Source, noBookmark bool) (
 		src.Config.ApplyDefaults(r.spec)
 	}
 	if err := r.spec.ValidateSource(src); err != nil {
-		return engine.Source{}, fmt.Errorf("%w: %v", ErrUsage, err)
-	}
-	// Checked as a job file's sources are before its run is recorded.
-	if err := checkPasswordEnv(&job.Spec{Sources: []job.Source{src}}); err != nil {
-		return engine.Source{}, err
+		return engine.Source{}, s.refuse(fmt.Errorf("%w: %v", ErrUsage, err))
 	}
 	r.spec.Sources = append(r.spec.Sources, src)
+	undo := func() { r.spec.Sources = r.spec.Sources[:len(r.spec.Sources)-1] }
 	// A source read after a sink was readied may hold that sink's folder
 	// (or the state): it would read the job's own output as input.
 	if err := checkSinkPaths(r.spec, r.opts.State); err != nil {
-		r.spec.Sources = r.spec.Sources[:len(r.spec.Sources)-1]
-		return engine.Source{}, err
+		undo()
+		return engine.Source{}, s.refuse(err)
 	}
 	opened, err := source.Open(ctx, r.spec, r.spec.Sources[len(r.spec.Sources)-1])
 	if err != nil {
-		r.spec.Sources = r.spec.Sources[:len(r.spec.Sources)-1]
-		return engine.Source{}, err
+		undo()
+		// As Run: a source that cannot be opened is still checked for its
+		// password_env, and refused if it is not set.
+		if perr := checkPasswordEnv(&job.Spec{Sources: []job.Source{src}}); perr != nil {
+			return engine.Source{}, s.refuse(perr)
+		}
+		return engine.Source{}, s.failed(err)
 	}
 	mode := r.opts.Mode
 	if noBookmark {
 		mode = bookmark.ModeDisable
 	}
 	prev, has := s.states[src.Ctx]
-	if has && mode != bookmark.ModeDisable {
-		if err := opened.CheckDefinition(ctx, prev); err != nil {
-			_ = opened.Close()
-			r.spec.Sources = r.spec.Sources[:len(r.spec.Sources)-1]
-			return engine.Source{}, err
-		}
+	if err := s.checkSource(ctx, src, opened, mode, prev, has); err != nil {
+		_ = opened.Close()
+		undo()
+		return engine.Source{}, s.refuse(err)
 	}
 	req := source.Request{Job: r.job, Mode: mode, State: r.st, Catalog: r.st, Prev: prev, HasPrev: has, Now: time.Now(),
 		DiskBudget: max(r.spec.IO.DiskBudget.Bytes, 1)}
@@ -203,8 +254,8 @@ func (s *Session) Source(ctx context.Context, src job.Source, noBookmark bool) (
 	p, err := opened.Plan(ctx, req)
 	if err != nil {
 		_ = opened.Close()
-		r.spec.Sources = r.spec.Sources[:len(r.spec.Sources)-1]
-		return engine.Source{}, err
+		undo()
+		return engine.Source{}, s.failed(err)
 	}
 	p.Report(r.log)
 	r.sources = append(r.sources, opened)
@@ -217,7 +268,7 @@ func (s *Session) Source(ctx context.Context, src job.Source, noBookmark bool) (
 		env := source.Env{Caps: engine.Caps{Read: r.sessionReads}, Policy: p.BadRecords(), TempDir: r.inputDir,
 			Concurrency: r.spec.IO.Concurrency, Log: r.log}
 		if ss.reading, err = p.Open(ctx, env); err != nil {
-			return engine.Source{}, err
+			return engine.Source{}, s.failed(err)
 		}
 		ss.input = ss.reading.Input()
 	} else {
@@ -225,7 +276,34 @@ func (s *Session) Source(ctx context.Context, src job.Source, noBookmark bool) (
 	}
 	s.srcs[src.Ctx] = ss
 	s.order = append(s.order, src.Ctx)
+	s.refused = false
 	return ss.input, nil
+}
+
+// checkSource runs Run's checks (execute.go, runner.check) on one source
+// being declared, in Run's order.
+func (s *Session) checkSource(ctx context.Context, src job.Source, opened source.Source, mode bookmark.Mode,
+	prev bookmark.SourceState, has bool) error {
+	r := s.r
+	// A catalog table, or partition keys, that are not there.
+	if rv, ok := opened.(source.Resolver); ok {
+		var je *job.Error
+		if err := rv.Resolve(ctx, r.st); errors.As(err, &je) {
+			return err
+		}
+	}
+	// A sink inside a folder a catalog source reads.
+	if err := checkCatalogSinks(ctx, r.spec, []source.Source{opened}, r.st); err != nil {
+		return err
+	}
+	// A definition that changed under its ctx.
+	if has && mode != bookmark.ModeDisable {
+		if err := opened.CheckDefinition(ctx, prev); err != nil {
+			return err
+		}
+	}
+	// A password_env naming a variable that is not set.
+	return checkPasswordEnv(&job.Spec{Sources: []job.Source{src}})
 }
 
 // Sink readies k's staging location for this run: where the program
@@ -245,43 +323,65 @@ func (s *Session) Sink(ctx context.Context, k job.Sink) (engine.Sink, error) {
 		k.Config.ApplyDefaults(r.spec)
 	}
 	if err := r.spec.ValidateSink(k); err != nil {
-		return engine.Sink{}, fmt.Errorf("%w: %v", ErrUsage, err)
-	}
-	if err := checkPasswordEnv(&job.Spec{Sinks: []job.Sink{k}}); err != nil {
-		return engine.Sink{}, err
+		return engine.Sink{}, s.refuse(fmt.Errorf("%w: %v", ErrUsage, err))
 	}
 	r.spec.Sinks = append(r.spec.Sinks, k)
 	undo := func() { r.spec.Sinks = r.spec.Sinks[:len(r.spec.Sinks)-1] }
 	if err := checkSinkPaths(r.spec, r.opts.State); err != nil {
 		undo()
-		return engine.Sink{}, err
+		return engine.Sink{}, s.refuse(err)
 	}
+	sinkEnv := checkPasswordEnv(&job.Spec{Sinks: []job.Sink{k}})
 	opened, err := sink.Open(ctx, r.spec, r.spec.Sinks[len(r.spec.Sinks)-1])
 	if err != nil {
 		undo()
-		return engine.Sink{}, err
+		if sinkEnv != nil {
+			return engine.Sink{}, s.refuse(sinkEnv)
+		}
+		return engine.Sink{}, s.failed(err)
 	}
-	if err := r.claim(ctx, opened, false); err != nil {
+	// Run's checks, in Run's order: a sink inside a folder a catalog
+	// source reads, a password_env not set, a location another job owns.
+	err = checkCatalogSinks(ctx, r.spec, r.sources, r.st)
+	if err == nil {
+		err = sinkEnv
+	}
+	if err == nil {
+		var owned *sink.OwnedError
+		if err = r.claim(ctx, opened, false); err != nil && !errors.As(err, &owned) {
+			_ = opened.Close()
+			undo()
+			return engine.Sink{}, s.failed(err)
+		}
+	}
+	if err != nil {
 		_ = opened.Close()
 		undo()
-		return engine.Sink{}, err
+		return engine.Sink{}, s.refuse(err)
+	}
+	// Checked: the run is recorded before anything of it is staged.
+	if err := s.record(ctx); err != nil {
+		_ = opened.Close()
+		undo()
+		return engine.Sink{}, s.failed(err)
 	}
 	if err := opened.Cleanup(ctx, deadRuns(ctx, r.st, r.job), r.log); err != nil {
 		_ = opened.Close()
 		undo()
-		return engine.Sink{}, err
+		return engine.Sink{}, s.failed(err)
 	}
 	r.sinks = append(r.sinks, opened)
 	run := sink.Run{ID: r.rec.RunID, TempDir: r.stageDir, Concurrency: r.spec.IO.Concurrency,
 		Engine: engine.Caps{Read: []string{"file"}, Write: []string{"file"}}, Log: r.log, Catalog: r.st}
 	stg, err := opened.Prepare(ctx, run)
 	if err != nil {
-		return engine.Sink{}, err
+		return engine.Sink{}, s.failed(err)
 	}
 	r.stagings = append(r.stagings, stg)
 	stg.EngineStarted(ctx)
 	sk := &sessionSink{staging: stg, target: stg.Target()}
 	s.snks[k.Ctx] = sk
+	s.refused = false
 	return sk.target, nil
 }
 
@@ -311,6 +411,9 @@ func (s *Session) Commit(ctx context.Context, reports map[string]SourceReport) (
 func (s *Session) commit(ctx context.Context, reports map[string]SourceReport) error {
 	if err := context.Cause(s.ctx); err != nil {
 		return fmt.Errorf("the job's lease: %w", err)
+	}
+	if err := s.record(ctx); err != nil {
+		return err
 	}
 	r := s.r
 	res := engine.Result{Sources: map[string]engine.SourceResult{}, Sinks: map[string]engine.SinkResult{}}
@@ -405,6 +508,18 @@ func (s *Session) end(ctx context.Context, err error) (*Result, error) {
 			_, _ = ss.reading.Done(ctx, err, engine.SourceResult{}, true)
 		}
 	}
+	// A failure is a run's, recorded as Run records a run whose source
+	// could not be opened; a refusal before the run was recorded is no run.
+	if err != nil && !s.refused {
+		if rerr := s.record(ctx); rerr != nil {
+			r.log.Error("recording the failed run", "run", r.rec.RunID, "err", rerr)
+		}
+	}
+	if !s.recorded {
+		s.result, s.err = nil, err
+		s.closeAll()
+		return nil, err
+	}
 	if err != nil {
 		r.fail(ctx, err)
 	}
@@ -415,15 +530,10 @@ func (s *Session) end(ctx context.Context, err error) (*Result, error) {
 	} else {
 		res.Status = store.StatusSucceeded
 	}
+	r.observeEnd(ctx, res, err)
 	s.result, s.err = &res, err
 	s.closeAll()
 	return s.result, err
-}
-
-// fail ends a session that could not begin.
-func (s *Session) fail(ctx context.Context, err error) error {
-	s.r.fail(ctx, err)
-	return err
 }
 
 // closeAll releases the lease, the sources, the sinks, the temporary
@@ -436,5 +546,6 @@ func (s *Session) closeAll() {
 		r.lease.release()
 	}
 	s.cancel(nil)
+	s.flush()
 	_ = r.st.Close()
 }

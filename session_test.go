@@ -12,6 +12,7 @@ import (
 	sinkfiles "github.com/tidemark-etl/tidemark/sink/files"
 	srcfiles "github.com/tidemark-etl/tidemark/source/files"
 	"github.com/tidemark-etl/tidemark/source/sqltable"
+	"github.com/tidemark-etl/tidemark/store"
 )
 
 // sessionCopy is one session that copies in/ to out/ as a program would:
@@ -86,11 +87,52 @@ func TestSessionChecksPasswordEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Abort(ctx, "test ended")
 	src := job.Source{Ctx: "orders", Config: &sqltable.JobConfig{Connection: "sqlite:" + filepath.Join(w.dir, "db.sqlite"),
 		Table: "orders", PasswordEnv: "TIDEMARK_TEST_UNSET_PASSWORD"}}
 	_, err = s.Source(ctx, src, false)
 	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "password_env") || !strings.Contains(err.Error(), "TIDEMARK_TEST_UNSET_PASSWORD") {
 		t.Errorf("source: got %v, want a usage error naming password_env TIDEMARK_TEST_UNSET_PASSWORD", err)
+	}
+	// The program ends on it: as a job file's, the refused run is no run
+	// (issue #19 item 3: the session had recorded it at its start).
+	_ = s.Abort(ctx, "the program ended on the refusal")
+	if res := s.Result(); res != nil {
+		t.Errorf("the refused session's result: got %+v, want none (no run)", res)
+	}
+	st, err := OpenState(ctx, w.state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if runs, err := st.Runs(ctx, jobName, store.RunQuery{}); err != nil || len(runs) != 0 {
+		t.Errorf("runs after the refusal: got %d (%v), want none", len(runs), err)
+	}
+}
+
+// TestSessionRecordsAFailureThatIsNoRefusal: a session whose source fails
+// otherwise than refused (a folder that is not there) and that ends on it
+// is a failed run in the history, as Run records a run whose source could
+// not be opened.
+func TestSessionRecordsAFailureThatIsNoRefusal(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	s, err := BeginSession(ctx, SessionOptions{Job: jobName, Dir: w.dir, State: w.state, Reads: []string{"file"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Source(ctx, job.Source{Ctx: "in", Config: &srcfiles.Config{Path: filepath.Join(w.dir, "typo"), Format: "csv"}}, false); err == nil {
+		t.Fatal("a source folder that is not there: got no error")
+	}
+	_ = s.Abort(ctx, "the program ended on the error")
+	if res := s.Result(); res == nil || res.Status != store.StatusFailed {
+		t.Errorf("the session's result: got %+v, want a failed run", res)
+	}
+	st, err := OpenState(ctx, w.state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if runs, err := st.Runs(ctx, jobName, store.RunQuery{}); err != nil || len(runs) != 1 || runs[0].Status != store.StatusFailed {
+		t.Errorf("runs after the failure: got %+v (%v), want one failed run", runs, err)
 	}
 }

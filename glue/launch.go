@@ -39,10 +39,16 @@ type LaunchOptions struct {
 	// LeaseTTL is the runs' lease TTL (0: tidemark's default).
 	LeaseTTL time.Duration
 	Log      *slog.Logger
-	// Summary, if set, is given the outcome of each run the script began,
-	// in the order begun, once the script ended (tidemark run's summary).
-	Summary func(*tidemark.Result)
+	// Summary, if set, is given the outcome of each run the script began
+	// (its summary and its error, nil if it succeeded), in the order
+	// begun, once the script ended (tidemark run's summary). A run
+	// refused before it was recorded is no run and has none.
+	Summary func(*tidemark.Result, error)
 }
+
+// PySpark is the pyspark release series the awsglue package is written
+// and tested against (awsglue._launch.PYSPARK).
+const PySpark = "4.0.*"
 
 // ErrNoCommit is a script that began a run and ended without job.commit():
 // nothing it wrote was published and no bookmark moved.
@@ -100,6 +106,18 @@ func Launch(ctx context.Context, o LaunchOptions) error {
 	if _, err := os.Stat(script); err != nil {
 		return fmt.Errorf("%w: script: %v", tidemark.ErrUsage, err)
 	}
+	python := o.Python
+	if python == "" {
+		python = os.Getenv("TIDEMARK_PYTHON")
+	}
+	if python == "" {
+		python = "python3"
+	}
+	if _, err := exec.LookPath(python); err != nil {
+		return fmt.Errorf("%w: finding the Python to run the script with: %v; install Python 3 and pyspark "+
+			"(python3 -m venv VENV && VENV/bin/pip install 'pyspark==%s') and name it with --python or $TIDEMARK_PYTHON",
+			tidemark.ErrUsage, err, PySpark)
+	}
 	pkg, err := Package()
 	if err != nil {
 		return err
@@ -118,19 +136,12 @@ func Launch(ctx context.Context, o LaunchOptions) error {
 	defer hs.Close()
 	if o.Summary != nil {
 		defer func() {
-			for _, res := range sv.Ended() {
-				o.Summary(res)
+			for _, out := range sv.Outcomes() {
+				o.Summary(out.Result, out.Err)
 			}
 		}()
 	}
 
-	python := o.Python
-	if python == "" {
-		python = os.Getenv("TIDEMARK_PYTHON")
-	}
-	if python == "" {
-		python = "python3"
-	}
 	cmd := exec.CommandContext(ctx, python, append([]string{"-m", "awsglue._launch", script}, o.Args...)...)
 	cmd.Dir = filepath.Dir(script)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = o.Stdin, o.Stdout, o.Stderr

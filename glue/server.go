@@ -383,6 +383,24 @@ func (sv *Server) committed() []string {
 // Ended returns the outcomes of the runs that ended, in the order begun
 // (run ids sort by their start).
 func (sv *Server) Ended() []*tidemark.Result {
+	var out []*tidemark.Result
+	for _, o := range sv.Outcomes() {
+		out = append(out, o.Result)
+	}
+	return out
+}
+
+// Outcome is how one run ended: its summary and its error (nil:
+// succeeded).
+type Outcome struct {
+	Result *tidemark.Result
+	Err    error
+}
+
+// Outcomes returns the outcomes of the runs that ended (a refused run,
+// which is no run, has none), in the order begun (run ids sort by their
+// start).
+func (sv *Server) Outcomes() []Outcome {
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	ids := make([]string, 0, len(sv.finished))
@@ -392,9 +410,9 @@ func (sv *Server) Ended() []*tidemark.Result {
 		}
 	}
 	slices.Sort(ids)
-	out := make([]*tidemark.Result, 0, len(ids))
+	out := make([]Outcome, 0, len(ids))
 	for _, id := range ids {
-		out = append(out, sv.finished[id].res)
+		out = append(out, Outcome{Result: sv.finished[id].res, Err: sv.finished[id].err})
 	}
 	return out
 }

@@ -37,7 +37,9 @@ func (e *Error) Error() string {
 	if e.Line > 0 {
 		fmt.Fprintf(&b, ":%d", e.Line)
 	}
-	b.WriteString(": ")
+	if b.Len() > 0 { // a spec made in code (a Glue session's) has no file
+		b.WriteString(": ")
+	}
 	if e.Key != "" {
 		fmt.Fprintf(&b, "%s: ", e.Key)
 	}

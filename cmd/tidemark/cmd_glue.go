@@ -18,7 +18,9 @@ import (
 
 	"github.com/tidemark-etl/tidemark"
 	"github.com/tidemark-etl/tidemark/glue"
+	"github.com/tidemark-etl/tidemark/internal/secret"
 	"github.com/tidemark-etl/tidemark/job"
+	"github.com/tidemark-etl/tidemark/store"
 )
 
 // glueFlags are `tidemark glue`'s flags.
@@ -45,6 +47,8 @@ func newGlueCmd(g *globals) *cobra.Command {
 	run.Flags().SetInterspersed(false) // everything after SCRIPT.py is the script's
 	run.Flags().StringVar(&g.state, "state", "", "state store location (default: $TIDEMARK_STATE, else .tidemark/state.db next to the script)")
 	run.Flags().StringVar(&f.python, "python", "", "the Python that runs the script (default: $TIDEMARK_PYTHON, else python3)")
+	run.Flags().BoolVar(&g.json, "json", false, "print each run's summary as JSON on stdout, one line per run (run --json's object); "+
+		"the script's own stdout then goes to stderr")
 	serve := &cobra.Command{
 		Use:   "serve [--state URL] [--dir DIR] [--listen 127.0.0.1:0]",
 		Short: "Serve the bookmark API for one program until its stdin closes (what awsglue starts when not run by `glue run`)",
@@ -72,20 +76,59 @@ func runGlue(ctx context.Context, g *globals, f *glueFlags, script string, args 
 		return err
 	}
 	log := g.logger()
-	summary := printSummary
-	if g.logFormat == "json" {
-		summary = func(r *tidemark.Result) {
-			attrs := []any{"run_id", r.RunID, "status", r.Status, "mode", r.Mode, "attempt", r.Attempt,
-				"duration_ms", r.DurationMS, "sources", r.Sources, "sinks", r.Sinks}
-			if r.Error != "" {
-				log.Error("run finished", append(attrs, "error", r.Error)...)
-				return
+	var outs []runOutput
+	summary := func(r *tidemark.Result, err error) {
+		if g.json {
+			outs = append(outs, glueOutput(r, err))
+		}
+		if g.logFormat != "json" {
+			printSummary(r)
+			return
+		}
+		attrs := []any{"run_id", r.RunID, "status", r.Status, "mode", r.Mode, "attempt", r.Attempt,
+			"duration_ms", r.DurationMS, "sources", r.Sources, "sinks", r.Sinks}
+		if r.Error != "" {
+			log.Error("run finished", append(attrs, "error", r.Error)...)
+			return
+		}
+		log.Info("run finished", attrs...)
+	}
+	o := glue.LaunchOptions{Script: script, Args: args, Python: f.python, State: state,
+		HostID: host, Stdin: os.Stdin, Log: log, Summary: summary}
+	if g.json {
+		o.Stdout = os.Stderr // stdout holds the JSON lines only
+	}
+	err = glue.Launch(ctx, o)
+	if g.json {
+		g.jsonDone = true
+		if len(outs) == 0 && err != nil {
+			// No run to tell of (the script failed before it began one, or
+			// its run was refused): the failure, as run --json tells one.
+			out := runOutputOf(nil, &runOptions{}, nil, err)
+			out.Error = secret.Redact(out.Error)
+			outs = append(outs, out)
+		}
+		enc := json.NewEncoder(os.Stdout)
+		for _, out := range outs {
+			if jerr := enc.Encode(out); jerr != nil && err == nil {
+				err = jerr
 			}
-			log.Info("run finished", attrs...)
 		}
 	}
-	return glue.Launch(ctx, glue.LaunchOptions{Script: script, Args: args, Python: f.python, State: state,
-		HostID: host, Stdin: os.Stdin, Log: log, Summary: summary})
+	return err
+}
+
+// glueOutput is one Glue run's line of glue run --json: run --json's
+// object for it.
+func glueOutput(r *tidemark.Result, err error) runOutput {
+	out := runOutput{Result: *r}
+	if err == nil && r.Status == store.StatusFailed { // aborted by the script
+		err = errors.New(r.Error)
+	}
+	if err != nil {
+		out.ExitCode, out.ErrorKind = exitCode(err), errorKind(err)
+	}
+	return out
 }
 
 // runGlueServe is `tidemark glue serve`: it prints {"url": ...} on one
