@@ -9,13 +9,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // partitionedOrders adds a timestamp and a date to the sales rows, for
 // the time transforms.
 const partitionedOrders = `SELECT order_id, customer_id, product, CAST(amount AS BIGINT) AS amount,
-      TIMESTAMP '2026-01-01 00:00:00' + to_hours(CAST(order_id * 7 % 2000 AS BIGINT)) AS ts,
-      CAST(DATE '2025-11-01' + CAST(order_id * 11 % 500 AS INTEGER) AS DATE) AS d
+      TIMESTAMP '2026-01-01 00:00:00' + to_hours(CAST(order_id * 7 % 200 AS BIGINT)) AS ts,
+      CASE WHEN order_id % 9 = 0 THEN NULL
+        ELSE CAST(DATE '2025-11-01' + CAST(order_id * 11 % 500 AS INTEGER) AS DATE) END AS d
     FROM orders_source`
 
 // icebergPartitionedFixture is icebergFixture (SQLite state) whose job
@@ -215,39 +217,75 @@ func TestIcebergPartitionBy(t *testing.T) {
 
 // TestIcebergOverwritePartitions: mode overwrite_partitions replaces the
 // data files of the partitions a run writes, in one snapshot, and keeps
-// the others; a run that read nothing replaces nothing.
+// the others (partitions of strings, dates, integers and nulls); a run
+// that read nothing replaces nothing.
 func TestIcebergOverwritePartitions(t *testing.T) {
 	t.Parallel()
-	f, state := icebergPartitionedFixture(t, "overwrite_partitions", "product")
-	monday := f.addCSVs("monday", 2, 30)
-	mon := f.mustRun()
-	var tuesday []record
-	for _, r := range f.gen.records(40) {
-		if r.Product == "widget" || r.Product == "gadget" {
-			tuesday = append(tuesday, r)
-		}
+	tsAt := func(r record) time.Time {
+		return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(r.OrderID*7%200) * time.Hour)
 	}
-	f.putCSV("tuesday/widgets.csv", tuesday)
-	tue := f.mustRun()
-	var want []record
-	for _, r := range monday {
-		if r.Product != "widget" && r.Product != "gadget" {
-			want = append(want, r)
-		}
-	}
-	want = concat(want, tuesday)
-	v := readIceberg(t, state, f.env)
-	assertIcebergIDs(t, "after Tuesday replaced the widget and gadget partitions", v, want)
-	if got := snapshotRuns(v); !slices.Equal(got, []string{mon.RunID, tue.RunID}) {
-		t.Errorf("snapshots name runs %q, want [%s %s], one snapshot per run", got, mon.RunID, tue.RunID)
-	}
-	if len(v.Snapshots) == 2 && v.Snapshots[1].Operation != "overwrite" {
-		t.Errorf("Tuesday's snapshot is a %s, want an overwrite", v.Snapshots[1].Operation)
-	}
-	assertFiles(t, "Wednesday (nothing new)", f.mustRun(), 0)
-	assertIcebergIDs(t, "after Wednesday", readIceberg(t, state, f.env), want)
-	if p := readPartitions(t, state, nil); len(p.Bad) > 0 {
-		t.Errorf("partition tuples that do not match their rows: %q", p.Bad)
+	for _, c := range []struct {
+		name string
+		by   []string
+		key  func(record) string
+	}{
+		{"identity", []string{"product"}, func(r record) string { return r.Product }},
+		{"product-day", []string{"product", "day(ts)"}, func(r record) string {
+			return r.Product + "/" + tsAt(r).Format("2006-01-02")
+		}},
+		{"year-of-date-with-nulls", []string{"year(d)"}, func(r record) string {
+			if r.OrderID%9 == 0 {
+				return "null"
+			}
+			return fmt.Sprint(time.Date(2025, 11, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, int(r.OrderID*11%500)).Year())
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f, state := icebergPartitionedFixture(t, "overwrite_partitions", c.by...)
+			monday := f.addCSVs("monday", 2, 30)
+			mon := f.mustRun()
+			// Tuesday's rows fall in some of Monday's partitions only.
+			var tuesday []record
+			for _, r := range f.gen.records(60) {
+				if r.Product == "widget" || r.Product == "gadget" {
+					tuesday = append(tuesday, r)
+				}
+			}
+			if c.name == "year-of-date-with-nulls" {
+				tuesday = tuesday[:3] // ids 1060..: 2026 and a null (1062 = 9 * 118)
+			}
+			f.putCSV("tuesday/widgets.csv", tuesday)
+			tue := f.mustRun()
+			touched := map[string]bool{}
+			for _, r := range tuesday {
+				touched[c.key(r)] = true
+			}
+			var want []record
+			for _, r := range monday {
+				if !touched[c.key(r)] {
+					want = append(want, r)
+				}
+			}
+			if len(want) == 0 || len(want) == len(monday) {
+				t.Fatalf("the test's data: Tuesday replaces %d of Monday's %d rows, want some but not all",
+					len(monday)-len(want), len(monday))
+			}
+			want = concat(want, tuesday)
+			v := readIceberg(t, state, f.env)
+			assertIcebergIDs(t, "after Tuesday replaced the partitions it writes", v, want)
+			if got := snapshotRuns(v); !slices.Equal(got, []string{mon.RunID, tue.RunID}) {
+				t.Errorf("snapshots name runs %q, want [%s %s], one snapshot per run", got, mon.RunID, tue.RunID)
+			}
+			if len(v.Snapshots) == 2 && v.Snapshots[1].Operation != "overwrite" {
+				t.Errorf("Tuesday's snapshot is a %s, want an overwrite", v.Snapshots[1].Operation)
+			}
+			assertFiles(t, "Wednesday (nothing new)", f.mustRun(), 0)
+			assertIcebergIDs(t, "after Wednesday", readIceberg(t, state, f.env), want)
+			if p := readPartitions(t, state, nil); len(p.Bad) > 0 {
+				t.Errorf("partition tuples that do not match their rows: %q", p.Bad)
+			}
+		})
 	}
 }
 

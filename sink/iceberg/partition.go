@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -237,10 +239,10 @@ func (p partitioner) tuples(rec arrow.RecordBatch) ([]tuple, error) {
 			r := f.Transform.Apply(v)
 			if r.Valid {
 				out[i].values[f.FieldID] = r.Val.Any()
-				fmt.Fprintf(&keys[i], "%T:%v|", r.Val.Any(), r.Val.Any())
+				keys[i].WriteString(keyPart(r.Val.Any()))
 			} else {
 				out[i].values[f.FieldID] = nil
-				keys[i].WriteString("null|")
+				keys[i].WriteString(keyPart(nil))
 			}
 		}
 	}
@@ -448,12 +450,29 @@ func withPartition(df iceberg.DataFile, spec iceberg.PartitionSpec, sc *iceberg.
 func partitionKey(spec iceberg.PartitionSpec, values map[int]any) string {
 	var b strings.Builder
 	for _, f := range spec.Fields() {
-		v, ok := values[f.FieldID]
-		if !ok || v == nil {
-			b.WriteString("null|")
-			continue
-		}
-		fmt.Fprintf(&b, "%T:%v|", v, v)
+		b.WriteString(keyPart(values[f.FieldID]))
 	}
 	return b.String()
+}
+
+// keyPart is one partition value in a key, the same whatever Go type
+// holds it (a date is iceberg.Date when computed, and may be int32 or
+// time.Time when a manifest is read).
+func keyPart(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null|"
+	case time.Time:
+		return fmt.Sprintf("t:%d|", v.UnixMicro())
+	case []byte:
+		return fmt.Sprintf("b:%x|", v)
+	case string:
+		return fmt.Sprintf("s:%q|", v)
+	case bool:
+		return fmt.Sprintf("o:%t|", v)
+	}
+	if r := reflect.ValueOf(v); r.CanInt() {
+		return fmt.Sprintf("i:%d|", r.Int())
+	}
+	return fmt.Sprintf("%T:%v|", v, v)
 }
