@@ -319,3 +319,28 @@ func TestIcebergSpecMismatch(t *testing.T) {
 	assertFiles(t, "the run with the job file put back", f.mustRun(), 1)
 	assertIcebergIDs(t, "at the end", readIceberg(t, state, f.env), concat(monday, tuesday))
 }
+
+// TestIcebergPartitionByBadColumn: partition_by over a column the output
+// lacks, or a transform the column's type does not take, fails the run
+// before its commit naming the column, and creates no table.
+func TestIcebergPartitionByBadColumn(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		by   string
+		want []string
+	}{
+		{"day(shipped)", []string{"partition_by", `"shipped"`}},
+		{"day(product)", []string{"partition_by", "day", `"product"`, "string"}},
+	} {
+		t.Run(c.by, func(t *testing.T) {
+			t.Parallel()
+			f, state := icebergPartitionedFixture(t, "append", c.by)
+			f.addCSVs("monday", 1, 10)
+			_, r := f.runExpect(1)
+			assertMentions(t, r, c.want...)
+			if v := readIceberg(t, state, f.env); v.Exists {
+				t.Errorf("the refused run created the table (%d rows)", len(v.IDs))
+			}
+		})
+	}
+}
