@@ -344,3 +344,40 @@ func TestIcebergPartitionByBadColumn(t *testing.T) {
 		})
 	}
 }
+
+// TestIcebergMergePartitioned: mode merge on a table partitioned by
+// bucket: the rows a run replaces are deleted from the files of their
+// partitions, the rewritten files keep one correct partition tuple each,
+// and every order is in the table once with its latest amount.
+func TestIcebergMergePartitioned(t *testing.T) {
+	t.Parallel()
+	f, state := icebergPartitionedFixture(t, "merge", "bucket(4, order_id)", "product")
+	monday := f.addCSVs("monday", 1, 20)
+	f.mustRun()
+	var tuesday []record
+	for _, r := range monday[:5] {
+		r.Amount += 1000
+		tuesday = append(tuesday, r)
+	}
+	tuesday = append(tuesday, f.gen.records(3)...)
+	f.putCSV("tuesday/update.csv", tuesday)
+	f.mustRun()
+	want := map[int64]int64{}
+	for _, r := range concat(monday, tuesday) {
+		want[r.OrderID] = r.Amount
+	}
+	v := readIceberg(t, state, f.env)
+	got := map[int64]int64{}
+	for _, r := range v.Rows {
+		if _, dup := got[r[0]]; dup {
+			t.Errorf("after the merge: order %d is in the table twice", r[0])
+		}
+		got[r[0]] = r[1]
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("after the merge: rows (order: amount) %v, want %v", got, want)
+	}
+	if p := readPartitions(t, state, nil); len(p.Bad) > 0 {
+		t.Errorf("partition tuples that do not match their rows: %q", p.Bad)
+	}
+}
