@@ -30,6 +30,9 @@ type Table struct {
 	Table       string   `json:"table"`
 	Mode        string   `json:"mode,omitempty"`
 	MergeKeys   []string `json:"merge_keys,omitempty"`
+	// PartitionBy is an Iceberg table's partition_by, its spec when the
+	// publish creates it.
+	PartitionBy []string `json:"partition_by,omitempty"`
 }
 
 // Output is one thing a run writes: staged or loaded before the commit,

@@ -121,15 +121,17 @@ func (c *ownCatalog) load(ctx context.Context, ident table.Identifier) (*table.T
 	return t, true, nil
 }
 
-// create makes the table at location with schema sc, its namespace too
-// when missing. A table another process created meanwhile is loaded.
-func (c *ownCatalog) create(ctx context.Context, ident table.Identifier, location string, sc *iceberg.Schema) (*table.Table, error) {
+// create makes the table at location with schema sc and partition spec
+// spec, its namespace too when missing. A table another process created
+// meanwhile is loaded.
+func (c *ownCatalog) create(ctx context.Context, ident table.Identifier, location string, sc *iceberg.Schema,
+	spec iceberg.PartitionSpec) (*table.Table, error) {
 	name := strings.Join(ident, ".")
 	err := c.CreateNamespace(ctx, ident[:1], iceberg.Properties{})
 	if err != nil && !errors.Is(err, icecat.ErrNamespaceAlreadyExists) {
 		return nil, fmt.Errorf("creating the namespace of Iceberg table %s: %w", name, err)
 	}
-	t, err := c.CreateTable(ctx, ident, sc, icecat.WithLocation(location),
+	t, err := c.CreateTable(ctx, ident, sc, icecat.WithLocation(location), icecat.WithPartitionSpec(&spec),
 		icecat.WithProperties(iceberg.Properties{"format-version": "2"}))
 	if errors.Is(err, icecat.ErrTableAlreadyExists) {
 		t, ok, err := c.load(ctx, ident)

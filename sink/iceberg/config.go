@@ -9,7 +9,7 @@ import (
 )
 
 // The modes of an Iceberg sink; DefaultMode when none is given.
-var Modes = []string{"append", "overwrite", "merge"}
+var Modes = []string{"append", "overwrite", "overwrite_partitions", "merge"}
 
 // DefaultMode is the mode of a sink that names none.
 const DefaultMode = "append"
@@ -22,11 +22,11 @@ type Config struct {
 	// Path is where a new table's data and metadata go.
 	Path string `yaml:"path" doc:"required: the table's folder (data/ and metadata/ go there): a plain local path or file://"`
 	// Mode is append (default) or overwrite.
-	Mode string `yaml:"mode" doc:"append (each run adds its files in one snapshot) | overwrite (each run's snapshot replaces every data file of the table) | merge (replaces the rows whose merge_keys the run has, copy-on-write)"`
+	Mode string `yaml:"mode" doc:"append (each run adds its files in one snapshot) | overwrite (each run's snapshot replaces every data file of the table) | overwrite_partitions (each run's snapshot replaces the data files of the partitions the run writes, keeps the others) | merge (replaces the rows whose merge_keys the run has, copy-on-write)"`
 	// MergeKeys are the keys of mode merge.
 	MergeKeys []string `yaml:"merge_keys" doc:"the columns mode merge matches rows on"`
-	// PartitionBy is the table's partition spec (not built yet).
-	PartitionBy []string `yaml:"partition_by" doc:"the new table's partition spec: columns or Iceberg transforms (day(ts), bucket(16, id), ...)"`
+	// PartitionBy is the table's partition spec.
+	PartitionBy []string `yaml:"partition_by" doc:"the new table's partition spec: columns and Iceberg transforms year(c), month(c), day(c), hour(c), bucket(N, c), truncate(W, c); an existing table with another spec is refused"`
 }
 
 // Target is the iceberg: block: the table, and the catalog that holds it.
@@ -50,6 +50,24 @@ func (c *Config) ApplyDefaults(*job.Spec) {
 	if c.Mode == "" {
 		c.Mode = DefaultMode
 	}
+	c.PartitionBy = rejoin(c.PartitionBy)
+}
+
+// rejoin puts back together the transforms a YAML flow sequence split at
+// their comma: [bucket(16, id)] reads as "bucket(16" and "id)".
+func rejoin(items []string) []string {
+	var out []string
+	open := false
+	for _, s := range items {
+		if open {
+			out[len(out)-1] += ", " + strings.TrimSpace(s)
+		} else {
+			out = append(out, s)
+		}
+		last := out[len(out)-1]
+		open = strings.Count(last, "(") > strings.Count(last, ")")
+	}
+	return out
 }
 
 // Validate checks the block, every problem at its key, with no I/O.
@@ -78,8 +96,17 @@ func (c *Config) Validate(ck *job.Check) {
 			ck.Fail(fmt.Sprintf("merge_keys[%d]", j), "%q must be a column name", k)
 		}
 	}
-	if len(c.PartitionBy) > 0 {
-		ck.Fail("partition_by", "partitioned Iceberg tables are not supported yet")
+	seen := map[string]int{}
+	for j, p := range c.PartitionBy {
+		f, err := parsePartition(p)
+		if err != nil {
+			ck.Fail(fmt.Sprintf("partition_by[%d]", j), "%v", err)
+			continue
+		}
+		if i, dup := seen[f.Name]; dup {
+			ck.Fail(fmt.Sprintf("partition_by[%d]", j), "%q repeats partition_by[%d]", p, i)
+		}
+		seen[f.Name] = j
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,7 +39,14 @@ func TestConfigErrors(t *testing.T) {
 		{[]string{"iceberg: {table: sales.orders}", "path: /tmp/x", "mode: merge"}, []string{"merge_keys", "needs"}},
 		{[]string{"iceberg: {table: sales.orders}", "path: /tmp/x", "mode: upsert"}, []string{"mode", "upsert"}},
 		{[]string{"iceberg: {table: sales.orders}", "path: /tmp/x", "merge_keys: [id]"}, []string{"merge_keys", "only for mode merge"}},
-		{[]string{"iceberg: {table: sales.orders}", "path: /tmp/x", "partition_by: [\"day(ts)\"]"}, []string{"partition_by"}},
+		{[]string{"iceberg: {table: sales.orders}", "path: /tmp/x", "partition_by: [week(ts)]"},
+			[]string{"partition_by[0]", "unknown transform week"}},
+		{[]string{"iceberg: {table: sales.orders}", "path: /tmp/x", "partition_by: [id, bucket(0, id)]"},
+			[]string{"partition_by[1]", "bucket", "positive"}},
+		{[]string{"iceberg: {table: sales.orders}", "path: /tmp/x", "partition_by: [day(ts), day(ts)]"},
+			[]string{"partition_by[1]", "repeats partition_by[0]"}},
+		{[]string{"iceberg: {table: sales.orders}", "path: /tmp/x", "partition_by: [\"a-b\"]"},
+			[]string{"partition_by[0]", "a column or a transform"}},
 	} {
 		_, err := parse(t, c.lines...)
 		if err == nil {
@@ -54,6 +62,17 @@ func TestConfigErrors(t *testing.T) {
 	s, err := parse(t, "iceberg: {table: sales.orders}", "path: /tmp/x", "mode: merge", "merge_keys: [id]")
 	if err != nil {
 		t.Fatalf("a good block: %v", err)
+	}
+	// The transforms as the README writes them, in a YAML flow sequence
+	// that splits bucket(16, id) at its comma.
+	p, err := parse(t, "iceberg: {table: sales.orders}", "path: /tmp/x", "mode: overwrite_partitions",
+		"partition_by: [product, day(ts), month(ts), year(d), hour(ts), bucket(16, id), truncate(4, s)]")
+	if err != nil {
+		t.Fatalf("partition_by with every transform: %v", err)
+	}
+	want := []string{"product", "day(ts)", "month(ts)", "year(d)", "hour(ts)", "bucket(16, id)", "truncate(4, s)"}
+	if got := p.Sinks[0].Config.(*iceberg.Config).PartitionBy; !slices.Equal(got, want) {
+		t.Errorf("partition_by reads as %q, want %q", got, want)
 	}
 	if got := sink.KindOf(s.Sinks[0]); got != iceberg.Name {
 		t.Errorf("the block's kind is %q, want %q", got, iceberg.Name)

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	iceberg "github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
@@ -108,7 +109,15 @@ func (l *location) Publish(ctx context.Context, p sink.Publication) error {
 			if err != nil {
 				return fail(err)
 			}
-			if tbl, err = cat.create(ctx, l.ident(), l.fileURI(""), sc); err != nil {
+			parts, err := parsePartitions(l.target.PartitionBy)
+			if err != nil {
+				return fail(err)
+			}
+			spec, err := buildSpec(parts, sc)
+			if err != nil {
+				return fail(err)
+			}
+			if tbl, err = cat.create(ctx, l.ident(), l.fileURI(""), sc, spec); err != nil {
 				return fail(err)
 			}
 		}
@@ -190,10 +199,13 @@ func (l *location) commit(ctx context.Context, tbl *table.Table, paths []string,
 	if err != nil {
 		return err
 	}
-	spec := tbl.Spec()
+	part, err := l.tablePartitioner(tbl)
+	if err != nil {
+		return err
+	}
 	var add []iceberg.DataFile
 	for _, p := range paths {
-		df, err := table.FileToDataFile(ctx, fs, p, tbl.Schema(), spec, 0, tbl.Properties())
+		df, err := l.dataFile(ctx, fs, tbl, part, p)
 		if err != nil {
 			return fmt.Errorf("reading data file %s: %w", p, err)
 		}
@@ -201,6 +213,24 @@ func (l *location) commit(ctx context.Context, tbl *table.Table, paths []string,
 	}
 	tx := tbl.NewTransaction()
 	switch {
+	case l.target.Mode == "overwrite_partitions":
+		del, err := dataFiles(ctx, tbl)
+		if err != nil {
+			return err
+		}
+		touched := map[string]bool{}
+		for _, df := range add {
+			touched[partitionKey(part.spec, df.Partition())] = true
+		}
+		var replaced []iceberg.DataFile
+		for _, df := range del {
+			if int(df.SpecID()) == part.spec.ID() && touched[partitionKey(part.spec, df.Partition())] {
+				replaced = append(replaced, df)
+			}
+		}
+		if err := tx.ReplaceDataFilesWithDataFiles(ctx, replaced, add, props); err != nil {
+			return err
+		}
 	case l.target.Mode == "overwrite":
 		del, err := dataFiles(ctx, tbl)
 		if err != nil {
@@ -235,6 +265,52 @@ func (l *location) commit(ctx context.Context, tbl *table.Table, paths []string,
 	}
 	_, err = tx.Commit(ctx)
 	return err
+}
+
+// tablePartitioner is the partitioner of tbl's spec; a spec other than
+// the job's partition_by is refused (partition evolution is not built).
+func (l *location) tablePartitioner(tbl *table.Table) (partitioner, error) {
+	parts, err := parsePartitions(l.target.PartitionBy)
+	if err != nil {
+		return partitioner{}, err
+	}
+	p := partitioner{spec: tbl.Spec(), sc: tbl.Schema()}
+	if have, want := specText(p.spec, p.sc), fieldsText(parts); have != want {
+		describe := func(s string) string {
+			if s == "" {
+				return "unpartitioned"
+			}
+			return "partitioned by [" + s + "]"
+		}
+		return p, fmt.Errorf("the Iceberg table %s is %s, the job's partition_by wants it %s: changing a table's "+
+			"partition spec is not supported yet (write to a new table, or set partition_by to the table's)",
+			l.target.Table, describe(have), describe(want))
+	}
+	return p, nil
+}
+
+// dataFile is the data file at path as tbl's: for a partitioned table,
+// with the one partition tuple of its rows.
+func (l *location) dataFile(ctx context.Context, fs iceio.IO, tbl *table.Table, part partitioner, path string) (iceberg.DataFile, error) {
+	if part.spec.NumFields() == 0 {
+		return table.FileToDataFile(ctx, fs, path, tbl.Schema(), part.spec, 0, tbl.Properties())
+	}
+	df, err := table.FileToDataFile(ctx, fs, path, tbl.Schema(), *iceberg.UnpartitionedSpec, 0, tbl.Properties())
+	if err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(path)
+	if err != nil {
+		return nil, err
+	}
+	t, ok, err := part.fileTuple(ctx, filepath.FromSlash(u.Path))
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		t.values = map[int]any{}
+	}
+	return withPartition(df, part.spec, part.sc, t)
 }
 
 // dataFiles are the data files of the table's current snapshot.

@@ -32,8 +32,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/apache/iceberg-go/table"
-
 	"github.com/tidemark-etl/tidemark/engine"
 	"github.com/tidemark-etl/tidemark/job"
 	"github.com/tidemark-etl/tidemark/manifest"
@@ -64,6 +62,9 @@ type Sink struct {
 	table string
 	mode  string
 	keys  []string
+	// parts is partition_by, parsed.
+	parts  []partField
+	partBy []string
 	// state is the state store's location, where the own catalog is; set
 	// by Claim.
 	state string
@@ -76,7 +77,12 @@ var (
 
 func open(_ context.Context, spec *job.Spec, k job.Sink) (sink.Sink, error) {
 	c := k.Config.(*Config)
-	return &Sink{ctx: k.Ctx, dir: c.Place(spec).Folder, table: c.Iceberg.Table, mode: c.Mode, keys: c.MergeKeys}, nil
+	parts, err := parsePartitions(c.PartitionBy)
+	if err != nil {
+		return nil, fmt.Errorf("sink %s: partition_by: %w", k.Ctx, err)
+	}
+	return &Sink{ctx: k.Ctx, dir: c.Place(spec).Folder, table: c.Iceberg.Table, mode: c.Mode, keys: c.MergeKeys,
+		parts: parts, partBy: c.PartitionBy}, nil
 }
 
 // Ctx is the sink's ctx.
@@ -161,7 +167,12 @@ func (g *staging) EngineReturned(context.Context, error) {}
 func (g *staging) Stage(ctx context.Context, res engine.SinkResult, _ bool) (sink.Staged, error) {
 	files := slices.Clone(res.Files)
 	slices.SortFunc(files, func(a, b engine.StagedFile) int { return strings.Compare(a.Path, b.Path) })
-	target := &manifest.Table{Ctx: g.s.ctx, Connection: g.s.state, Table: g.s.table, Mode: g.s.mode, MergeKeys: g.s.keys}
+	target := &manifest.Table{Ctx: g.s.ctx, Connection: g.s.state, Table: g.s.table, Mode: g.s.mode, MergeKeys: g.s.keys,
+		PartitionBy: g.s.partBy}
+	files, err := g.split(ctx, files)
+	if err != nil {
+		return sink.Staged{}, fmt.Errorf("sink %s: staging run %s: %w", g.s.ctx, g.run, err)
+	}
 	if g.s.mode == "merge" {
 		var all []keyTuple
 		for _, f := range files {
@@ -193,6 +204,63 @@ func (g *staging) Stage(ctx context.Context, res engine.SinkResult, _ bool) (sin
 
 func (g *staging) Discard(context.Context) { _ = os.RemoveAll(g.where()) }
 
+// split checks the job's partition spec against the table's and, for a
+// partitioned table, splits each staged file into one file per partition
+// tuple of its rows.
+func (g *staging) split(ctx context.Context, files []engine.StagedFile) ([]engine.StagedFile, error) {
+	if len(files) == 0 {
+		return files, nil
+	}
+	loc := &location{dir: g.s.dir, target: manifest.Table{Connection: g.s.state, Table: g.s.table, PartitionBy: g.s.partBy}}
+	cat, err := loc.catalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cat.Close()
+	tbl, exists, err := cat.load(ctx, loc.ident())
+	if err != nil {
+		return nil, err
+	}
+	var p partitioner
+	if exists {
+		if p, err = loc.tablePartitioner(tbl); err != nil {
+			return nil, err
+		}
+	} else {
+		sc, err := parquetSchema(filepath.Join(g.where(), filepath.FromSlash(files[0].Path)))
+		if err != nil {
+			return nil, err
+		}
+		spec, err := buildSpec(g.s.parts, sc)
+		if err != nil {
+			return nil, fmt.Errorf("creating Iceberg table %s: %w", g.s.table, err)
+		}
+		p = partitioner{spec: spec, sc: sc}
+	}
+	if p.spec.NumFields() == 0 {
+		return files, nil
+	}
+	var out []engine.StagedFile
+	for _, f := range files {
+		paths, rows, err := p.split(ctx, filepath.Join(g.where(), filepath.FromSlash(f.Path)))
+		if err != nil {
+			return nil, err
+		}
+		for i, path := range paths {
+			st, err := os.Stat(path)
+			if err != nil {
+				return nil, err
+			}
+			rel, err := filepath.Rel(g.where(), path)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, engine.StagedFile{Path: filepath.ToSlash(rel), Rows: rows[i], Bytes: st.Size()})
+		}
+	}
+	return out, nil
+}
+
 // check reads each staged file as publishing will, before the run
 // commits: against the table's schema when the table exists (a column
 // the table lacks, or of another type, fails here, not in a publish that
@@ -202,7 +270,7 @@ func (g *staging) check(ctx context.Context, files []engine.StagedFile) error {
 	if len(files) == 0 {
 		return nil
 	}
-	loc := &location{dir: g.s.dir, target: manifest.Table{Connection: g.s.state, Table: g.s.table}}
+	loc := &location{dir: g.s.dir, target: manifest.Table{Connection: g.s.state, Table: g.s.table, PartitionBy: g.s.partBy}}
 	cat, err := loc.catalog(ctx)
 	if err != nil {
 		return err
@@ -211,6 +279,12 @@ func (g *staging) check(ctx context.Context, files []engine.StagedFile) error {
 	tbl, exists, err := cat.load(ctx, loc.ident())
 	if err != nil {
 		return err
+	}
+	var part partitioner
+	if exists {
+		if part, err = loc.tablePartitioner(tbl); err != nil {
+			return err
+		}
 	}
 	for _, f := range files {
 		path := filepath.Join(g.where(), filepath.FromSlash(f.Path))
@@ -225,7 +299,7 @@ func (g *staging) check(ctx context.Context, files []engine.StagedFile) error {
 			return err
 		}
 		uri := (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
-		if _, err := table.FileToDataFile(ctx, fs, uri, tbl.Schema(), tbl.Spec(), 0, tbl.Properties()); err != nil {
+		if _, err := loc.dataFile(ctx, fs, tbl, part, uri); err != nil {
 			return fmt.Errorf("the output does not fit Iceberg table %s (new columns and type changes are not applied to "+
 				"the table yet): %w", g.s.table, err)
 		}
