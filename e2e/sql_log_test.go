@@ -235,18 +235,19 @@ func TestSQLChangesLogRefusals(t *testing.T) {
 
 	f.exec("TRUNCATE orders")
 	f.insertOrders(7)
-	refused("a TRUNCATE", "table orders was truncated", "bookmark reset")
+	// The message names the job's reset, not a placeholder for it.
+	refused("a TRUNCATE", "table orders was truncated", "`tidemark bookmark reset sqljob`")
 
 	f.exec("ALTER TABLE orders ADD COLUMN note text")
 	f.insertOrders(8)
-	refused("a column added", "table orders changed its columns", "column note added", "bookmark reset")
+	refused("a column added", "table orders changed its columns", "column note added", "`tidemark bookmark reset sqljob`")
 
 	f.exec("ALTER TABLE orders DROP COLUMN note")
-	refused("a column dropped", "table orders changed its columns", "column note dropped", "bookmark reset")
+	refused("a column dropped", "table orders changed its columns", "column note dropped", "`tidemark bookmark reset sqljob`")
 
 	f.exec("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = current_database()")
 	f.insertOrders(9)
-	refused("a dropped slot", "is gone", "bookmark reset")
+	refused("a dropped slot", "is gone", "`tidemark bookmark reset sqljob`")
 }
 
 // TestSQLChangesLogTypes: a change row carries each value as the
