@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -8,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/tidemark-etl/tidemark/internal/sqldb"
 )
@@ -463,4 +467,55 @@ func TestSQLChangesLogResetToRun(t *testing.T) {
 	if !strings.Contains(r.stderr, "has moved past the bookmark") {
 		t.Errorf("reset two runs back: the error does not say the slot moved past the bookmark\n%v", r)
 	}
+}
+
+// TestSQLChangesLogSlotBusy: a run that finds the slot in use by another
+// reader for a moment (a `tidemark plan` peeking it, here a replication
+// connection holding it for two seconds) waits for it and reads the
+// changes, rather than failing with "slot is active".
+func TestSQLChangesLogSlotBusy(t *testing.T) {
+	t.Parallel()
+	f := newLogFixture(t)
+	f.insertOrders(1)
+	f.mustRun()
+	f.insertOrders(2)
+	var slot string
+	if err := f.db.SQL.QueryRow("SELECT slot_name FROM pg_replication_slots WHERE database = current_database()").Scan(&slot); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	pc, err := pgconn.ParseConfig(f.conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc.Password = f.password
+	pc.RuntimeParams["replication"] = "database"
+	conn, err := pgconn.ConnectConfig(ctx, pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if err := pglogrepl.StartReplication(ctx, conn, slot, 0, pglogrepl.StartReplicationOptions{
+		PluginArgs: []string{"proto_version '1'", "publication_names '" + slot + "'"}}); err != nil {
+		t.Fatal(err)
+	}
+	var active bool
+	if err := f.db.SQL.QueryRow("SELECT active FROM pg_replication_slots WHERE slot_name = $1", slot).Scan(&active); err != nil || !active {
+		t.Fatalf("the slot is not held by the test's connection (active %v, %v)", active, err)
+	}
+	released := make(chan struct{})
+	go func() {
+		defer close(released)
+		time.Sleep(2 * time.Second)
+		conn.Close(ctx)
+	}()
+	s, r := f.run(nil)
+	<-released
+	if r.code != 0 {
+		t.Fatalf("a run while the slot was busy for two seconds: exit %d, want 0 (it waits)\n%v", r.code, r)
+	}
+	if s.src().Rows != 1 {
+		t.Errorf("the run read %d rows, want 1", s.src().Rows)
+	}
+	f.assertSynced("after a run that waited for the slot")
 }
