@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -518,4 +519,36 @@ func TestSQLChangesLogSlotBusy(t *testing.T) {
 		t.Errorf("the run read %d rows, want 1", s.src().Rows)
 	}
 	f.assertSynced("after a run that waited for the slot")
+}
+
+// TestSQLChangesLogMetrics: run --metrics-file (the same metrics as
+// serve's /metrics) has the slot's retained WAL and lag per job and
+// source, as the last run saw them (the bookmark's figures).
+func TestSQLChangesLogMetrics(t *testing.T) {
+	t.Parallel()
+	f := newLogFixture(t)
+	f.insertOrders(1)
+	f.mustRun()
+	f.exec("CREATE TABLE other AS SELECT g AS id FROM generate_series(1, 20000) g")
+	f.insertOrders(2)
+	prom := filepath.Join(t.TempDir(), "sqljob.prom")
+	f.mustRun("--metrics-file", prom)
+	var bm struct {
+		Sources map[string]struct {
+			Log struct {
+				Retained int64 `json:"slot_retained_wal_bytes"`
+				Lag      int64 `json:"slot_lag_bytes"`
+			} `json:"log"`
+		} `json:"sources"`
+	}
+	if err := json.Unmarshal([]byte(f.bookmark()), &bm); err != nil {
+		t.Fatal(err)
+	}
+	lg := bm.Sources["orders_db"].Log
+	if lg.Retained <= 0 {
+		t.Fatalf("the bookmark says the slot retained %d bytes of WAL; want more than 0 after a run's changes", lg.Retained)
+	}
+	fams := readProm(t, prom)
+	wantGauge(t, fams, "tidemark_source_slot_retained_wal_bytes", float64(lg.Retained), "ctx", "orders_db", "job", "sqljob")
+	wantGauge(t, fams, "tidemark_source_slot_lag_bytes", float64(lg.Lag), "ctx", "orders_db", "job", "sqljob")
 }
