@@ -463,10 +463,63 @@ func TestSQLChangesLogResetToRun(t *testing.T) {
 		t.Errorf("after reset --to-run the run before the last, the next run read ids %v, want [3]", got)
 	}
 	f.assertSynced("after reset --to-run one run back")
-	f.reset("--to-run", r1.RunID, "--purge-output")
-	_, r := f.runExpect(1, nil)
-	if !strings.Contains(r.stderr, "has moved past the bookmark") {
-		t.Errorf("reset two runs back: the error does not say the slot moved past the bookmark\n%v", r)
+	// Two runs back the slot has moved past: the reset refuses before it
+	// changes anything, saying so, and the job runs on.
+	r := f.tidemark(nil, "bookmark", "reset", f.jobPath, "--to-run", r1.RunID, "--purge-output")
+	if r.code == 0 || !strings.Contains(r.stderr, "has moved past the position the reset would rewind to") || !strings.Contains(r.stderr, "bookmark reset sqljob") {
+		t.Errorf("reset two runs back: got exit %d, want a refusal saying the slot moved past and naming the full reset\n%v", r.code, r)
+	}
+	f.insertOrders(4)
+	f.mustRun()
+	f.assertSynced("after a refused reset")
+}
+
+// TestSQLChangesLogResetSlot: bookmark reset says what it does to the
+// slot (text and JSON): --dry-run says it would drop it and leaves it;
+// the reset drops it, so that it no longer holds WAL, and the next run
+// creates it with a new snapshot without a warning of a slot left; a
+// rewind to the last run keeps it; given the job's name it says it
+// leaves the slot and how to drop it.
+func TestSQLChangesLogResetSlot(t *testing.T) {
+	t.Parallel()
+	f := newLogFixture(t)
+	f.insertOrders(1)
+	f.mustRun()
+	f.insertOrders(2)
+	r2 := f.mustRun()
+	slots := func() int {
+		var n int
+		if err := f.db.SQL.QueryRow("SELECT count(*) FROM pg_replication_slots WHERE database = current_database()").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	dry := f.reset("--dry-run")
+	if !strings.Contains(dry.stdout, "would be dropped") || slots() != 1 {
+		t.Errorf("reset --dry-run: want it to say the slot would be dropped and leave it (slots %d)\n%v", slots(), dry)
+	}
+	dj := f.reset("--dry-run", "--json")
+	var dv struct{ Sources map[string]string }
+	if err := json.Unmarshal([]byte(dj.stdout), &dv); err != nil || !strings.Contains(dv.Sources["orders_db"], "would be dropped") {
+		t.Errorf("reset --dry-run --json: sources %v (%v), want orders_db's slot would be dropped\n%v", dv.Sources, err, dj)
+	}
+	kept := f.reset("--to-run", r2.RunID, "--json")
+	var kv struct{ Sources map[string]string }
+	if err := json.Unmarshal([]byte(kept.stdout), &kv); err != nil || !strings.Contains(kv.Sources["orders_db"], "kept") {
+		t.Errorf("reset --to-run the last run --json: sources %v (%v), want the slot kept\n%v", kv.Sources, err, kept)
+	}
+	done := f.reset("--purge-output")
+	if !strings.Contains(done.stderr, "source orders_db: replication slot") || !strings.Contains(done.stderr, "dropped") || slots() != 0 {
+		t.Errorf("reset: want it to say it dropped the slot, and the slot gone (slots %d)\n%v", slots(), done)
+	}
+	_, r := f.runExpect(0, nil)
+	if strings.Contains(r.stderr, "the run drops the slot") {
+		t.Errorf("the run after the reset still found a slot left without a bookmark\n%v", r)
+	}
+	f.assertSynced("after a reset that dropped the slot")
+	byName := f.tidemark(nil, "bookmark", "reset", "sqljob", "--state", filepath.Join(f.dir, ".tidemark", "state.db"), "--dry-run")
+	if byName.code != 0 || !strings.Contains(byName.stdout, "left as it is") || !strings.Contains(byName.stdout, "pg_drop_replication_slot") {
+		t.Errorf("reset --dry-run by the job's name: want it to say it leaves the slot and how to drop it\n%v", byName)
 	}
 }
 
