@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tidemark-etl/tidemark/internal/fault"
+	"github.com/tidemark-etl/tidemark/job"
 	"github.com/tidemark-etl/tidemark/sink"
 	"github.com/tidemark-etl/tidemark/store"
 )
@@ -29,6 +30,10 @@ type ResetOptions struct {
 	// By names who asked (e.g. "cli alice@host"), recorded with the new
 	// bookmark version (store.Version.By).
 	By string
+	// Spec is the job file, when the reset was given one: a source kind
+	// then reaches what a source holds outside the state store (a
+	// replication slot) to drop or keep it (nil: a job name).
+	Spec *job.Spec
 	// HostID names this host in the job's lease while the reset holds it
 	// (DefaultHostID if empty).
 	HostID string
@@ -50,6 +55,10 @@ type ResetResult struct {
 	// CatalogDropped are the catalog partitions the purge emptied and the
 	// reset dropped, as DB.TABLE/key=value/...
 	CatalogDropped []string `json:"catalog_dropped,omitempty"`
+	// Sources says, per source ctx, what the reset did (or, with DryRun,
+	// would do) to what the source holds outside the state store: a
+	// changes: log source's replication slot dropped, kept or left.
+	Sources map[string]string `json:"sources,omitempty"`
 }
 
 // Reset clears or rewinds a job's bookmark under its lease, after rolling
@@ -79,6 +88,15 @@ func Reset(ctx context.Context, st store.Store, jobName string, opts ResetOption
 	}
 	targetSeq, err := resetTarget(runs, jobName, opts.ToRun)
 	if err != nil {
+		return nil, err
+	}
+	states, err := readResetStates(ctx, st, jobName, runs, opts.ToRun)
+	if err != nil {
+		return nil, err
+	}
+	// What the sources hold outside the store is checked before anything
+	// changes (a slot that cannot serve the rewind refuses the reset).
+	if _, err := resetSources(ctx, jobName, opts.Spec, states, true); err != nil {
 		return nil, err
 	}
 	if opts.Purge {
@@ -114,6 +132,9 @@ func Reset(ctx context.Context, st store.Store, jobName string, opts ResetOption
 	res := &ResetResult{Job: jobName, Version: head.Version, ToRun: opts.ToRun, Undone: []string{}, Purged: []string{}, Deleted: []string{}}
 	for _, r := range undone {
 		res.Undone = append(res.Undone, r.RunID)
+	}
+	if res.Sources, err = resetSources(ctx, jobName, opts.Spec, states, false); err != nil {
+		return res, fmt.Errorf("bookmark reset (version %d), but: %w", res.Version, err)
 	}
 	if !opts.Purge {
 		return res, nil

@@ -34,6 +34,13 @@ func resetPreview(ctx context.Context, st store.Store, jobName string, opts Rese
 		return nil, err
 	}
 	res := &ResetResult{Job: jobName, Version: head.Version, ToRun: opts.ToRun, Undone: []string{}, Purged: []string{}, Deleted: []string{}}
+	states, err := readResetStates(ctx, st, jobName, runs, opts.ToRun)
+	if err != nil {
+		return nil, err
+	}
+	if res.Sources, err = resetSources(ctx, jobName, opts.Spec, states, true); err != nil {
+		return nil, err
+	}
 	locs := map[string]sink.Location{}
 	defer func() {
 		for _, l := range locs {

@@ -27,6 +27,22 @@ type StateDetail interface {
 	Pairs(s SourceState, last Counts) []Pair
 }
 
+// Numbered is a StateDetail with figures that /metrics exports as gauges,
+// by their JSON names (a changes: log source's "slot_retained_wal_bytes"
+// and "slot_lag_bytes", as the last run saw them); ok is false when the
+// state has no such figure.
+type Numbered interface {
+	Number(name string) (v int64, ok bool)
+}
+
+// StateNumber is figure name of s's detail (Numbered); ok false: none.
+func StateNumber(s SourceState, name string) (int64, bool) {
+	if n, ok := s.Detail.(Numbered); ok {
+		return n.Number(name)
+	}
+	return 0, false
+}
+
 // Differ is a StateDetail that says what a bookmark diff (the dashboard's
 // run page) compares of a state, labelled as the diff names the fields; a
 // detail without it is compared by its Pairs.

@@ -1,13 +1,18 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/tidemark-etl/tidemark/internal/sqldb"
 )
@@ -235,18 +240,19 @@ func TestSQLChangesLogRefusals(t *testing.T) {
 
 	f.exec("TRUNCATE orders")
 	f.insertOrders(7)
-	refused("a TRUNCATE", "table orders was truncated", "bookmark reset")
+	// The message names the job's reset, not a placeholder for it.
+	refused("a TRUNCATE", "table orders was truncated", "`tidemark bookmark reset sqljob`")
 
 	f.exec("ALTER TABLE orders ADD COLUMN note text")
 	f.insertOrders(8)
-	refused("a column added", "table orders changed its columns", "column note added", "bookmark reset")
+	refused("a column added", "table orders changed its columns", "column note added", "`tidemark bookmark reset sqljob`")
 
 	f.exec("ALTER TABLE orders DROP COLUMN note")
-	refused("a column dropped", "table orders changed its columns", "column note dropped", "bookmark reset")
+	refused("a column dropped", "table orders changed its columns", "column note dropped", "`tidemark bookmark reset sqljob`")
 
 	f.exec("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = current_database()")
 	f.insertOrders(9)
-	refused("a dropped slot", "is gone", "bookmark reset")
+	refused("a dropped slot", "is gone", "`tidemark bookmark reset sqljob`")
 }
 
 // TestSQLChangesLogTypes: a change row carries each value as the
@@ -457,9 +463,145 @@ func TestSQLChangesLogResetToRun(t *testing.T) {
 		t.Errorf("after reset --to-run the run before the last, the next run read ids %v, want [3]", got)
 	}
 	f.assertSynced("after reset --to-run one run back")
-	f.reset("--to-run", r1.RunID, "--purge-output")
-	_, r := f.runExpect(1, nil)
-	if !strings.Contains(r.stderr, "has moved past the bookmark") {
-		t.Errorf("reset two runs back: the error does not say the slot moved past the bookmark\n%v", r)
+	// Two runs back the slot has moved past: the reset refuses before it
+	// changes anything, saying so, and the job runs on.
+	r := f.tidemark(nil, "bookmark", "reset", f.jobPath, "--to-run", r1.RunID, "--purge-output")
+	if r.code == 0 || !strings.Contains(r.stderr, "has moved past the position the reset would rewind to") || !strings.Contains(r.stderr, "bookmark reset sqljob") {
+		t.Errorf("reset two runs back: got exit %d, want a refusal saying the slot moved past and naming the full reset\n%v", r.code, r)
 	}
+	f.insertOrders(4)
+	f.mustRun()
+	f.assertSynced("after a refused reset")
+}
+
+// TestSQLChangesLogResetSlot: bookmark reset says what it does to the
+// slot (text and JSON): --dry-run says it would drop it and leaves it;
+// the reset drops it, so that it no longer holds WAL, and the next run
+// creates it with a new snapshot without a warning of a slot left; a
+// rewind to the last run keeps it; given the job's name it says it
+// leaves the slot and how to drop it.
+func TestSQLChangesLogResetSlot(t *testing.T) {
+	t.Parallel()
+	f := newLogFixture(t)
+	f.insertOrders(1)
+	f.mustRun()
+	f.insertOrders(2)
+	r2 := f.mustRun()
+	slots := func() int {
+		var n int
+		if err := f.db.SQL.QueryRow("SELECT count(*) FROM pg_replication_slots WHERE database = current_database()").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	dry := f.reset("--dry-run")
+	if !strings.Contains(dry.stdout, "would be dropped") || slots() != 1 {
+		t.Errorf("reset --dry-run: want it to say the slot would be dropped and leave it (slots %d)\n%v", slots(), dry)
+	}
+	dj := f.reset("--dry-run", "--json")
+	var dv struct{ Sources map[string]string }
+	if err := json.Unmarshal([]byte(dj.stdout), &dv); err != nil || !strings.Contains(dv.Sources["orders_db"], "would be dropped") {
+		t.Errorf("reset --dry-run --json: sources %v (%v), want orders_db's slot would be dropped\n%v", dv.Sources, err, dj)
+	}
+	kept := f.reset("--to-run", r2.RunID, "--json")
+	var kv struct{ Sources map[string]string }
+	if err := json.Unmarshal([]byte(kept.stdout), &kv); err != nil || !strings.Contains(kv.Sources["orders_db"], "kept") {
+		t.Errorf("reset --to-run the last run --json: sources %v (%v), want the slot kept\n%v", kv.Sources, err, kept)
+	}
+	done := f.reset("--purge-output")
+	if !strings.Contains(done.stderr, "source orders_db: replication slot") || !strings.Contains(done.stderr, "dropped") || slots() != 0 {
+		t.Errorf("reset: want it to say it dropped the slot, and the slot gone (slots %d)\n%v", slots(), done)
+	}
+	_, r := f.runExpect(0, nil)
+	if strings.Contains(r.stderr, "the run drops the slot") {
+		t.Errorf("the run after the reset still found a slot left without a bookmark\n%v", r)
+	}
+	f.assertSynced("after a reset that dropped the slot")
+	byName := f.tidemark(nil, "bookmark", "reset", "sqljob", "--state", filepath.Join(f.dir, ".tidemark", "state.db"), "--dry-run")
+	if byName.code != 0 || !strings.Contains(byName.stdout, "left as it is") || !strings.Contains(byName.stdout, "pg_drop_replication_slot") {
+		t.Errorf("reset --dry-run by the job's name: want it to say it leaves the slot and how to drop it\n%v", byName)
+	}
+}
+
+// TestSQLChangesLogSlotBusy: a run that finds the slot in use by another
+// reader for a moment (a `tidemark plan` peeking it, here a replication
+// connection holding it for two seconds) waits for it and reads the
+// changes, rather than failing with "slot is active".
+func TestSQLChangesLogSlotBusy(t *testing.T) {
+	t.Parallel()
+	f := newLogFixture(t)
+	f.insertOrders(1)
+	f.mustRun()
+	f.insertOrders(2)
+	var slot string
+	if err := f.db.SQL.QueryRow("SELECT slot_name FROM pg_replication_slots WHERE database = current_database()").Scan(&slot); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	pc, err := pgconn.ParseConfig(f.conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc.Password = f.password
+	pc.RuntimeParams["replication"] = "database"
+	conn, err := pgconn.ConnectConfig(ctx, pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if err := pglogrepl.StartReplication(ctx, conn, slot, 0, pglogrepl.StartReplicationOptions{
+		PluginArgs: []string{"proto_version '1'", "publication_names '" + slot + "'"}}); err != nil {
+		t.Fatal(err)
+	}
+	var active bool
+	if err := f.db.SQL.QueryRow("SELECT active FROM pg_replication_slots WHERE slot_name = $1", slot).Scan(&active); err != nil || !active {
+		t.Fatalf("the slot is not held by the test's connection (active %v, %v)", active, err)
+	}
+	released := make(chan struct{})
+	go func() {
+		defer close(released)
+		time.Sleep(2 * time.Second)
+		conn.Close(ctx)
+	}()
+	s, r := f.run(nil)
+	<-released
+	if r.code != 0 {
+		t.Fatalf("a run while the slot was busy for two seconds: exit %d, want 0 (it waits)\n%v", r.code, r)
+	}
+	if s.src().Rows != 1 {
+		t.Errorf("the run read %d rows, want 1", s.src().Rows)
+	}
+	f.assertSynced("after a run that waited for the slot")
+}
+
+// TestSQLChangesLogMetrics: run --metrics-file (the same metrics as
+// serve's /metrics) has the slot's retained WAL and lag per job and
+// source, as the last run saw them (the bookmark's figures).
+func TestSQLChangesLogMetrics(t *testing.T) {
+	t.Parallel()
+	f := newLogFixture(t)
+	f.insertOrders(1)
+	f.mustRun()
+	f.exec("CREATE TABLE other AS SELECT g AS id FROM generate_series(1, 20000) g")
+	f.insertOrders(2)
+	prom := filepath.Join(t.TempDir(), "sqljob.prom")
+	f.mustRun("--metrics-file", prom)
+	var bm struct {
+		Sources map[string]struct {
+			Log struct {
+				Retained int64 `json:"slot_retained_wal_bytes"`
+				Lag      int64 `json:"slot_lag_bytes"`
+			} `json:"log"`
+		} `json:"sources"`
+	}
+	if err := json.Unmarshal([]byte(f.bookmark()), &bm); err != nil {
+		t.Fatal(err)
+	}
+	lg := bm.Sources["orders_db"].Log
+	if lg.Retained <= 0 {
+		t.Fatalf("the bookmark says the slot retained %d bytes of WAL; want more than 0 after a run's changes", lg.Retained)
+	}
+	fams := readProm(t, prom)
+	wantGauge(t, fams, "tidemark_source_slot_retained_wal_bytes", float64(lg.Retained), "ctx", "orders_db", "job", "sqljob")
+	wantGauge(t, fams, "tidemark_source_slot_lag_bytes", float64(lg.Lag), "ctx", "orders_db", "job", "sqljob")
 }

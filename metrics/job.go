@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/store"
 )
 
@@ -63,6 +64,18 @@ func (c *Collector) collectJob(ctx context.Context, ch chan<- prometheus.Metric,
 			gauge(descSinkRows, float64(n.Rows), k)
 			gauge(descSinkBytes, float64(n.Bytes), k)
 			gauge(descSinkFiles, float64(n.Files), k)
+		}
+	}
+	states, err := c.st.SourceStates(ctx, job)
+	if err != nil {
+		return err
+	}
+	for _, k := range sortedKeys(states) {
+		if v, ok := bookmark.StateNumber(states[k], "slot_retained_wal_bytes"); ok {
+			gauge(descSlotRetained, float64(v), k)
+		}
+		if v, ok := bookmark.StateNumber(states[k], "slot_lag_bytes"); ok {
+			gauge(descSlotLag, float64(v), k)
 		}
 	}
 	if c.opts.Backlog == nil {

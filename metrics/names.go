@@ -28,6 +28,10 @@ var (
 		"Bad rows the job's last finished run set aside or skipped.", []string{"job", "ctx"}, nil)
 	descSourceRegressions = prometheus.NewDesc("tidemark_source_regressions",
 		"Rows behind the mark the job's last finished run found in a SQL table source.", []string{"job", "ctx"}, nil)
+	descSlotRetained = prometheus.NewDesc("tidemark_source_slot_retained_wal_bytes",
+		"WAL the source's replication slot kept on the server (changes: log), as the job's last committed run saw it.", []string{"job", "ctx"}, nil)
+	descSlotLag = prometheus.NewDesc("tidemark_source_slot_lag_bytes",
+		"WAL the server had written past the position the job's last committed run read up to (changes: log), as that run saw it.", []string{"job", "ctx"}, nil)
 
 	descSinkRows = prometheus.NewDesc("tidemark_sink_rows",
 		"Rows the job's last finished run wrote to the sink.", []string{"job", "ctx"}, nil)
@@ -48,4 +52,5 @@ var (
 
 var allDescs = []*prometheus.Desc{descStoreUp, descLastSuccess, descLastStatus, descDuration, descBookmarkVersion,
 	descLeaseHeld, descSourceRows, descSourceBytes, descSourceFiles, descSourceRejected, descSourceRegressions,
+	descSlotRetained, descSlotLag,
 	descSinkRows, descSinkBytes, descSinkFiles, descBacklogFiles, descBacklogBytes, descBacklogRows, descBacklogOldest}

@@ -39,6 +39,9 @@ type Kind struct {
 	// bookmark state (bookmark.DecodeAs for a plain struct).
 	Records      bookmark.SourceKind
 	Count, State bookmark.DetailDecoder
+	// Reset, optional, is what a bookmark reset does to what a source of
+	// this kind holds outside the state store (Resetter).
+	Reset Resetter
 }
 
 var kinds = map[string]Kind{}
@@ -79,4 +82,45 @@ func Open(ctx context.Context, spec *job.Spec, src job.Source) (Source, error) {
 		return nil, fmt.Errorf("source %s: kind %s is not built into this binary", src.Ctx, kind)
 	}
 	return k.Open(ctx, spec, src)
+}
+
+// ResetRequest is what a bookmark reset asks of a source kind about one
+// source ctx: what becomes of what the source holds outside the state
+// store (a changes: log source's replication slot).
+type ResetRequest struct {
+	Job, Ctx string
+	// Spec and Source are the job file and the source's block; nil when
+	// the reset was given the job's name, not its file (the kind then
+	// cannot reach what it holds, and says so).
+	Spec   *job.Spec
+	Source *job.Source
+	// Now is the source's state at the bookmark's head, After the state
+	// the reset leaves (--to-run); HasNow, HasAfter false: none (a reset
+	// that clears the bookmark leaves none).
+	Now, After       bookmark.SourceState
+	HasNow, HasAfter bool
+	// DryRun changes nothing: the answer says what the reset would do.
+	DryRun bool
+}
+
+// Resetter is a Kind's part of a bookmark reset. The reset calls it with
+// DryRun before it changes anything (an error refuses the reset, nothing
+// changed) and again without once the store's reset is committed; it
+// returns one sentence of what it did or would do ("" nothing to say). It
+// is idempotent: a second call finds its work done and says so.
+type Resetter func(ctx context.Context, req ResetRequest) (string, error)
+
+// ResetHook is the Resetter of the kind of src (a job file's block; nil
+// for none), else of the kind whose records are state's kind; nil if the
+// kind has none.
+func ResetHook(src *job.Source, state bookmark.SourceState) Resetter {
+	if src != nil {
+		return kinds[KindOf(*src)].Reset
+	}
+	for _, k := range kinds {
+		if k.Reset != nil && k.Records == state.Kind {
+			return k.Reset
+		}
+	}
+	return nil
 }

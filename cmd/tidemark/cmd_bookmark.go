@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tidemark-etl/tidemark"
+	"github.com/tidemark-etl/tidemark/job"
 	"github.com/tidemark-etl/tidemark/serve/view"
 )
 
@@ -83,11 +85,17 @@ func runBookmarkReset(ctx context.Context, g *globals, ro tidemark.ResetOptions,
 	defer st.Close()
 	ro.Logger = g.logger()
 	ro.By = cliActor()
+	if spec, err := job.Load(arg); err == nil && spec.Job == name {
+		ro.Spec = spec // a source kind reaches what it holds outside the store (a replication slot)
+	}
 	if ro.HostID, err = hostID(""); err != nil {
 		return err
 	}
 	res, err := tidemark.Reset(ctx, st, name, ro)
 	if err != nil {
+		if res != nil && !ro.DryRun {
+			printResetSources(os.Stderr, res)
+		}
 		return err
 	}
 	if ro.DryRun {
@@ -101,6 +109,7 @@ func runBookmarkReset(ctx context.Context, g *globals, ro tidemark.ResetOptions,
 	} else {
 		fmt.Fprintf(os.Stderr, "job %s: bookmark cleared (version %d); %d runs undone\n", name, res.Version, len(res.Undone))
 	}
+	printResetSources(os.Stderr, res)
 	if ro.Purge {
 		fmt.Fprintf(os.Stderr, "purged the output of %d runs: %d files deleted\n", len(res.Purged), len(res.Deleted))
 		for _, d := range res.Deleted {
@@ -126,9 +135,10 @@ func runBookmarkReset(ctx context.Context, g *globals, ro tidemark.ResetOptions,
 func printResetPreview(g *globals, name string, ro tidemark.ResetOptions, res *tidemark.ResetResult) error {
 	if g.json {
 		return json.NewEncoder(os.Stdout).Encode(struct {
-			Undo   []string `json:"undo"`
-			Delete []string `json:"delete"`
-		}{res.Undone, res.Deleted})
+			Undo    []string          `json:"undo"`
+			Delete  []string          `json:"delete"`
+			Sources map[string]string `json:"sources,omitempty"`
+		}{res.Undone, res.Deleted, res.Sources})
 	}
 	to := "cleared"
 	if ro.ToRun != "" {
@@ -144,8 +154,17 @@ func printResetPreview(g *globals, name string, ro tidemark.ResetOptions, res *t
 			fmt.Printf("  delete %s\n", d)
 		}
 	}
+	printResetSources(os.Stdout, res)
 	fmt.Println("nothing was changed (--dry-run)")
 	return nil
+}
+
+// printResetSources prints what the reset did (or would do) to what each
+// source holds outside the state store (a replication slot), a line each.
+func printResetSources(w io.Writer, res *tidemark.ResetResult) {
+	for _, k := range sortedKeys(res.Sources) {
+		fmt.Fprintf(w, "source %s: %s\n", k, res.Sources[k])
+	}
 }
 
 func orNone(s string) string {

@@ -267,7 +267,7 @@ func extractInput(ctx string, ex *Extract) engine.Source {
 func init() {
 	source.Register(source.Kind{Name: source.KindTable, Marker: "connection", Noun: "SQL tables (connection:)",
 		Records: bookmark.KindTable, Count: bookmark.DecodeAs[CountDetail](), State: bookmark.DecodeAs[StateDetail](),
-		Config: func() job.Config { return new(JobConfig) },
+		Config: func() job.Config { return new(JobConfig) }, Reset: resetLog,
 		Open: func(_ context.Context, spec *job.Spec, src job.Source) (source.Source, error) {
 			if src.Config.(*JobConfig).Changes == ChangesLog {
 				return OpenLog(spec, src), nil

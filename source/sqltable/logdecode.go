@@ -20,6 +20,7 @@ import (
 // that committed before after (the bookmark).
 type changeWriter struct {
 	ctx   context.Context
+	job   string // the job's name, for messages
 	src   string // the source's ctx, for messages
 	db    *sqldb.DB
 	table sqldb.Name
@@ -55,25 +56,27 @@ type relation struct {
 // SchemaChangeError is a changes: log source refusing a table whose
 // columns are no longer those its bookmark was written for.
 type SchemaChangeError struct {
+	Job     string // the job whose reset reads a new snapshot
 	Table   string
 	Changes []string // "column x added (integer)", ...
 }
 
 func (e *SchemaChangeError) Error() string {
 	return fmt.Sprintf("table %s changed its columns (%s): changes: log delivers rows of the columns its bookmark was written for; "+
-		"run `tidemark bookmark reset JOB` to read a new snapshot with the new columns", e.Table, strings.Join(e.Changes, ", "))
+		"run `tidemark bookmark reset %s` to read a new snapshot with the new columns", e.Table, strings.Join(e.Changes, ", "), e.Job)
 }
 
 // TruncatedError is a changes: log source meeting a TRUNCATE of its table,
 // which no row change can express.
 type TruncatedError struct {
+	Job   string // the job whose reset reads a new snapshot
 	Table string
 	LSN   string
 }
 
 func (e *TruncatedError) Error() string {
 	return fmt.Sprintf("table %s was truncated (transaction committed at %s): the change rows cannot express it; "+
-		"empty the sinks as needed and run `tidemark bookmark reset JOB` to read a new snapshot", e.Table, e.LSN)
+		"empty the sinks as needed and run `tidemark bookmark reset %s` to read a new snapshot", e.Table, e.LSN, e.Job)
 }
 
 // schemaChanges lists how got differs from want (recorded schemas).
@@ -147,7 +150,7 @@ func (w *changeWriter) message(data []byte) error {
 		if w.skip {
 			return nil
 		}
-		return &TruncatedError{Table: w.table.String(), LSN: w.commitLSN}
+		return &TruncatedError{Job: w.job, Table: w.table.String(), LSN: w.commitLSN}
 	}
 	return nil
 }
@@ -198,7 +201,7 @@ func (w *changeWriter) relation(m *pglogrepl.RelationMessage) error {
 		r.key[i] = c.Flags&1 == 1
 	}
 	if ch := schemaChanges(schema(w.cols), schema(got)); len(ch) > 0 {
-		return &SchemaChangeError{Table: w.table.String(), Changes: ch}
+		return &SchemaChangeError{Job: w.job, Table: w.table.String(), Changes: ch}
 	}
 	w.rels[m.RelationID] = r
 	return nil

@@ -201,9 +201,13 @@ func (l *logServer) replConn(ctx context.Context) (*pgconn.PgConn, error) {
 	return conn, nil
 }
 
-// dropSlot drops the slot if it exists.
+// dropSlot drops the slot if it exists, waiting while another session
+// holds it.
 func (l *logServer) dropSlot(ctx context.Context) error {
-	_, err := l.db.ExecContext(ctx, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1", l.slot)
+	err := l.whileBusy(ctx, func() error {
+		_, err := l.db.ExecContext(ctx, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1", l.slot)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("dropping replication slot %s: %w", l.slot, err)
 	}
@@ -279,10 +283,46 @@ func (l *logServer) copyRows(ctx context.Context, cols []column, lsn, snap strin
 	return rows, err
 }
 
+// slotBusyWait is how long a call on the slot waits while another
+// session holds it (a `tidemark plan` of the job peeking it, a run of it
+// from another host with the lease just handed over, a replication client).
+var slotBusyWait = 30 * time.Second
+
+// slotActive is PostgreSQL's object_in_use: the slot is held by another
+// session ("replication slot ... is active for PID n").
+const slotActive = "55006"
+
+// whileBusy calls fn, again while it fails because another session holds
+// the slot, for at most slotBusyWait; fn must do nothing before it holds
+// the slot. It then says who held it.
+func (l *logServer) whileBusy(ctx context.Context, fn func() error) error {
+	deadline := time.Now().Add(slotBusyWait)
+	for {
+		err := fn()
+		var pe *pgconn.PgError
+		if err == nil || !errors.As(err, &pe) || pe.Code != slotActive {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("replication slot %s stayed in use by another session for %s (a `tidemark plan` of this job, "+
+				"or another reader of the slot: see active_pid in pg_replication_slots): %w", l.slot, slotBusyWait, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
 // advance moves the slot's confirmed position to lsn, a position a
-// committed bookmark holds; a slot already there or past it is left.
+// committed bookmark holds; a slot already there or past it is left. It
+// waits while another session holds the slot.
 func (l *logServer) advance(ctx context.Context, lsn pglogrepl.LSN) error {
-	_, err := l.db.ExecContext(ctx, "SELECT pg_replication_slot_advance($1, $2::pg_lsn)", l.slot, lsn.String())
+	err := l.whileBusy(ctx, func() error {
+		_, err := l.db.ExecContext(ctx, "SELECT pg_replication_slot_advance($1, $2::pg_lsn)", l.slot, lsn.String())
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("moving replication slot %s to the bookmark %s: %w", l.slot, lsn, err)
 	}
@@ -291,19 +331,28 @@ func (l *logServer) advance(ctx context.Context, lsn pglogrepl.LSN) error {
 
 // peek decodes the slot's changes of transactions that committed before
 // upto and hands fn each pgoutput message, in commit order. It moves
-// nothing.
+// nothing. It waits while another session holds the slot (the server
+// refuses a peek then, before decoding anything, so fn has seen nothing).
 func (l *logServer) peek(ctx context.Context, upto pglogrepl.LSN, fn func(data []byte) error) error {
-	return withPg(ctx, l.db, func(pc *pgconn.PgConn) error {
-		q := "SELECT data FROM pg_logical_slot_peek_binary_changes($1, $2::pg_lsn, NULL, 'proto_version', '1', 'publication_names', $3)"
-		rr := pc.ExecParams(ctx, q, [][]byte{[]byte(l.slot), []byte(upto.String()), []byte(l.pub)}, nil, nil, []int16{1})
-		for rr.NextRow() {
-			if err := fn(rr.Values()[0]); err != nil {
-				_, _ = rr.Close()
-				return err
+	return l.whileBusy(ctx, func() error {
+		return withPg(ctx, l.db, func(pc *pgconn.PgConn) error {
+			q := "SELECT data FROM pg_logical_slot_peek_binary_changes($1, $2::pg_lsn, NULL, 'proto_version', '1', 'publication_names', $3)"
+			rr := pc.ExecParams(ctx, q, [][]byte{[]byte(l.slot), []byte(upto.String()), []byte(l.pub)}, nil, nil, []int16{1})
+			seen := false
+			for rr.NextRow() {
+				seen = true
+				if err := fn(rr.Values()[0]); err != nil {
+					_, _ = rr.Close()
+					return err
+				}
 			}
-		}
-		_, err := rr.Close()
-		return err
+			_, err := rr.Close()
+			if err != nil && seen {
+				// Not a busy slot: the decoding failed part way.
+				return fmt.Errorf("decoding the slot's changes: %w", err)
+			}
+			return err
+		})
 	})
 }
 

@@ -217,7 +217,7 @@ func (s *LogSource) Plan(ctx context.Context, in source.Request) (source.Plan, e
 		return p, nil
 	}
 	if ch := schemaChanges(schemaTable(p.prev.Schema), schema(s.cols)); len(ch) > 0 {
-		return nil, s.fail("checking its columns", &SchemaChangeError{Table: s.srv.name.String(), Changes: ch})
+		return nil, s.fail("checking its columns", &SchemaChangeError{Job: s.job, Table: s.srv.name.String(), Changes: ch})
 	}
 	if p.after, err = pglogrepl.ParseLSN(prevLog.LSN); err != nil {
 		return nil, s.fail("reading its bookmark", fmt.Errorf("position %q: %w", prevLog.LSN, err))
@@ -307,7 +307,7 @@ func (p *logPlan) peek(ctx context.Context) error {
 		return s.fail("reading its changes", err)
 	}
 	defer f.Close()
-	w := &changeWriter{ctx: ctx, src: s.ctx, db: s.db, table: s.srv.name, cols: s.cols, after: p.after,
+	w := &changeWriter{ctx: ctx, job: s.job, src: s.ctx, db: s.db, table: s.srv.name, cols: s.cols, after: p.after,
 		csv: newCSVWriter(f), rels: map[uint32]*relation{}, types: map[[2]int64]column{}}
 	if err := s.srv.peek(ctx, p.upto, w.message); err != nil {
 		return s.fail(fmt.Sprintf("reading its changes after %s up to %s from slot %s", lsnText(p.after), lsnText(p.upto), s.slot), err)

@@ -28,6 +28,23 @@ type LogState struct {
 	CheckedAt   time.Time `json:"slot_checked_at"`
 }
 
+// Number is the slot's figure by its JSON name, as the last run saw it
+// (bookmark.Numbered, for /metrics); ok false without a log position.
+func (d StateDetail) Number(name string) (int64, bool) {
+	if d.Log == nil {
+		return 0, false
+	}
+	switch name {
+	case "slot_retained_wal_bytes":
+		return d.Log.RetainedWAL, true
+	case "slot_lag_bytes":
+		return d.Log.Lag, true
+	}
+	return 0, false
+}
+
+var _ bookmark.Numbered = StateDetail{}
+
 func (l *LogState) show(w io.Writer, ctx string, d StateDetail) error {
 	_, err := fmt.Fprintf(w, "  source %s (SQL table, changes: log): %d rows read by %d runs; position %s in slot %s "+
 		"(publication %s); at the last run the slot retained %s of WAL, %s behind the server\n",
