@@ -110,8 +110,8 @@ func checkQueries(ctx context.Context, spec *job.Spec, opts RunOptions, plans []
 	return nil
 }
 
-// sqlError places the engine's error in the job file, at the transform
-// or sink it names; an error that names neither is returned as it is.
+// sqlError places the engine's error in the job file: at the transform it
+// names, else at transforms:.
 func sqlError(spec *job.Spec, err error) error {
 	msg := err.Error()
 	for _, t := range spec.Transforms {
@@ -125,7 +125,5 @@ func sqlError(spec *job.Spec, err error) error {
 			return job.Errors{spec.ErrorAt(fmt.Sprintf("$.sinks[%d].from", i), "%s", msg)}
 		}
 	}
-	// Not the SQL's fault as far as can be told (an engine that could not
-	// be reached, say): a failure, not a job-file error.
-	return fmt.Errorf("checking the job's SQL on a sample of its input: %w", err)
+	return job.Errors{spec.ErrorAt("$.transforms", "checking the SQL on a sample of the input: %s", msg)}
 }
