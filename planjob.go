@@ -73,14 +73,11 @@ func Plan(ctx context.Context, spec *job.Spec, opts RunOptions) (*PlanResult, er
 	}
 	res := &PlanResult{Job: jobName, Mode: opts.Mode, Version: head.Version, Sources: map[string]SourcePreview{}}
 	now := opts.now()
-	var plans []source.Plan
 	for _, spec1 := range spec.Sources {
 		src, err := source.Open(ctx, spec, spec1)
 		if err != nil {
 			return nil, err
 		}
-		// Open until the SQL is checked, which reads from the plans.
-		defer src.Close()
 		// A sink inside a catalog source's folders is refused as run
 		// refuses it.
 		if rv, ok := src.(source.Resolver); ok {
@@ -89,6 +86,7 @@ func Plan(ctx context.Context, spec *job.Spec, opts RunOptions) (*PlanResult, er
 				err = checkCatalogSinks(ctx, spec, []source.Source{src}, st)
 			}
 			if err != nil {
+				src.Close()
 				return nil, err
 			}
 		}
@@ -96,13 +94,11 @@ func Plan(ctx context.Context, spec *job.Spec, opts RunOptions) (*PlanResult, er
 		p, err := src.Plan(ctx, source.Request{Job: jobName, Mode: opts.Mode, State: st, Catalog: st, Prev: prev, HasPrev: has,
 			RangeRuns: rangeIDs, AllowChange: opts.AllowSourceChange, Now: now, Count: true})
 		if err != nil {
+			src.Close()
 			return nil, err
 		}
 		res.Sources[spec1.Ctx] = p.Preview()
-		plans = append(plans, p)
-	}
-	if err := checkQueries(ctx, spec, opts, plans); err != nil {
-		return nil, err
+		src.Close()
 	}
 	return res, nil
 }

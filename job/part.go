@@ -1,9 +1,6 @@
 package job
 
-import (
-	"fmt"
-	"reflect"
-)
+import "fmt"
 
 // ValidateSource checks a source made in code for a run that declares its
 // sources as it goes (a tidemark.Session): its ctx and its kind's block, as
@@ -45,22 +42,4 @@ func (v *validator) result() error {
 	}
 	sortErrors(v.errs)
 	return v.errs
-}
-
-// Strings returns the block's list of text at key (a sink's
-// partition_by), whatever its kind; nil when its kind has no such key.
-func (k Sink) Strings(key string) []string {
-	if k.Config == nil {
-		return nil
-	}
-	v := reflect.ValueOf(k.Config)
-	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		return nil
-	}
-	f, ok := fieldByTag(v.Elem(), key)
-	if !ok {
-		return nil
-	}
-	s, _ := f.Interface().([]string)
-	return s
 }
