@@ -75,7 +75,7 @@ func openREST(ctx context.Context, target manifest.Table) (*tableCatalog, error)
 	if env := target.PasswordEnv; env != "" {
 		cred, ok := os.LookupEnv(env)
 		if !ok || cred == "" {
-			return nil, fmt.Errorf("Iceberg REST catalog %s: the credential variable %s (credential_env) is not set",
+			return nil, fmt.Errorf("opening the Iceberg REST catalog %s: the credential variable %s (credential_env) is not set",
 				target.Connection, env)
 		}
 		if strings.Contains(cred, ":") {
