@@ -279,3 +279,64 @@ func TestDetectRefused(t *testing.T) {
 		}
 	})
 }
+
+// TestDetectSnapshotGuarded: a key snapshot that is gone or altered fails
+// the run, saying what to do, instead of missing the deletes in it; a
+// column added fails it naming the table; with the bookmark disabled the
+// run delivers the table as inserts and keeps nothing.
+func TestDetectSnapshotGuarded(t *testing.T) {
+	sqltest.EachOf(t, []sqldb.Kind{sqldb.SQLite, sqldb.Postgres}, func(t *testing.T, db *sqltest.DB) {
+		db.Exec(t, detectDDL(db.Kind, "CREATE TABLE kv (id {pk}, v {text})"))
+		fillKV(t, db, "kv", 50)
+		d := newDetectTest(t, db, "kv")
+		d.commit(d.mustPlan())
+		dir := snapshotDir(d.spec, d.src.Ctx, db.Connection, "kv")
+		gens, _ := os.ReadDir(dir)
+		if len(gens) != 1 {
+			t.Fatalf("key snapshot %s: %d generations, want 1", dir, len(gens))
+		}
+		db.Exec(t, "DELETE FROM kv WHERE id = 9")
+
+		// Disabled: every row an insert, nothing kept, nothing to commit.
+		s := OpenDetect(d.spec, d.src)
+		t.Cleanup(func() { s.Close() })
+		pl, err := s.Plan(context.Background(), source.Request{Job: d.spec.Job, Mode: bookmark.ModeDisable, Prev: *d.prev, HasPrev: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := pl.(*detectPlan); len(changes(t, p)) != 49 || p.count.Inserts != 49 {
+			t.Errorf("disabled: %d change rows, %d inserts; want the table's 49 rows as inserts", len(changes(t, p)), p.count.Inserts)
+		}
+		if _, ok := pl.Advance("run", engine.SourceResult{}); ok {
+			t.Error("disabled: the run would commit a bookmark")
+		}
+
+		// An altered range file.
+		bucket := -1
+		for i := range d.prev.Detail.(StateDetail).Detect.Figures {
+			if d.prev.Detail.(StateDetail).Detect.Figures[i][0] > 0 {
+				bucket = i
+				break
+			}
+		}
+		file := rangeFile(dir, gens[0].Name(), bucket)
+		if err := os.Truncate(file, 0); err != nil {
+			t.Fatal(err)
+		}
+		db.Exec(t, "DELETE FROM kv") // every range differs
+		if _, err := d.plan(false); err == nil || !strings.Contains(err.Error(), "table kv") || !strings.Contains(err.Error(), "bookmark reset") {
+			t.Errorf("an altered key snapshot: error %v, want one naming the table and the reset", err)
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.plan(false); err == nil || !strings.Contains(err.Error(), "missing") {
+			t.Errorf("a missing key snapshot: error %v, want one saying it is missing", err)
+		}
+
+		db.Exec(t, "ALTER TABLE kv ADD COLUMN extra "+map[sqldb.Kind]string{sqldb.SQLite: "TEXT", sqldb.Postgres: "text"}[db.Kind])
+		if _, err := d.plan(false); err == nil || !strings.Contains(err.Error(), "table kv") || !strings.Contains(err.Error(), "column extra added") {
+			t.Errorf("a column added: error %v, want one naming the table and the column", err)
+		}
+	})
+}

@@ -95,9 +95,12 @@ func readKeys(dir, gen string, bucket int, want rangeFigures) ([]keyEntry, error
 		return nil, fmt.Errorf("reading the key snapshot of range %d: %w", bucket, err)
 	}
 	defer f.Close()
+	unreadable := func(err error) error {
+		return fmt.Errorf("the key snapshot %s cannot be read (%w): `tidemark bookmark reset` (without --to-run) starts over with a new one", name, err)
+	}
 	zr, err := gzip.NewReader(bufio.NewReader(f))
 	if err != nil {
-		return nil, fmt.Errorf("reading the key snapshot %s: %w", name, err)
+		return nil, unreadable(err)
 	}
 	var out []keyEntry
 	var got rangeFigures
@@ -107,7 +110,7 @@ func readKeys(dir, gen string, bucket int, want rangeFigures) ([]keyEntry, error
 		if err := dec.Decode(&e); err == io.EOF {
 			break
 		} else if err != nil {
-			return nil, fmt.Errorf("reading the key snapshot %s: %w", name, err)
+			return nil, unreadable(err)
 		}
 		got.add(e.Hash)
 		out = append(out, e)
