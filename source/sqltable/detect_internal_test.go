@@ -340,3 +340,55 @@ func TestDetectSnapshotGuarded(t *testing.T) {
 		}
 	})
 }
+
+// TestDetectReset: a reset that clears the bookmark deletes the key
+// snapshot (a dry run only says so); --to-run keeps it while the files of
+// the run it restores are there, and is refused, before anything changes,
+// once they are gone.
+func TestDetectReset(t *testing.T) {
+	db := sqltest.New(t, sqldb.SQLite)
+	db.Exec(t, detectDDL(db.Kind, "CREATE TABLE kv (id {pk}, v {text})"))
+	fillKV(t, db, "kv", 50)
+	d := newDetectTest(t, db, "kv")
+	d.commit(d.mustPlan())
+	first := *d.prev
+	db.Exec(t, "DELETE FROM kv WHERE id < 40")
+	d.commit(d.mustPlan())
+	dir := snapshotDir(d.spec, d.src.Ctx, db.Connection, "kv")
+	ctx := context.Background()
+	req := source.ResetRequest{Job: d.spec.Job, Ctx: d.src.Ctx, Spec: d.spec, Source: &d.src, Now: *d.prev, HasNow: true}
+
+	back := req
+	back.After, back.HasAfter = first, true
+	msg, err := resetChanges(ctx, back)
+	if err != nil || !strings.Contains(msg, "kept") {
+		t.Errorf("--to-run the first run: %q, %v; want the key snapshot kept", msg, err)
+	}
+	g := first.Detail.(StateDetail).Detect
+	for i := range g.Ranges {
+		if gen := g.generation(i); gen != "" {
+			if err := os.Remove(rangeFile(dir, gen, i)); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	if _, err := resetChanges(ctx, back); err == nil || !strings.Contains(err.Error(), "without --to-run") {
+		t.Errorf("--to-run a run whose key snapshot is gone: %v, want a refusal naming the full reset", err)
+	}
+
+	dry := req
+	dry.DryRun = true
+	if msg, err := resetChanges(ctx, dry); err != nil || !strings.Contains(msg, "would be deleted") {
+		t.Errorf("dry run: %q, %v", msg, err)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("the dry run touched the key snapshot: %v", err)
+	}
+	if msg, err := resetChanges(ctx, req); err != nil || !strings.Contains(msg, "deleted") {
+		t.Errorf("reset: %q, %v", msg, err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("after the reset the key snapshot %s is still there (%v)", dir, err)
+	}
+}
