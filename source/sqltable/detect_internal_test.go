@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"sort"
@@ -391,4 +392,70 @@ func TestDetectReset(t *testing.T) {
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("after the reset the key snapshot %s is still there (%v)", dir, err)
 	}
+}
+
+// TestDetectWorkload: random inserts, updates (a key moved too) and
+// deletes between runs, some runs dying before their commit: the change
+// rows of the committed runs, replayed in order, make the table, each
+// change fitting what was delivered before it (an I of a key not there, a
+// U or D of one there).
+func TestDetectWorkload(t *testing.T) {
+	sqltest.EachOf(t, detectKinds, func(t *testing.T, db *sqltest.DB) {
+		db.Exec(t, detectDDL(db.Kind, "CREATE TABLE kv (id {pk}, v {text})"))
+		fillKV(t, db, "kv", 300)
+		d := newDetectTest(t, db, "kv")
+		rnd := rand.New(rand.NewPCG(uint64(db.Kind), 7))
+		delivered := map[string]string{}
+		apply := func(p *detectPlan) {
+			t.Helper()
+			for _, c := range changes(t, p) {
+				parts := strings.SplitN(c, ":", 3)
+				op, id, v := parts[0], parts[1], parts[2]
+				_, there := delivered[id]
+				if (op == "I") == there {
+					t.Fatalf("change %s does not fit what was delivered (key there: %t)", c, there)
+				}
+				if op == "D" {
+					delete(delivered, id)
+				} else {
+					delivered[id] = v
+				}
+			}
+		}
+		next := 1000
+		for round := range 25 {
+			for range 1 + rnd.IntN(8) {
+				id := 1 + rnd.IntN(next)
+				switch rnd.IntN(4) {
+				case 0:
+					db.Exec(t, fmt.Sprintf("INSERT INTO kv (id, v) VALUES (%d, 'n%d')", next, round))
+					next++
+				case 1:
+					db.Exec(t, fmt.Sprintf("DELETE FROM kv WHERE id = %d", id))
+				case 2:
+					db.Exec(t, fmt.Sprintf("UPDATE kv SET v = 'u%d' WHERE id = %d", round, id))
+				case 3:
+					db.Exec(t, fmt.Sprintf("UPDATE kv SET id = %d WHERE id = %d", next, id))
+					next++
+				}
+			}
+			p := d.mustPlan()
+			if rnd.IntN(4) == 0 {
+				continue // the run dies before its commit
+			}
+			apply(p)
+			if p.Pending() > 0 {
+				d.commit(p)
+			}
+			want := map[string]string{}
+			for _, r := range db.Strings(t, "SELECT "+map[sqldb.Kind]string{sqldb.MySQL: "CONCAT(id, ':', v)"}[db.Kind]+
+				map[bool]string{true: "CAST(id AS TEXT) || ':' || v"}[db.Kind != sqldb.MySQL]+" FROM kv") {
+				id, v, _ := strings.Cut(r, ":")
+				want[id] = v
+			}
+			if fmt.Sprint(delivered) != fmt.Sprint(want) {
+				t.Fatalf("round %d: delivered %d keys, table %d; they differ:\n got %v\nwant %v", round, len(delivered), len(want), delivered, want)
+			}
+		}
+	})
 }
