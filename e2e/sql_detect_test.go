@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tidemark-etl/tidemark/internal/sqldb"
+	"github.com/tidemark-etl/tidemark/internal/sqltest"
 )
 
 // The changes: detect scenarios read orders (id, v, amount) on every
@@ -278,4 +279,33 @@ func (f *sqlFixture) fillDetect(from, to int64) {
 		ids = append(ids, i)
 	}
 	f.insertOrders(ids...)
+}
+
+// TestSQLChangesDetectPostgresState: with the job's state in PostgreSQL
+// the key snapshot is kept beside the job file, and runs (one killed
+// before its commit) deliver each change once.
+func TestSQLChangesDetectPostgresState(t *testing.T) {
+	t.Parallel()
+	state := sqltest.New(t, sqldb.Postgres)
+	f := newSQLFixture(t, sqldb.SQLite)
+	f.createOrders()
+	f.writeJob(sqlJob{src: sqlSrc{extra: []string{"changes: detect"}}, top: []string{"state: " + state.Connection + "?schema=detect_state"}})
+	f.env = append(f.env, "PGPASSWORD="+state.Password)
+	f.secrets = append(f.secrets, state.Password)
+	f.fillDetect(1, 100)
+	f.detectRun()
+	f.exec("DELETE FROM orders WHERE id = 10")
+	f.exec("UPDATE orders SET v = 'x' WHERE id = 11")
+	f.killedAt("after-stage")
+	f.insertOrders(500)
+	if c := f.detectRun(); c.Detect.Deletes != 1 || c.Detect.Updates != 1 || c.Detect.Inserts != 1 {
+		t.Errorf("run after a killed one: %+v, want 1 insert, 1 update, 1 delete", c)
+	}
+	f.assertDetected("with the state in PostgreSQL")
+	if _, err := os.Stat(filepath.Join(f.dir, ".tidemark", "state.db")); err == nil {
+		t.Error("a state file was written beside the job")
+	}
+	if entries, _ := os.ReadDir(filepath.Join(f.dir, ".tidemark", "detect")); len(entries) != 1 {
+		t.Errorf("key snapshot beside the job file: %d entries, want 1", len(entries))
+	}
 }
