@@ -149,3 +149,14 @@ func ObjectPlace(ctx, location string, s objstore.Store) Place {
 	return Place{Sink: ctx, Location: location, Record: ObjectRecord(s),
 		Empty: func(c context.Context) (bool, error) { return HoldsNothing(c, s) }}
 }
+
+// OpenPlace is ObjectPlace at location, opened with objstore.Open (a local
+// path, or a URL of a registered scheme), shown as location without its
+// options.
+func OpenPlace(ctx context.Context, sinkCtx, location string) (Place, error) {
+	objs, err := objstore.Open(ctx, location, nil)
+	if err != nil {
+		return Place{}, fmt.Errorf("opening the ownership record of %s: %w", layout.Name(location), err)
+	}
+	return ObjectPlace(sinkCtx, layout.Name(location), objs), nil
+}

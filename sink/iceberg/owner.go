@@ -2,9 +2,7 @@ package iceberg
 
 import (
 	"context"
-	"fmt"
 
-	"github.com/tidemark-etl/tidemark/objstore"
 	"github.com/tidemark-etl/tidemark/sink"
 )
 
@@ -17,11 +15,7 @@ import (
 
 // ownerPlace is the folder as the claim rule sees it, for the sink ctx.
 func (l *location) ownerPlace(ctx context.Context, sinkCtx string) (sink.Place, error) {
-	objs, err := objstore.Open(ctx, l.dir, nil)
-	if err != nil {
-		return sink.Place{}, fmt.Errorf("opening the ownership record of Iceberg sink %s: %w", l.dir, err)
-	}
-	return sink.ObjectPlace(sinkCtx, l.dir, objs), nil
+	return sink.OpenPlace(ctx, sinkCtx, l.dir)
 }
 
 // claim makes the folder the job's, as sink.Sink.Claim says.

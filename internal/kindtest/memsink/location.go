@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/tidemark-etl/tidemark/objstore"
 	"github.com/tidemark-etl/tidemark/sink"
 	"github.com/tidemark-etl/tidemark/store"
 )
@@ -27,11 +26,7 @@ var (
 // it: its ownership record, _tidemark/owner.json, written only
 // conditionally on what was read.
 func (l *location) ownerPlace(ctx context.Context, sinkCtx string) (sink.Place, error) {
-	objs, err := objstore.Open(ctx, l.dir, nil)
-	if err != nil {
-		return sink.Place{}, fmt.Errorf("opening the ownership record of run log %s: %w", l.dir, err)
-	}
-	return sink.ObjectPlace(sinkCtx, l.dir, objs), nil
+	return sink.OpenPlace(ctx, sinkCtx, l.dir)
 }
 
 // claim makes the log the job's, as sink.Sink.Claim says.
