@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -268,5 +269,29 @@ func TestBookmarksSendsLineage(t *testing.T) {
 	_ = b.Close()
 	if evs := take(); len(evs) != 0 {
 		t.Errorf("a close without a commit sent %d events %+v, want none (no run)", len(evs), evs)
+	}
+}
+
+// TestBookmarksRecordsAFailureThatIsNoRefusal: a source that fails
+// otherwise than refused (a folder that is not there) is a failed run when
+// the program closes on it, as Run records a run whose source could not
+// be opened; the bookmark does not move.
+func TestBookmarksRecordsAFailureThatIsNoRefusal(t *testing.T) {
+	w := newWorld(t)
+	b, err := OpenBookmarks(t.Context(), w.state, jobName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := job.Source{Ctx: "in", Config: &srcfiles.Config{Path: filepath.Join(w.dir, "typo"), Format: "csv"}}
+	if _, err := b.NewFiles(t.Context(), src); err == nil {
+		t.Fatal("a source folder that is not there: got no error")
+	}
+	_ = b.Close()
+	runs, err := w.store().Runs(t.Context(), jobName, store.RunQuery{})
+	if err != nil || len(runs) != 1 || runs[0].Status != store.StatusFailed || !strings.Contains(runs[0].Error, "typo") {
+		t.Errorf("runs after the failure: got %+v (%v), want one failed run naming the folder", runs, err)
+	}
+	if head, err := w.store().Head(t.Context(), jobName); err != nil || head.Version != 0 {
+		t.Errorf("bookmark after the failure: version %d (%v), want 0", head.Version, err)
 	}
 }
