@@ -147,6 +147,21 @@ print(json.dumps({"exists": True, "ids": sorted(ids), "rows": rows, "snapshots":
 // is at state with pyiceberg.
 func readIceberg(t *testing.T, state string, env []string) icebergView {
 	t.Helper()
+	out := pyiceberg(t, "reading sales.orders", pyicebergRead, state, env)
+	var v icebergView
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatalf("pyiceberg's output %q: %v", out, err)
+	}
+	return v
+}
+
+// pyiceberg runs script with the Python that has pyiceberg (envPyiceberg,
+// set by scripts/test.sh), its argv the SQL catalog in the state at state
+// (SQLite or PostgreSQL), the table sales.orders and args, with env added
+// to the environment. It returns what the script printed; a failure fails the
+// test, saying what it was doing, with the script's stderr.
+func pyiceberg(t *testing.T, what, script, state string, env []string, args ...string) []byte {
+	t.Helper()
 	py := os.Getenv(envPyiceberg)
 	if py == "" {
 		t.Fatalf("%s is not set: run scripts/test.sh, which makes a venv with pyiceberg", envPyiceberg)
@@ -164,9 +179,9 @@ func readIceberg(t *testing.T, state string, env []string) icebergView {
 		u.Scheme, u.RawQuery = "postgresql+psycopg2", "options="+url.QueryEscape("-csearch_path="+schema)
 		uri = u.String()
 	}
-	script := filepath.Join(t.TempDir(), "read.py")
-	writeFile(t, script, []byte(pyicebergRead))
-	cmd := exec.CommandContext(t.Context(), py, script, uri, "sales.orders")
+	path := filepath.Join(t.TempDir(), "script.py")
+	writeFile(t, path, []byte(script))
+	cmd := exec.CommandContext(t.Context(), py, append([]string{path, uri, "sales.orders"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.Output()
 	if err != nil {
@@ -174,13 +189,9 @@ func readIceberg(t *testing.T, state string, env []string) icebergView {
 		if ee, ok := err.(*exec.ExitError); ok {
 			stderr = string(ee.Stderr)
 		}
-		t.Fatalf("pyiceberg reading sales.orders: %v\n%s", err, stderr)
+		t.Fatalf("pyiceberg %s: %v\n%s", what, err, stderr)
 	}
-	var v icebergView
-	if err := json.Unmarshal(out, &v); err != nil {
-		t.Fatalf("pyiceberg's output %q: %v", out, err)
-	}
-	return v
+	return out
 }
 
 // assertIcebergIDs fails unless the table holds exactly want's order ids.
@@ -404,18 +415,13 @@ t.append(pa.Table.from_pylist(rows, schema=t.schema().as_arrow()))
 // appendIceberg has pyiceberg append records with ids to sales.orders.
 func appendIceberg(t *testing.T, state string, ids ...int64) []record {
 	t.Helper()
-	script := filepath.Join(t.TempDir(), "append.py")
-	writeFile(t, script, []byte(pyicebergAppend))
-	args := []string{script, "sqlite:///" + state, "sales.orders"}
+	var args []string
 	var recs []record
 	for _, id := range ids {
 		args = append(args, fmt.Sprint(id))
 		recs = append(recs, record{OrderID: id, CustomerID: "ext", Product: "external", Amount: 1})
 	}
-	cmd := exec.CommandContext(t.Context(), os.Getenv(envPyiceberg), args...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("pyiceberg appending to sales.orders: %v\n%s", err, out)
-	}
+	pyiceberg(t, "appending to sales.orders", pyicebergAppend, state, nil, args...)
 	return recs
 }
 

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -17,7 +16,6 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/internal/fault"
 	"github.com/tidemark-etl/tidemark/manifest"
 	"github.com/tidemark-etl/tidemark/sink"
@@ -77,14 +75,8 @@ func (l *location) Publish(ctx context.Context, p sink.Publication) error {
 	fail := func(err error) error {
 		return fmt.Errorf("publishing run %s into Iceberg table %s: %w", p.RunID, name, err)
 	}
-	o, owned, err := l.readOwner()
-	if err != nil {
+	if err := l.recordPublished(ctx, p); err != nil {
 		return err
-	}
-	if owned && o.StateStoreID != "" {
-		if id, err := p.State.Identity(ctx); err == nil && !o.Owns(p.Job, id) {
-			return &sink.OwnedError{Sink: l.target.Ctx, Location: l.dir, Job: p.Job, State: id, Owner: o, Publish: p.RunID}
-		}
 	}
 	cat, err := l.catalog(ctx)
 	if err != nil {
@@ -97,7 +89,7 @@ func (l *location) Publish(ctx context.Context, p sink.Publication) error {
 			return fail(err)
 		}
 		if exists && committedBy(tbl, p.Job, l.target.Ctx, p.RunID) != nil {
-			return l.published(p, o, owned)
+			return nil
 		}
 		paths, err := l.place(p.Outputs)
 		if err != nil {
@@ -144,18 +136,9 @@ func (l *location) Publish(ctx context.Context, p sink.Publication) error {
 			// the run's snapshot first.
 			return fail(err)
 		}
-		return l.published(p, o, owned)
+		return nil
 	}
 	return fail(fmt.Errorf("other writers committed first %d times in a row", commitAttempts))
-}
-
-// published records in the ownership record that an enable run published.
-func (l *location) published(p sink.Publication, o sink.Owner, owned bool) error {
-	if owned && p.Run.Mode == bookmark.ModeEnable && o.LastRun != p.RunID {
-		o.LastRun, o.UpdatedAt = p.RunID, time.Now().UTC()
-		return l.writeOwner(o)
-	}
-	return nil
 }
 
 // place moves each staged file to its final name and returns the final
