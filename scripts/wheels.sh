@@ -35,7 +35,7 @@
 # the build folder, $HOME, GOROOT, the module cache), and the amd64 one, on
 # an amd64 machine, runs `tidemark version` and must print VERSION.
 #
-# Tools: setuptools, wheel and auditwheel, pinned below, in a venv made once
+# Tools: setuptools and auditwheel, pinned below, in a venv made once
 # under ${XDG_CACHE_HOME:-~/.cache}/tidemark-build/ with python3 (3.9 or
 # newer, with its venv module; on Debian: apt-get install python3-venv).
 set -euo pipefail
@@ -56,20 +56,19 @@ esac
 dist="$(cd "$dist" && pwd)"
 
 SETUPTOOLS_VERSION=84.2.1
-WHEEL_VERSION=0.48.0
 AUDITWHEEL_VERSION=6.8.2
 
 # --- the build venv ------------------------------------------------------------
-venv="${XDG_CACHE_HOME:-$HOME/.cache}/tidemark-build/venv-wheels-$SETUPTOOLS_VERSION-$WHEEL_VERSION-$AUDITWHEEL_VERSION"
+venv="${XDG_CACHE_HOME:-$HOME/.cache}/tidemark-build/venv-wheels-$SETUPTOOLS_VERSION-$AUDITWHEEL_VERSION"
 py="$venv/bin/python"
-if ! "$py" -c 'import setuptools, wheel, auditwheel' 2>/dev/null; then
+if ! "$py" -c 'import setuptools, auditwheel' 2>/dev/null; then
 	command -v python3 >/dev/null || die "no python3 to build the wheels with: install Python 3.9 or newer (apt-get install python3-venv)"
 	log "making the wheel-building venv $venv"
 	rm -rf "$venv"
 	mkdir -p "$(dirname "$venv")"
 	python3 -m venv "$venv" || die "python3 -m venv failed: install the venv module (apt-get install python3-venv)"
 	"$py" -m pip install -q --disable-pip-version-check "setuptools==$SETUPTOOLS_VERSION" \
-		"wheel==$WHEEL_VERSION" "auditwheel==$AUDITWHEEL_VERSION"
+		"auditwheel==$AUDITWHEEL_VERSION"
 fi
 
 # --- the version ------------------------------------------------------------------
@@ -128,25 +127,40 @@ for archive in "$dist"/tidemark_"$version"_*.tar.gz; do
 	printf '%s\n' '"""The release this package is: written by scripts/wheels.sh."""' "" \
 		"__version__ = \"$pyversion\"  # the package's version (PEP 440)" \
 		"VERSION = \"$version\"  # what \`tidemark version\` prints" >"$tree/tidemark/_version.py"
-	# Tagged linux_ARCH for auditwheel, which then names the manylinux tag.
-	printf '[bdist_wheel]\npython_tag = py3\nplat_name = linux_%s\n' "$arch" >"$tree/setup.cfg"
-
-	log "building the $arch wheel of tidemark $pyversion"
-	(cd "$work" && "$py" -m pip wheel -q --disable-pip-version-check --no-deps --no-build-isolation \
-		-w "$work/out" "./tidemark-$pyversion") || die "pip wheel of $tree failed"
-	built=("$work"/out/*.whl)
-	[ ${#built[@]} = 1 ] && [ -e "${built[0]}" ] || die "pip wheel made ${#built[@]} wheels in $work/out"
-	tag="$("$py" -m auditwheel show --json "${built[0]}" | "$py" -c '
+	# auditwheel names the manylinux tag. It reads wheels: a stored
+	# (uncompressed) one holding just the binary is enough, so the real
+	# wheel is compressed once, tagged as it is built.
+	probe="$work/probe/probe-0-py3-none-linux_$arch.whl"
+	"$py" - "$tree/tidemark/bin/tidemark" "$arch" "$probe" <<'EOF' || die "$platform: writing the wheel auditwheel reads failed"
+import os, sys, zipfile
+binary, arch, out = sys.argv[1:4]
+os.makedirs(os.path.dirname(out))
+d = "probe-0.dist-info/"
+with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as z:
+    info = zipfile.ZipInfo("tidemark/bin/tidemark", (1980, 1, 1, 0, 0, 0))
+    info.external_attr = 0o100755 << 16
+    with open(binary, "rb") as f:
+        z.writestr(info, f.read())
+    z.writestr(d + "WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: py3-none-linux_%s\n" % arch)
+    z.writestr(d + "METADATA", "Metadata-Version: 2.1\nName: probe\nVersion: 0\n")
+    z.writestr(d + "RECORD", "".join(n + ",,\n" for n in ("tidemark/bin/tidemark", d + "WHEEL", d + "METADATA", d + "RECORD")))
+EOF
+	tag="$("$py" -m auditwheel show --json "$probe" 2>/dev/null | "$py" -c '
 import json, sys
 d = json.load(sys.stdin)
-print(d["overall_tag"])')" || die "auditwheel show ${built[0]} failed"
+print(d.get("overall_tag") or "none (%s)" % d.get("error"))')" || die "$platform: auditwheel show failed"
 	case "$tag" in
 		manylinux_*_"$arch") ;;
-		*) die "$platform: auditwheel finds the binary consistent with \"$tag\", no manylinux tag for $arch" ;;
+		*) die "$platform: auditwheel finds the binary consistent with $tag, no manylinux tag for $arch" ;;
 	esac
-	"$py" -m wheel tags --remove --python-tag py3 --abi-tag none --platform-tag "$tag" "${built[0]}" >/dev/null
+	rm -rf "$work/probe"
+	printf '[bdist_wheel]\npython_tag = py3\nplat_name = %s\n' "$tag" >"$tree/setup.cfg"
+
+	log "building the $arch wheel of tidemark $pyversion ($tag)"
+	(cd "$work" && "$py" -m pip wheel -q --disable-pip-version-check --no-deps --no-build-isolation \
+		-w "$work/out" "./tidemark-$pyversion") || die "pip wheel of $tree failed"
 	whl="tidemark-$pyversion-py3-none-$tag.whl"
-	[ -e "$work/out/$whl" ] || die "wheel tags made no $whl: $(ls "$work/out")"
+	[ -e "$work/out/$whl" ] || die "pip wheel made no $whl: $(ls "$work/out")"
 
 	# The checks, on the wheel as it will be shipped.
 	"$py" - "$work/out/$whl" "$tag" "$machine" "${leaks[@]}" <<'EOF' || die "$whl: the checks above failed"
