@@ -54,6 +54,15 @@ case "$version" in
 esac
 [ -d "$dist" ] || die "no folder $dist: run scripts/release.sh $version first"
 dist="$(cd "$dist" && pwd)"
+linux=()
+for archive in "$dist"/tidemark_"$version"_*.tar.gz; do
+	[ -e "$archive" ] || die "no archives tidemark_${version}_*.tar.gz in $dist: run scripts/release.sh $version first"
+	case "$archive" in
+		*_linux_amd64.tar.gz | *_linux_arm64.tar.gz) linux+=("$archive") ;;
+		*) log "no wheel for ${archive##*/} (Linux only; other platforms install with go install)" ;;
+	esac
+done
+[ ${#linux[@]} -gt 0 ] || { log "no Linux archives of $version in $dist: no wheels"; exit 0; }
 
 SETUPTOOLS_VERSION=84.2.1
 AUDITWHEEL_VERSION=6.8.2
@@ -103,14 +112,12 @@ SOURCE_DATE_EPOCH="$(git log -1 --format=%ct 2>/dev/null || echo 315532800)"
 export SOURCE_DATE_EPOCH
 
 wheels=()
-for archive in "$dist"/tidemark_"$version"_*.tar.gz; do
-	[ -e "$archive" ] || die "no archives tidemark_${version}_*.tar.gz in $dist: run scripts/release.sh $version first"
+for archive in "${linux[@]}"; do
 	platform="${archive##*/tidemark_"$version"_}"
 	platform="${platform%.tar.gz}"
 	case "$platform" in
 		linux_amd64) arch=x86_64 machine=EM_X86_64 ;;
 		linux_arm64) arch=aarch64 machine=EM_AARCH64 ;;
-		*) log "no wheel for $platform (Linux only; other platforms install with go install)"; continue ;;
 	esac
 	work="$(mktemp -d)"
 	leaks+=("$work")
@@ -208,7 +215,6 @@ EOF
 	wheels+=("$whl")
 	log "wrote $whl"
 done
-[ ${#wheels[@]} -gt 0 ] || { log "no Linux archives of $version in $dist: no wheels"; exit 0; }
 
 # SHA256SUMS lists the wheels too (a rerun replaces their lines).
 sums="$dist/SHA256SUMS"
