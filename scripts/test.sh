@@ -515,7 +515,8 @@ setup_iceberg_rest() {
 # --- release build -----------------------------------------------------------
 # scripts/release.sh on every change: the versioned linux amd64 and arm64
 # binaries build, and the amd64 one says its version, commit and DuckDB's
-# version. arm64 is cross-built with Debian's cross gcc. Its -trimpath
+# version, and the Python package's wheels (pip's, in a venv cached as the
+# test venvs are). arm64 is cross-built with Debian's cross gcc. Its -trimpath
 # builds are cached whatever the checkout's folder: cold, both take about
 # 5 CPU-minutes (arm64 4.4, measured on 2 cores); with the cache warm, a
 # change costs a few seconds of compiling and linking. TIDEMARK_SKIP_RELEASE=1
@@ -530,6 +531,9 @@ else
 	release_dist="$(mktemp -d /tmp/tidemark-dist.XXXXXX)"
 	SCRATCH+=("$release_dist")
 	DIST="$release_dist" scripts/release.sh "ci-$(git rev-parse --short HEAD 2>/dev/null || echo local)"
+	# Its wheels (scripts/wheels.sh) for e2e's TestWheel, which installs one
+	# into a fresh venv (and builds them itself without this).
+	export TIDEMARK_TEST_WHEELS="$release_dist"
 fi
 
 # --- vet and test ----------------------------------------------------------
