@@ -1,0 +1,210 @@
+package iceberg_test
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	iceberg "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/tidemark-etl/tidemark/bookmark"
+	"github.com/tidemark-etl/tidemark/engine"
+	"github.com/tidemark-etl/tidemark/job"
+	"github.com/tidemark-etl/tidemark/source"
+	srciceberg "github.com/tidemark-etl/tidemark/source/iceberg"
+	"github.com/tidemark-etl/tidemark/store"
+	_ "github.com/tidemark-etl/tidemark/store/sqlite"
+)
+
+// openState is a new SQLite state store, whose database holds the own
+// catalog.
+func openState(t *testing.T) store.Store {
+	t.Helper()
+	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// openSource opens a source reading table with the block's extra lines.
+func openSource(t *testing.T, name, extra string) source.Source {
+	t.Helper()
+	dir := t.TempDir()
+	text := fmt.Sprintf("job: j\nsources:\n  - ctx: in\n    iceberg: {table: %s}\n%ssinks:\n  - ctx: out\n    path: %s\n    format: csv\n",
+		name, extra, filepath.Join(dir, "out"))
+	spec, err := job.Parse(filepath.Join(dir, "job.yaml"), []byte(text))
+	if err != nil {
+		t.Fatalf("parsing:\n%s\n%v", text, err)
+	}
+	s, err := source.Open(t.Context(), spec, spec.Sources[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// bookmarkAt is the state of a source that read table up to snapshot id.
+func bookmarkAt(tbl *table.Table, name string, id int64) bookmark.SourceState {
+	return bookmark.SourceState{Kind: srciceberg.Kind, Fingerprint: "iceberg:" + name,
+		Detail: srciceberg.StateDetail{Table: name, UUID: tbl.Metadata().TableUUID().String(), SnapshotID: id}}
+}
+
+func planAt(t *testing.T, s source.Source, st store.Store, prev bookmark.SourceState) (source.Plan, error) {
+	t.Helper()
+	return s.Plan(t.Context(), source.Request{Job: "j", Mode: bookmark.ModeEnable, State: st, Prev: prev, HasPrev: true,
+		Now: time.Now()})
+}
+
+// newFiles are the data files a plan reads, by the rows' ids their names
+// cannot show: the preview's snapshots' row counts and its files.
+func newFiles(p source.Plan) []string {
+	return slices.Clone(p.Preview().New)
+}
+
+// TestRewritePolicies: after the bookmark, an append, a snapshot that
+// deletes a data file, and another append. on_rewrite: fail refuses the
+// delete naming the table and snapshot and the reset; ignore reads both
+// appends and skips the delete, saying so; reprocess reads the whole table
+// at its current snapshot.
+func TestRewritePolicies(t *testing.T) {
+	st := openState(t)
+	tb := newTable(t, st, "db.p")
+	tb.appendRows(t, "1:a")
+	mark := tb.load(t).CurrentSnapshot().SnapshotID
+	second := tb.appendRows(t, "2:b")
+	tb.deleteFile(t, second)
+	del := tb.load(t).CurrentSnapshot().SnapshotID
+	third := tb.appendRows(t, "3:c")
+	tbl := tb.load(t)
+	prev := bookmarkAt(tbl, tb.name, mark)
+
+	_, err := planAt(t, openSource(t, tb.name, ""), st, prev)
+	var re *srciceberg.RewriteError
+	if !errors.As(err, &re) || re.Snapshot != del || re.Table != "db.p" {
+		t.Fatalf("on_rewrite fail (the default): %v, want a *RewriteError for snapshot %d of db.p", err, del)
+	}
+	for _, want := range []string{"db.p", fmt.Sprint(del), "bookmark reset", "on_rewrite"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the refusal %q does not mention %q", err, want)
+		}
+	}
+
+	p, err := planAt(t, openSource(t, tb.name, "    on_rewrite: ignore\n"), st, prev)
+	if err != nil {
+		t.Fatalf("on_rewrite ignore: %v", err)
+	}
+	if got, want := newFiles(p), []string{second.FilePath(), third.FilePath()}; !slices.Equal(got, want) {
+		t.Errorf("on_rewrite ignore reads %q, want both appends' files %q", got, want)
+	}
+	pv := p.Preview()
+	if len(pv.Warnings) != 1 || !strings.Contains(pv.Warnings[0], fmt.Sprint(del)) {
+		t.Errorf("on_rewrite ignore warns %q, want one warning naming snapshot %d", pv.Warnings, del)
+	}
+	d := pv.Detail.(srciceberg.PreviewDetail)
+	if len(d.Snapshots) != 3 || d.Snapshots[1].Skip == "" || d.Snapshots[0].Skip != "" || d.Snapshots[2].Skip != "" {
+		t.Errorf("on_rewrite ignore previews snapshots %+v, want the middle one skipped", d.Snapshots)
+	}
+	a, ok := p.Advance("r1", engineResult())
+	if !ok || srciceberg.DetailOf(a.State).SnapshotID != tbl.CurrentSnapshot().SnapshotID || len(a.Added) != 2 {
+		t.Errorf("on_rewrite ignore advances to %+v with %d files, want the current snapshot and 2 files", a.State, len(a.Added))
+	}
+
+	p, err = planAt(t, openSource(t, tb.name, "    on_rewrite: reprocess\n"), st, prev)
+	if err != nil {
+		t.Fatalf("on_rewrite reprocess: %v", err)
+	}
+	live := []string{tb.firstFile(t), third.FilePath()}
+	slices.Sort(live)
+	if got := newFiles(p); !slices.Equal(got, live) {
+		t.Errorf("on_rewrite reprocess reads %q, want the table's live files %q", got, live)
+	}
+}
+
+// TestHistory: a bookmark whose snapshot expired is followed exactly while
+// its child is there; once unread snapshots expired too, or the table is
+// another one under the name, the plan is refused (*HistoryError), never
+// read from scratch.
+func TestHistory(t *testing.T) {
+	st := openState(t)
+	tb := newTable(t, st, "db.h")
+	tb.appendRows(t, "1:a")
+	first := tb.load(t).CurrentSnapshot().SnapshotID
+	second := tb.appendRows(t, "2:b")
+	third := tb.appendRows(t, "3:c")
+	prev := bookmarkAt(tb.load(t), tb.name, first)
+	s := openSource(t, tb.name, "")
+
+	tb.expire(t, 2) // the bookmark's snapshot goes, its child stays
+	p, err := planAt(t, s, st, prev)
+	if err != nil {
+		t.Fatalf("the bookmark's snapshot expired, its child not: %v", err)
+	}
+	if got, want := newFiles(p), []string{second.FilePath(), third.FilePath()}; !slices.Equal(got, want) {
+		t.Errorf("reads %q, want the two appends since the bookmark %q", got, want)
+	}
+
+	tb.expire(t, 1) // the second snapshot, not read yet, goes too
+	_, err = planAt(t, s, st, prev)
+	var he *srciceberg.HistoryError
+	if !errors.As(err, &he) || !strings.Contains(err.Error(), "expire") || !strings.Contains(err.Error(), "bookmark reset") {
+		t.Fatalf("unread snapshots expired: %v, want a *HistoryError saying they expired and naming the reset", err)
+	}
+
+	other := bookmarkAt(tb.load(t), tb.name, tb.load(t).CurrentSnapshot().SnapshotID)
+	other.Detail = srciceberg.StateDetail{Table: tb.name, UUID: "00000000-0000-0000-0000-000000000001",
+		SnapshotID: srciceberg.DetailOf(other).SnapshotID}
+	if _, err := planAt(t, s, st, other); !errors.As(err, &he) || !strings.Contains(err.Error(), "uuid") {
+		t.Fatalf("another table under the name: %v, want a *HistoryError naming the uuid", err)
+	}
+}
+
+// expire expires every snapshot but the newest keep.
+func (tb *testTable) expire(t *testing.T, keep int) {
+	t.Helper()
+	tx := tb.load(t).NewTransaction()
+	if err := tx.ExpireSnapshots(table.WithRetainLast(keep), table.WithOlderThan(0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// firstFile is the table's data file of its first append.
+func (tb *testTable) firstFile(t *testing.T) string {
+	t.Helper()
+	tbl := tb.load(t)
+	fs, err := tbl.FS(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first *table.Snapshot
+	for _, s := range tbl.Metadata().Snapshots() {
+		if first == nil || s.SequenceNumber < first.SequenceNumber {
+			first = &s
+		}
+	}
+	mans, err := first.Manifests(fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for e, err := range mans[0].Entries(fs, true) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Status() == iceberg.EntryStatusADDED {
+			return e.DataFile().FilePath()
+		}
+	}
+	t.Fatal("no file in the first snapshot")
+	return ""
+}
+
+func engineResult() engine.SourceResult { return engine.SourceResult{Rows: 2} }
