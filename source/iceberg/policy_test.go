@@ -208,3 +208,34 @@ func (tb *testTable) firstFile(t *testing.T) string {
 }
 
 func engineResult() engine.SourceResult { return engine.SourceResult{Rows: 2} }
+
+// TestRenamedColumn: a column renamed after a data file was written is
+// refused when that file is planned (the engine reads columns by name and
+// would read it as NULL), naming the file and both names; a file written
+// after the rename reads.
+func TestRenamedColumn(t *testing.T) {
+	st := openState(t)
+	tb := newTable(t, st, "db.r")
+	old := tb.appendRows(t, "1:a")
+	mark := tb.load(t).CurrentSnapshot().SnapshotID
+	tx := tb.load(t).NewTransaction()
+	if err := tx.UpdateSchema(true, false).RenameColumn([]string{"v"}, "value").Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	s := openSource(t, tb.name, "")
+	_, err := s.Plan(t.Context(), source.Request{Job: "j", Mode: bookmark.ModeEnable, State: st, Now: time.Now()})
+	if err == nil || !strings.Contains(err.Error(), old.FilePath()) || !strings.Contains(err.Error(), "renamed value") {
+		t.Fatalf("a first run over a file written before the rename: %v, want a refusal naming %s and the new name", err, old.FilePath())
+	}
+	tb.appendRows(t, "2:b")
+	p, err := planAt(t, s, st, bookmarkAt(tb.load(t), tb.name, mark))
+	if err != nil {
+		t.Fatalf("reading a file written after the rename: %v", err)
+	}
+	if got := newFiles(p); len(got) != 1 || got[0] == old.FilePath() {
+		t.Errorf("reads %q, want the one file written after the rename", got)
+	}
+}
