@@ -5,27 +5,26 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
-	"path/filepath"
 	"strings"
 
 	iceberg "github.com/apache/iceberg-go"
 	icecat "github.com/apache/iceberg-go/catalog"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	"github.com/apache/iceberg-go/table"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
+
 	_ "modernc.org/sqlite" // driver "sqlite"
+
+	"github.com/tidemark-etl/tidemark/internal/icecatalog"
 )
 
 // CatalogName is the name tidemark's own catalog has in its SQL tables
 // (their catalog_name column): pyiceberg's SqlCatalog("tidemark", uri=...)
 // and Iceberg's JDBC catalog named tidemark read it.
-const CatalogName = "tidemark"
+const CatalogName = icecatalog.Name
 
 // ErrNoOwnCatalog refuses an Iceberg sink without catalog: whose state
 // store cannot hold a catalog (S3 or memory state).
-var ErrNoOwnCatalog = errors.New("tidemark's own Iceberg catalog lives in a SQLite or PostgreSQL state store")
+var ErrNoOwnCatalog = icecatalog.ErrNoOwnCatalog
 
 // ownCatalog is tidemark's own catalog in a state store's database: a SQL
 // catalog with the tables of pyiceberg's SqlCatalog and Iceberg's JDBC
@@ -56,51 +55,12 @@ func openCatalog(ctx context.Context, location string) (*ownCatalog, error) {
 // stateDialect is the SQL dialect of the state store at location, or
 // ErrNoOwnCatalog for a store that holds no SQL database (S3, memory).
 func stateDialect(location string) (sqlcat.SupportedDialect, error) {
-	switch {
-	case strings.HasPrefix(location, "postgres://"), strings.HasPrefix(location, "postgresql://"):
-		return sqlcat.Postgres, nil
-	case strings.Contains(location, "://"), !filepath.IsAbs(location):
-		return "", fmt.Errorf("state store %s: %w; keep the job's state in SQLite or PostgreSQL for an Iceberg sink "+
-			"(external catalogs are not built yet)", location, ErrNoOwnCatalog)
-	}
-	return sqlcat.SQLite, nil
+	return icecatalog.Dialect(location)
 }
 
-// openStateDB connects to the state store's database. A PostgreSQL
-// password comes from libpq's conventions (PGPASSWORD, ~/.pgpass), as the
-// state store's own, and the catalog's tables go in the state's schema.
+// openStateDB connects to the state store's database (icecatalog.OpenDB).
 func openStateDB(location string) (*sql.DB, sqlcat.SupportedDialect, error) {
-	dialect, err := stateDialect(location)
-	if err != nil {
-		return nil, "", err
-	}
-	if dialect == sqlcat.SQLite {
-		q := url.Values{}
-		q.Add("_pragma", "busy_timeout(10000)")
-		db, err := sql.Open("sqlite", "file:"+location+"?"+q.Encode())
-		if err != nil {
-			return nil, "", fmt.Errorf("opening the Iceberg catalog in the state store %s: %w", location, err)
-		}
-		return db, dialect, nil
-	}
-	u, err := url.Parse(location)
-	if err != nil {
-		return nil, "", fmt.Errorf("opening the Iceberg catalog in the state store: not a valid URL")
-	}
-	q := u.Query()
-	schema := "tidemark"
-	if q.Has("schema") {
-		schema = q.Get("schema")
-		q.Del("schema")
-	}
-	u.RawQuery = strings.ReplaceAll(q.Encode(), "+", "%20")
-	cfg, err := pgx.ParseConfig(u.String())
-	if err != nil {
-		return nil, "", fmt.Errorf("opening the Iceberg catalog in the state store %s: %w", location, err)
-	}
-	cfg.RuntimeParams["search_path"] = pgx.Identifier{schema}.Sanitize()
-	cfg.RuntimeParams["application_name"] = "tidemark iceberg"
-	return stdlib.OpenDB(*cfg), dialect, nil
+	return icecatalog.OpenDB(location)
 }
 
 // Close closes the catalog's connections.
