@@ -138,6 +138,6 @@ func TestIcebergSourceChain(t *testing.T) {
 	f.addCSVs("wednesday", 1, 5)
 	f.mustRun()
 	_, r := run("the run after the delete", 1)
-	assertMentions(t, r, "sales.orders", strings.TrimSpace(string(del)), "bookmark reset", "on_rewrite")
+	assertMentions(t, r, "sales.orders", strings.TrimSpace(string(del)), "bookmark reset reader", "on_rewrite")
 	assertRecords(t, "the copy after the refused run", readSink(t, out, copyFormat), all)
 }

@@ -132,7 +132,7 @@ func checkNames(f dataFile, sc *iceberg.Schema, old map[int][]string, srcCtx, na
 		if ok && now.Name != n.Name() {
 			return fmt.Errorf("source %s: Iceberg table %s: data file %s has column %s, renamed %s since it was "+
 				"written; this source reads columns by name and cannot read a renamed column: rename it back, or "+
-				"rewrite the table's data files (a compaction) and run `tidemark bookmark reset JOB`",
+				"rewrite the table's data files (a compaction) and reset the job's bookmark",
 				srcCtx, name, f.URI, n.Name(), now.Name)
 		}
 	}

@@ -58,7 +58,7 @@ func (s *Source) Plan(ctx context.Context, req source.Request) (source.Plan, err
 	d := DetailOf(req.Prev)
 	has := req.HasPrev && req.Mode != bookmark.ModeDisable && d.SnapshotID != 0
 	if has && d.UUID != "" && d.UUID != p.uuid {
-		return nil, &HistoryError{Ctx: s.ctx, Table: name, Snapshot: d.SnapshotID,
+		return nil, &HistoryError{Job: req.Job, Ctx: s.ctx, Table: name, Snapshot: d.SnapshotID,
 			Why: fmt.Sprintf("the table is another one now (its uuid was %s, is %s: dropped and made again)", d.UUID, p.uuid)}
 	}
 	switch {
@@ -102,7 +102,7 @@ func (p *Plan) planWhole(ctx context.Context, tbl *table.Table) error {
 // on_rewrite and bounded_snapshots say.
 func (p *Plan) planSince(ctx context.Context, cfg *Config, req source.Request, tbl *table.Table, from int64) error {
 	p.from = from
-	chain, err := since(tbl, p.ctx, p.table, from)
+	chain, err := since(tbl, req.Job, p.ctx, p.table, from)
 	if err != nil {
 		return err
 	}
@@ -130,7 +130,7 @@ func (p *Plan) planSince(ctx context.Context, cfg *Config, req source.Request, t
 			case RewriteReprocess:
 				return p.reprocess(ctx, req, tbl, s, what)
 			default:
-				return &RewriteError{Ctx: p.ctx, Table: p.table, Snapshot: s.SnapshotID, Op: st.Op, What: what}
+				return &RewriteError{Job: req.Job, Ctx: p.ctx, Table: p.table, Snapshot: s.SnapshotID, Op: st.Op, What: what}
 			}
 		default:
 			if cfg.BoundedSnapshots > 0 && read == cfg.BoundedSnapshots {

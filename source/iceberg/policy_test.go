@@ -3,6 +3,8 @@ package iceberg_test
 import (
 	"errors"
 	"fmt"
+	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -90,7 +92,7 @@ func TestRewritePolicies(t *testing.T) {
 	if !errors.As(err, &re) || re.Snapshot != del || re.Table != "db.p" {
 		t.Fatalf("on_rewrite fail (the default): %v, want a *RewriteError for snapshot %d of db.p", err, del)
 	}
-	for _, want := range []string{"db.p", fmt.Sprint(del), "bookmark reset", "on_rewrite"} {
+	for _, want := range []string{"db.p", fmt.Sprint(del), "bookmark reset j", "on_rewrite"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the refusal %q does not mention %q", err, want)
 		}
@@ -153,7 +155,7 @@ func TestHistory(t *testing.T) {
 	tb.expire(t, 1) // the second snapshot, not read yet, goes too
 	_, err = planAt(t, s, st, prev)
 	var he *srciceberg.HistoryError
-	if !errors.As(err, &he) || !strings.Contains(err.Error(), "expire") || !strings.Contains(err.Error(), "bookmark reset") {
+	if !errors.As(err, &he) || !strings.Contains(err.Error(), "expire") || !strings.Contains(err.Error(), "bookmark reset j") {
 		t.Fatalf("unread snapshots expired: %v, want a *HistoryError saying they expired and naming the reset", err)
 	}
 
@@ -238,4 +240,77 @@ func TestRenamedColumn(t *testing.T) {
 	if got := newFiles(p); len(got) != 1 || got[0] == old.FilePath() {
 		t.Errorf("reads %q, want the one file written after the rename", got)
 	}
+}
+
+// TestCompactionSkipped: a replace snapshot (a compaction rewriting a
+// file into another with the same rows) after the bookmark adds no rows:
+// it is skipped, under the default on_rewrite: fail too, and the appends
+// around it are read.
+func TestCompactionSkipped(t *testing.T) {
+	st := openState(t)
+	tb := newTable(t, st, "db.c")
+	tb.appendRows(t, "1:a")
+	mark := tb.load(t).CurrentSnapshot().SnapshotID
+	second := tb.appendRows(t, "2:b")
+	tb.compact(t, second)
+	replace := tb.load(t).CurrentSnapshot()
+	if op := replace.Summary.Operation; op != table.OpReplace {
+		t.Fatalf("the compaction's snapshot is %s, want replace", op)
+	}
+	third := tb.appendRows(t, "3:c")
+	p, err := planAt(t, openSource(t, tb.name, ""), st, bookmarkAt(tb.load(t), tb.name, mark))
+	if err != nil {
+		t.Fatalf("a compaction after the bookmark: %v", err)
+	}
+	if got, want := newFiles(p), []string{second.FilePath(), third.FilePath()}; !slices.Equal(got, want) {
+		t.Errorf("reads %q, want the appends' files %q and not the compacted copy", got, want)
+	}
+	d := p.Preview().Detail.(srciceberg.PreviewDetail)
+	if len(d.Snapshots) != 3 || d.Snapshots[1].ID != replace.SnapshotID || !strings.Contains(d.Snapshots[1].Skip, "compaction") {
+		t.Errorf("previews snapshots %+v, want the replace %d skipped as a compaction", d.Snapshots, replace.SnapshotID)
+	}
+}
+
+// compact rewrites f into a copy of itself in a replace snapshot.
+func (tb *testTable) compact(t *testing.T, f iceberg.DataFile) {
+	t.Helper()
+	tbl := tb.load(t)
+	src, err := localFile(f.FilePath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := strings.TrimSuffix(src, ".parquet") + "-compacted.parquet"
+	if err := os.WriteFile(dst, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fs, err := tbl.FS(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	df, err := table.FileToDataFile(t.Context(), fs, "file://"+filepath.ToSlash(dst), tbl.Schema(), tbl.Spec(), 0, tbl.Properties())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := tbl.NewTransaction()
+	rw := tx.NewRewrite(nil)
+	rw.DeleteFile(f)
+	rw.AddDataFile(df)
+	if err := rw.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func localFile(uri string) (string, error) {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return "", err
+	}
+	return filepath.FromSlash(u.Path), nil
 }

@@ -40,7 +40,7 @@ type step struct {
 // RewriteError refuses a snapshot after the bookmark that removed or
 // rewrote rows, under on_rewrite: fail.
 type RewriteError struct {
-	Ctx, Table string
+	Job, Ctx, Table string
 	Snapshot   int64
 	Op         string
 	// What it changed, from its summary ("deleted 3 data files").
@@ -48,25 +48,25 @@ type RewriteError struct {
 }
 
 func (e *RewriteError) Error() string {
-	return fmt.Sprintf("source %s: Iceberg table %s: snapshot %d is an %s (%s) after the bookmark: reading only what "+
-		"it added could lose or duplicate rows; set on_rewrite: reprocess (read the whole table again) or ignore "+
-		"(skip it), or run `tidemark bookmark reset JOB` to read the table from its current snapshot",
-		e.Ctx, e.Table, e.Snapshot, e.Op, e.What)
+	return fmt.Sprintf("source %s: Iceberg table %s: snapshot %d after the bookmark removed or rewrote rows (%s: %s): "+
+		"reading only what it added could lose or duplicate rows; set on_rewrite: reprocess (read the whole table "+
+		"again) or ignore (skip it), or run `tidemark bookmark reset %s` to read the table from its current snapshot",
+		e.Ctx, e.Table, e.Snapshot, e.Op, e.What, e.Job)
 }
 
 // HistoryError refuses a bookmark whose snapshot the table's history no
 // longer leads to: expired with snapshots not yet read, rolled back, or
 // another table under the same name.
 type HistoryError struct {
-	Ctx, Table string
+	Job, Ctx, Table string
 	Snapshot   int64
 	Why        string
 }
 
 func (e *HistoryError) Error() string {
 	return fmt.Sprintf("source %s: Iceberg table %s: the bookmark read up to snapshot %d, but %s: the snapshots "+
-		"since cannot be told apart from older ones, so nothing is read; run `tidemark bookmark reset JOB` to read "+
-		"the table from its current snapshot (rows read before are read again)", e.Ctx, e.Table, e.Snapshot, e.Why)
+		"since cannot be told apart from older ones, so nothing is read; run `tidemark bookmark reset %s` to read "+
+		"the table from its current snapshot (rows read before are read again)", e.Ctx, e.Table, e.Snapshot, e.Why, e.Job)
 }
 
 // since is the snapshots of tbl's current branch after snapshot from (0:
@@ -75,7 +75,7 @@ func (e *HistoryError) Error() string {
 // itself may have expired as long as its child is there (the child names
 // it as its parent), but an expired snapshot not yet read is never
 // silently skipped.
-func since(tbl *table.Table, srcCtx, name string, from int64) ([]table.Snapshot, error) {
+func since(tbl *table.Table, job, srcCtx, name string, from int64) ([]table.Snapshot, error) {
 	var chain []table.Snapshot
 	for s := tbl.CurrentSnapshot(); s != nil && s.SnapshotID != from; {
 		chain = append(chain, *s)
@@ -87,7 +87,7 @@ func since(tbl *table.Table, srcCtx, name string, from int64) ([]table.Snapshot,
 			if tbl.SnapshotByID(from) == nil {
 				why = "it is no longer in the table's history (expired by expire_snapshots) and neither are the snapshots after it"
 			}
-			return nil, &HistoryError{Ctx: srcCtx, Table: name, Snapshot: from, Why: why}
+			return nil, &HistoryError{Job: job, Ctx: srcCtx, Table: name, Snapshot: from, Why: why}
 		}
 		parent := *s.ParentSnapshotID
 		if parent == from {
@@ -95,7 +95,7 @@ func since(tbl *table.Table, srcCtx, name string, from int64) ([]table.Snapshot,
 		}
 		p := tbl.SnapshotByID(parent)
 		if p == nil {
-			return nil, &HistoryError{Ctx: srcCtx, Table: name, Snapshot: from, Why: fmt.Sprintf(
+			return nil, &HistoryError{Job: job, Ctx: srcCtx, Table: name, Snapshot: from, Why: fmt.Sprintf(
 				"snapshot %d after it is no longer in the table's history (expired by expire_snapshots before a run read it)", parent)}
 		}
 		s = p
@@ -126,7 +126,7 @@ func operation(s table.Snapshot) (kind, what string) {
 			}
 		}
 		// A summary that does not count is taken to remove something.
-		known := props != nil && props["deleted-data-files"] != "" || props["deleted-records"] != ""
+		known := props["deleted-data-files"] != "" || props["deleted-records"] != ""
 		return len(parts) > 0 || !known, strings.Join(parts, ", ")
 	}
 	switch op {
