@@ -43,12 +43,21 @@ print(t.current_snapshot().snapshot_id)
 // nothing), plan lists the snapshots and files, bookmark show names the
 // snapshot, and a delete snapshot fails the next run (exit 1), naming the
 // table, the snapshot and the reset, with nothing written.
-func TestIcebergSourceChain(t *testing.T) {
-	t.Parallel()
+func TestIcebergSourceChain(t *testing.T) { t.Parallel(); testIcebergSourceChain(t, local) }
+
+// TestSparkIcebergSourceChain is TestIcebergSourceChain with Spark reading
+// the table's data files.
+func TestSparkIcebergSourceChain(t *testing.T) { t.Parallel(); testIcebergSourceChain(t, onSpark) }
+
+func testIcebergSourceChain(t *testing.T, be backend) {
 	f, state := icebergFixture(t, icebergStores()[0], "append")
 	out := filepath.Join(t.TempDir(), "copy")
 	reader := filepath.Join(filepath.Dir(f.jobPath), "reader.yaml")
-	writeFile(t, reader, []byte(icebergReaderJob(state, out, "")))
+	job := icebergReaderJob(state, out, "")
+	if be == onSpark {
+		job = strings.Replace(job, "\nsources:", "\n"+sparkEngine(t)+"\nsources:", 1)
+	}
+	writeFile(t, reader, []byte(job))
 	run := func(what string, code int) (runSummary, result) {
 		t.Helper()
 		r := f.tidemark(nil, "run", reader, "--json")
