@@ -314,3 +314,83 @@ func localFile(uri string) (string, error) {
 	}
 	return filepath.FromSlash(u.Path), nil
 }
+
+// readPlan reads p's files with DuckDB and returns the rows, each as its
+// columns joined by ":".
+func readPlan(t *testing.T, p source.Plan) []string {
+	t.Helper()
+	eng := openDuckDB(t)
+	defer eng.Close()
+	tmp := t.TempDir()
+	rd, err := p.Open(t.Context(), source.Env{Caps: eng.Capabilities(), Policy: engine.BadFail, Concurrency: 1,
+		TempDir: func() (string, error) { return tmp, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	res, err := eng.Execute(t.Context(), engine.Plan{Sources: []engine.Source{rd.Input()},
+		Sinks: []engine.Sink{{Ctx: "out", From: "in", Format: "csv", Location: out}}, OnBadRecord: engine.BadFail})
+	if _, derr := rd.Done(t.Context(), err, res.Sources["in"], true); derr != nil || err != nil {
+		t.Fatalf("reading the plan: %v, %v", err, derr)
+	}
+	var rows []string
+	for _, f := range res.Sinks["out"].Files {
+		data, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(f.Path)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		for _, l := range lines[1:] {
+			rows = append(rows, strings.ReplaceAll(l, ",", ":"))
+		}
+	}
+	slices.Sort(rows)
+	return rows
+}
+
+// TestAddedColumnAndBounds: a column added to the table reads as NULL
+// from the files written before it; bounded_snapshots reads that many
+// append snapshots per run, oldest first, and defers the rest.
+func TestAddedColumnAndBounds(t *testing.T) {
+	st := openState(t)
+	tb := newTable(t, st, "db.a")
+	tb.appendRows(t, "1:a")
+	tx := tb.load(t).NewTransaction()
+	if err := tx.UpdateSchema(true, false).AddColumn([]string{"w"}, iceberg.PrimitiveTypes.String, "", false, nil).Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	tb.appendRows(t, "2:b:x")
+	s := openSource(t, tb.name, "    bounded_snapshots: 1\n")
+	p, err := s.Plan(t.Context(), source.Request{Job: "j", Mode: bookmark.ModeEnable, State: st, Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := readPlan(t, p), []string{"1:a:", "2:b:x"}; !slices.Equal(got, want) {
+		t.Errorf("the first run reads %q, want %q (w NULL where the file lacks it)", got, want)
+	}
+	a, _ := p.Advance("r1", engine.SourceResult{})
+
+	tb.appendRows(t, "3:c:y")
+	tb.appendRows(t, "4:d:z")
+	p, err = planAt(t, s, st, a.State)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := readPlan(t, p), []string{"3:c:y"}; !slices.Equal(got, want) {
+		t.Errorf("bounded_snapshots 1 reads %q, want the older append's %q", got, want)
+	}
+	if pv := p.Preview(); pv.Deferred != 1 {
+		t.Errorf("bounded_snapshots 1 defers %d files, want 1", pv.Deferred)
+	}
+	a, _ = p.Advance("r2", engine.SourceResult{})
+	p, err = planAt(t, s, st, a.State)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := readPlan(t, p), []string{"4:d:z"}; !slices.Equal(got, want) {
+		t.Errorf("the next bounded run reads %q, want %q", got, want)
+	}
+}

@@ -131,13 +131,19 @@ func (tb *testTable) appendRows(t *testing.T, rows ...string) iceberg.DataFile {
 	b := array.NewRecordBuilder(memory.DefaultAllocator, as)
 	defer b.Release()
 	for _, r := range rows {
-		id, v, _ := strings.Cut(r, ":")
-		n, err := strconv.ParseInt(id, 10, 64)
+		vals := strings.Split(r, ":") // ID:V, and the values of columns added since
+		n, err := strconv.ParseInt(vals[0], 10, 64)
 		if err != nil {
 			t.Fatal(err)
 		}
 		b.Field(0).(*array.Int64Builder).Append(n)
-		b.Field(1).(*array.StringBuilder).Append(v)
+		for i := 1; i < len(as.Fields()); i++ {
+			if i < len(vals) {
+				b.Field(i).(*array.StringBuilder).Append(vals[i])
+			} else {
+				b.Field(i).AppendNull()
+			}
+		}
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
