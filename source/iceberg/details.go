@@ -24,16 +24,23 @@ type StateDetail struct {
 	// Snapshots counts the snapshots runs have read, over the bookmark's
 	// life.
 	Snapshots int64
+	// Partial, when not 0, is the snapshot a batch stopped inside: its
+	// files recorded are read, the others not yet (PartialWhole: the
+	// table at that snapshot, a first run's).
+	Partial      int64
+	PartialWhole bool
 }
 
 var _ bookmark.StateDetail = StateDetail{}
 
 type stateJSON struct {
-	Table      string `json:"table"`
-	UUID       string `json:"table_uuid"`
-	SnapshotID int64  `json:"snapshot_id"`
-	Sequence   int64  `json:"sequence_number"`
-	Snapshots  int64  `json:"snapshots_read"`
+	Table        string `json:"table"`
+	UUID         string `json:"table_uuid"`
+	SnapshotID   int64  `json:"snapshot_id"`
+	Sequence     int64  `json:"sequence_number"`
+	Snapshots    int64  `json:"snapshots_read"`
+	Partial      int64  `json:"partial_snapshot,omitempty"`
+	PartialWhole bool   `json:"partial_whole,omitempty"`
 }
 
 // MarshalJSON writes the mark.

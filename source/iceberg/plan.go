@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/apache/iceberg-go/table"
@@ -26,8 +27,17 @@ type Plan struct {
 	uuid       string
 	from       int64
 	// to is the snapshot the run reads up to (nil: the table has none).
-	to       *table.Snapshot
-	whole    bool
+	to    *mark
+	whole bool
+	// partial, when not 0, is the snapshot (or, whole, the table's
+	// snapshot) that a batch stops inside: the bookmark stays at done, the
+	// last snapshot read whole, and names partial; the next plan drops
+	// the files of partial already recorded.
+	partial int64
+	done    mark
+	// next is the rest of a split plan, whose base state is what this
+	// plan's Advance returned.
+	next     *Plan
 	steps    []step
 	files    []dataFile
 	deferred int64
@@ -64,10 +74,15 @@ func (s *Source) Plan(ctx context.Context, req source.Request) (source.Plan, err
 	switch {
 	case req.RangeRuns != nil:
 		err = p.planRange(ctx, req, tbl)
+	case req.HasPrev && req.Mode != bookmark.ModeDisable && d.Partial != 0 && d.PartialWhole:
+		err = p.planWholeAt(ctx, tbl, d.Partial)
 	case !has:
 		err = p.planWhole(ctx, tbl)
 	default:
 		err = p.planSince(ctx, s.cfg, req, tbl, d.SnapshotID)
+	}
+	if err == nil && req.HasPrev && req.Mode != bookmark.ModeDisable && d.Partial != 0 {
+		err = p.dropRecorded(ctx, req, d.Partial)
 	}
 	if err != nil {
 		return nil, err
@@ -82,19 +97,57 @@ func (s *Source) Plan(ctx context.Context, req source.Request) (source.Plan, err
 	return p, nil
 }
 
+// mark is a snapshot a bookmark can name.
+type mark struct{ ID, Seq int64 }
+
 // planWhole reads every data file of the table at its current snapshot.
 func (p *Plan) planWhole(ctx context.Context, tbl *table.Table) error {
-	p.to, p.whole = tbl.CurrentSnapshot(), true
-	if p.to == nil {
+	cur := tbl.CurrentSnapshot()
+	if cur == nil {
+		p.whole = true
 		return nil
 	}
-	files, err := whole(ctx, tbl, *p.to, p.ctx, p.table)
+	return p.planWholeAt(ctx, tbl, cur.SnapshotID)
+}
+
+// planWholeAt reads every data file of the table at snapshot id: a first
+// run, or the rest of one a batch stopped inside.
+func (p *Plan) planWholeAt(ctx context.Context, tbl *table.Table, id int64) error {
+	p.whole = true
+	s := tbl.SnapshotByID(id)
+	if s == nil {
+		return &HistoryError{Ctx: p.ctx, Table: p.table, Snapshot: id, Why: "a run stopped after reading part of the " +
+			"table at that snapshot, which is no longer in the table's history (expired by expire_snapshots)"}
+	}
+	p.to = &mark{s.SnapshotID, s.SequenceNumber}
+	files, err := whole(ctx, tbl, *s, p.ctx, p.table)
 	if err != nil {
 		return err
 	}
 	p.files = files
-	op, _ := operation(*p.to)
-	p.steps = []step{{ID: p.to.SnapshotID, Seq: p.to.SequenceNumber, TimeMs: p.to.TimestampMs, Op: op, Files: files}}
+	op := string(table.OpAppend)
+	if s.Summary != nil {
+		op = string(s.Summary.Operation)
+	}
+	p.steps = []step{{ID: s.SnapshotID, Seq: s.SequenceNumber, TimeMs: s.TimestampMs, Op: op, Files: files}}
+	return nil
+}
+
+// dropRecorded drops the files of snapshot partial that an earlier batch
+// read (they are recorded), and those only.
+func (p *Plan) dropRecorded(ctx context.Context, req source.Request, partial int64) error {
+	read := map[string]bool{}
+	for f, err := range req.State.Files(ctx, req.Job, p.ctx) {
+		if err != nil {
+			return fmt.Errorf("source %s: reading the files recorded: %w", p.ctx, err)
+		}
+		read[f.Path] = true
+	}
+	keep := func(f dataFile) bool { return f.Snapshot != partial || !read[f.URI] }
+	p.files = slices.DeleteFunc(p.files, func(f dataFile) bool { return !keep(f) })
+	for i := range p.steps {
+		p.steps[i].Files = slices.DeleteFunc(slices.Clone(p.steps[i].Files), func(f dataFile) bool { return !keep(f) })
+	}
 	return nil
 }
 
@@ -152,7 +205,7 @@ func (p *Plan) planSince(ctx context.Context, cfg *Config, req source.Request, t
 			read++
 		}
 		p.steps = append(p.steps, st)
-		p.to = &chain[i]
+		p.to = &mark{s.SnapshotID, s.SequenceNumber}
 	}
 	return nil
 }
@@ -197,7 +250,9 @@ func (p *Plan) planRange(ctx context.Context, req source.Request, tbl *table.Tab
 		}
 		p.files = append(p.files, dataFile{URI: r.File.Path, Path: lp, Size: r.File.Size, TimeMs: r.File.MTime / 1e6})
 	}
-	p.to = tbl.CurrentSnapshot()
+	if cur := tbl.CurrentSnapshot(); cur != nil {
+		p.to = &mark{cur.SnapshotID, cur.SequenceNumber}
+	}
 	return nil
 }
 
@@ -232,7 +287,7 @@ func (p *Plan) toID() int64 {
 	if p.to == nil {
 		return 0
 	}
-	return p.to.SnapshotID
+	return p.to.ID
 }
 
 // Preview is the plan as `tidemark plan` shows it: the snapshots, then the
@@ -306,9 +361,10 @@ func (r *reading) Done(_ context.Context, engineErr error, _ engine.SourceResult
 func (p *Plan) Count(res *engine.SourceResult) store.Count {
 	d := CountDetail{Table: p.table, From: p.from, To: p.toID(), Whole: p.whole}
 	for _, s := range p.steps {
-		if s.Skip != "" {
+		switch {
+		case s.Skip != "":
 			d.Skipped++
-		} else {
+		case s.ID != p.partial:
 			d.Snapshots++
 		}
 	}
@@ -343,11 +399,81 @@ func (p *Plan) Advance(_ string, _ engine.SourceResult) (source.Advance, bool) {
 	a.Superseded = p.superseded
 	n := d.Snapshots
 	for _, st := range p.steps {
-		if st.Skip == "" {
+		if st.Skip == "" && st.ID != p.partial {
 			n++
 		}
 	}
-	s.Detail = StateDetail{Table: p.table, UUID: p.uuid, SnapshotID: p.to.SnapshotID, Sequence: p.to.SequenceNumber, Snapshots: n}
+	to := *p.to
+	nd := StateDetail{Table: p.table, UUID: p.uuid, SnapshotID: to.ID, Sequence: to.Seq, Snapshots: n}
+	if p.partial != 0 {
+		nd.SnapshotID, nd.Sequence, nd.Partial, nd.PartialWhole = p.done.ID, p.done.Seq, p.partial, p.whole
+	}
+	s.Detail = nd
 	a.State = s
+	if p.next != nil {
+		p.next.prev = s
+	}
 	return a, true
+}
+
+var _ source.Splitter = (*Plan)(nil)
+
+// Split cuts the plan after its first n files, in the order it reads them
+// (snapshot by snapshot, oldest first). A cut inside a snapshot leaves the
+// bookmark at the last snapshot read whole, naming the one begun
+// (StateDetail.Partial): its files recorded are not read again.
+func (p *Plan) Split(n int) (head, rest source.Plan) {
+	h, r := *p, *p
+	r.files, r.steps, r.deferred, r.warnings, r.superseded, r.partial, r.next = nil, nil, 0, nil, nil, 0, p.next
+	if n >= len(p.files) {
+		h.next = &r
+		r.from = h.toID()
+		return &h, &r
+	}
+	last := p.files[n-1]
+	complete := p.files[n].Snapshot != last.Snapshot
+	k := slices.IndexFunc(p.steps, func(s step) bool { return s.ID == last.Snapshot && s.Skip == "" })
+	h.files, r.files = p.files[:n:n], p.files[n:]
+	in := func(fs []dataFile) func(dataFile) bool {
+		set := map[string]bool{}
+		for _, f := range fs {
+			set[f.URI] = true
+		}
+		return func(f dataFile) bool { return set[f.URI] }
+	}
+	trim := func(st step, keep func(dataFile) bool) step {
+		st.Files = slices.DeleteFunc(slices.Clone(st.Files), func(f dataFile) bool { return !keep(f) })
+		return st
+	}
+	h.steps = append(slices.Clone(p.steps[:k]), trim(p.steps[k], in(h.files)))
+	h.to = &mark{p.steps[k].ID, p.steps[k].Seq}
+	r.steps = slices.Clone(p.steps[k+1:])
+	if !complete {
+		h.partial = p.steps[k].ID
+		switch {
+		case p.whole:
+			d := DetailOf(p.prev)
+			h.done = mark{d.SnapshotID, d.Sequence}
+		case k > 0:
+			h.done = mark{p.steps[k-1].ID, p.steps[k-1].Seq}
+		default:
+			h.done = mark{p.from, DetailOf(p.prev).Sequence}
+			if p.partial != 0 || p.done != (mark{}) {
+				h.done = p.done
+			}
+		}
+		r.steps = append([]step{trim(p.steps[k], in(r.files))}, r.steps...)
+		r.from = h.done.ID
+	} else {
+		r.from = h.to.ID
+	}
+	for _, f := range p.superseded {
+		if in(r.files)(dataFile{URI: f.File.Path}) {
+			r.superseded = append(r.superseded, f)
+		} else {
+			h.superseded = append(h.superseded, f)
+		}
+	}
+	h.next = &r
+	return &h, &r
 }

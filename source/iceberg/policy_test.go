@@ -394,3 +394,102 @@ func TestAddedColumnAndBounds(t *testing.T) {
 		t.Errorf("the next bounded run reads %q, want %q", got, want)
 	}
 }
+
+// commitRun commits an enable run of job j that read p, as the runner
+// does, in a state store whose lease it takes once.
+func commitRun(t *testing.T, st store.Store, p source.Plan, n int) {
+	t.Helper()
+	c := t.Context()
+	l, err := st.AcquireLease(c, "j", store.Holder{ID: "t", Host: "t", PID: 1, Started: time.Now()}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.ReleaseLease(c, l)
+	id := fmt.Sprintf("20260102T030405Z-%06x", n)
+	r, err := st.BeginRun(c, l.Token, store.Run{Job: "j", RunID: id, Mode: bookmark.ModeEnable, StartedAt: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := st.Head(c, "j")
+	if err != nil {
+		t.Fatal(err)
+	}
+	states, err := st.SourceStates(c, "j")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if states == nil {
+		states = map[string]bookmark.SourceState{}
+	}
+	r.Status, r.FinishedAt = store.StatusSucceeded, time.Now()
+	r.Sources = map[string]store.Count{"in": p.Count(&engine.SourceResult{})}
+	cm := store.Commit{Job: "j", Token: l.Token, BaseVersion: head.Version, Advance: true, Run: r, Sources: states}
+	if a, ok := p.Advance(id, engine.SourceResult{}); ok {
+		states["in"] = a.State
+		cm.Added, cm.Superseded = a.Added, a.Superseded
+	}
+	if _, err := st.Commit(c, cm); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// planStored plans against the state committed in st.
+func planStored(t *testing.T, s source.Source, st store.Store) source.Plan {
+	t.Helper()
+	states, err := st.SourceStates(t.Context(), "j")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev, has := states["in"]
+	p, err := s.Plan(t.Context(), source.Request{Job: "j", Mode: bookmark.ModeEnable, State: st, Prev: prev, HasPrev: has,
+		Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestBatchThenCrash: a run read in batches that stops after a batch cut
+// inside a snapshot (the first run's whole table, then an append of two
+// files' worth) leaves a bookmark naming the snapshot begun; the next
+// run reads the rest of it, and then only what is new: every row once.
+func TestBatchThenCrash(t *testing.T) {
+	st := openState(t)
+	tb := newTable(t, st, "db.b")
+	for _, r := range []string{"1:a", "2:b", "3:c"} {
+		tb.appendRows(t, r)
+	}
+	s := openSource(t, tb.name, "")
+	var got []string
+	p := planStored(t, s, st)
+	head, _ := p.(source.Splitter).Split(1)
+	got = append(got, readPlan(t, head)...)
+	commitRun(t, st, head, 1) // the run dies here, before its second batch
+	if d := srciceberg.DetailOf(mustState(t, st)); d.Partial == 0 || !d.PartialWhole || d.SnapshotID != 0 {
+		t.Fatalf("after a batch inside the first run's table: bookmark %+v, want the table's snapshot begun", d)
+	}
+	p = planStored(t, s, st)
+	if p.Pending() != 2 {
+		t.Fatalf("the run after the crash plans %d files, want the 2 not read", p.Pending())
+	}
+	got = append(got, readPlan(t, p)...)
+	commitRun(t, st, p, 2)
+	if d := srciceberg.DetailOf(mustState(t, st)); d.Partial != 0 || d.SnapshotID != tb.load(t).CurrentSnapshot().SnapshotID {
+		t.Fatalf("after the rest: bookmark %+v, want the current snapshot and nothing begun", d)
+	}
+	tb.appendRows(t, "4:d")
+	got = append(got, readPlan(t, planStored(t, s, st))...)
+	slices.Sort(got)
+	if want := []string{"1:a", "2:b", "3:c", "4:d"}; !slices.Equal(got, want) {
+		t.Errorf("the runs read %q, want %q once each", got, want)
+	}
+}
+
+func mustState(t *testing.T, st store.Store) bookmark.SourceState {
+	t.Helper()
+	states, err := st.SourceStates(t.Context(), "j")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return states["in"]
+}

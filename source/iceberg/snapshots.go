@@ -1,6 +1,7 @@
 package iceberg
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/url"
@@ -41,8 +42,8 @@ type step struct {
 // rewrote rows, under on_rewrite: fail.
 type RewriteError struct {
 	Job, Ctx, Table string
-	Snapshot   int64
-	Op         string
+	Snapshot        int64
+	Op              string
 	// What it changed, from its summary ("deleted 3 data files").
 	What string
 }
@@ -59,8 +60,8 @@ func (e *RewriteError) Error() string {
 // another table under the same name.
 type HistoryError struct {
 	Job, Ctx, Table string
-	Snapshot   int64
-	Why        string
+	Snapshot        int64
+	Why             string
 }
 
 func (e *HistoryError) Error() string {
@@ -192,6 +193,7 @@ func whole(ctx context.Context, tbl *table.Table, s table.Snapshot, srcCtx, name
 		return nil, fmt.Errorf("listing the data files of Iceberg table %s at snapshot %d: %w", name, s.SnapshotID, err)
 	}
 	var out []dataFile
+	seqs := map[string]int64{}
 	for _, t := range tasks {
 		if len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) > 0 {
 			return nil, fmt.Errorf("source %s: Iceberg table %s at snapshot %d has delete files for %s (merge-on-read "+
@@ -202,9 +204,20 @@ func whole(ctx context.Context, tbl *table.Table, s table.Snapshot, srcCtx, name
 		if err != nil {
 			return nil, err
 		}
+		seqs[df.URI] = 0
+		if t.DataSequenceNumber != nil {
+			seqs[df.URI] = *t.DataSequenceNumber
+		}
 		out = append(out, df)
 	}
-	slices.SortFunc(out, func(a, b dataFile) int { return strings.Compare(a.URI, b.URI) })
+	// Oldest first: by the sequence number of the snapshot that added
+	// each file, then by name.
+	slices.SortFunc(out, func(a, b dataFile) int {
+		if c := cmp.Compare(seqs[a.URI], seqs[b.URI]); c != 0 {
+			return c
+		}
+		return strings.Compare(a.URI, b.URI)
+	})
 	return slices.CompactFunc(out, func(a, b dataFile) bool { return a.URI == b.URI }), nil
 }
 
