@@ -109,7 +109,12 @@ func testIcebergSourceChain(t *testing.T, be backend) {
 		t.Errorf("plan --json: %+v, want the two snapshots since run 1 (pyiceberg's and the sink's) with %d rows",
 			ps, len(external)+len(tuesday))
 	}
+	text := f.tidemark(nil, "plan", reader)
+	assertMentions(t, text, "source orders_ice (Iceberg table sales.orders): 2 files to read", "2 snapshots after",
+		fmt.Sprint(ps.Snapshots[0].ID))
 	second, _ := run("run 2", 0)
+	runs := f.tidemark(nil, "runs", reader)
+	assertMentions(t, runs, "Iceberg table sales.orders, 2 snapshots after", "the whole table at snapshot")
 	if got := second.Sources["orders_ice"].Rows; got != int64(len(external)+len(tuesday)) {
 		t.Errorf("run 2 read %d rows, want %d (only what was added since run 1)", got, len(external)+len(tuesday))
 	}
@@ -132,7 +137,7 @@ func testIcebergSourceChain(t *testing.T, be backend) {
 		bv.Sources["orders_ice"].Kind != "iceberg" || bv.Sources["orders_ice"].Table != "sales.orders" {
 		t.Errorf("bookmark show --json: %v\n%s", err, bs.stdout)
 	}
-	text := f.tidemark(nil, "bookmark", "show", reader)
+	text = f.tidemark(nil, "bookmark", "show", reader)
 	if want := fmt.Sprintf("read up to snapshot %d", bv.Sources["orders_ice"].SnapshotID); !strings.Contains(text.output(), want) {
 		t.Errorf("bookmark show says %q, want %q", text.output(), want)
 	}

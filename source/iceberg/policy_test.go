@@ -16,10 +16,12 @@ import (
 
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/engine"
+	"github.com/tidemark-etl/tidemark/internal/icecatalog"
 	"github.com/tidemark-etl/tidemark/job"
 	"github.com/tidemark-etl/tidemark/source"
 	srciceberg "github.com/tidemark-etl/tidemark/source/iceberg"
 	"github.com/tidemark-etl/tidemark/store"
+	"github.com/tidemark-etl/tidemark/store/memory"
 	_ "github.com/tidemark-etl/tidemark/store/sqlite"
 )
 
@@ -492,4 +494,15 @@ func mustState(t *testing.T, st store.Store) bookmark.SourceState {
 		t.Fatal(err)
 	}
 	return states["in"]
+}
+
+// TestStateWithoutCatalog: a state store that holds no SQL catalog (memory,
+// as S3) is refused when planning, naming the limitation.
+func TestStateWithoutCatalog(t *testing.T) {
+	st := memory.New(memory.Options{})
+	_, err := openSource(t, "db.t", "").Plan(t.Context(), source.Request{Job: "j", Mode: bookmark.ModeEnable, State: st,
+		Now: time.Now()})
+	if !errors.Is(err, icecatalog.ErrNoOwnCatalog) || !strings.Contains(err.Error(), "db.t") {
+		t.Fatalf("planning with the state in memory: %v, want ErrNoOwnCatalog naming the table", err)
+	}
 }
