@@ -506,3 +506,38 @@ func TestStateWithoutCatalog(t *testing.T) {
 		t.Fatalf("planning with the state in memory: %v, want ErrNoOwnCatalog naming the table", err)
 	}
 }
+
+// TestMissingDataFile: a data file the table names that is gone when the
+// engine reads it fails the run naming the file and its snapshot, and is
+// never retried (Iceberg data files do not change).
+func TestMissingDataFile(t *testing.T) {
+	st := openState(t)
+	tb := newTable(t, st, "db.m")
+	f := tb.appendRows(t, "1:a")
+	p := planStored(t, openSource(t, tb.name, ""), st)
+	eng := openDuckDB(t)
+	defer eng.Close()
+	tmp := t.TempDir()
+	rd, err := p.Open(t.Context(), source.Env{Caps: eng.Capabilities(), Policy: engine.BadFail, Concurrency: 1,
+		TempDir: func() (string, error) { return tmp, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := localFile(f.FilePath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	res, engErr := eng.Execute(t.Context(), engine.Plan{Sources: []engine.Source{rd.Input()},
+		Sinks: []engine.Sink{{Ctx: "out", From: "in", Format: "csv", Location: filepath.Join(t.TempDir(), "out")}},
+		OnBadRecord: engine.BadFail})
+	if engErr == nil {
+		t.Fatal("the engine read a data file that is gone")
+	}
+	retry, err := rd.Done(t.Context(), engErr, res.Sources["in"], false)
+	if retry || err == nil || !strings.Contains(err.Error(), f.FilePath()) || !strings.Contains(err.Error(), "missing") {
+		t.Fatalf("Done: retry %v, %v; want no retry and an error naming %s as missing", retry, err, f.FilePath())
+	}
+}
