@@ -541,3 +541,30 @@ func TestMissingDataFile(t *testing.T) {
 		t.Fatalf("Done: retry %v, %v; want no retry and an error naming %s as missing", retry, err, f.FilePath())
 	}
 }
+
+// TestReprocessCommits: on_rewrite: reprocess re-reads files earlier runs
+// recorded; their records are superseded, so the run commits, and the
+// next run reads only what is new.
+func TestReprocessCommits(t *testing.T) {
+	st := openState(t)
+	tb := newTable(t, st, "db.rp")
+	tb.appendRows(t, "1:a")
+	second := tb.appendRows(t, "2:b")
+	s := openSource(t, tb.name, "    on_rewrite: reprocess\n")
+	p := planStored(t, s, st)
+	commitRun(t, st, p, 1)
+	tb.deleteFile(t, second)
+	tb.appendRows(t, "3:c")
+	p = planStored(t, s, st)
+	if got, want := readPlan(t, p), []string{"1:a", "3:c"}; !slices.Equal(got, want) {
+		t.Fatalf("the reprocess reads %q, want the table now %q", got, want)
+	}
+	commitRun(t, st, p, 2)
+	tb.appendRows(t, "4:d")
+	if got, want := readPlan(t, planStored(t, s, st)), []string{"4:d"}; !slices.Equal(got, want) {
+		t.Errorf("the run after the reprocess reads %q, want %q", got, want)
+	}
+	if st := mustState(t, st); st.Files != 3 {
+		t.Errorf("the bookmark counts %d files recorded, want 3 (the re-read file once)", st.Files)
+	}
+}
