@@ -22,10 +22,10 @@ import (
 // snapshots after the bookmark's up to To (or, Whole, every data file of
 // the table at To).
 type Plan struct {
-	ctx, table string
-	prev       bookmark.SourceState
-	uuid       string
-	from       int64
+	job, ctx, table string
+	prev            bookmark.SourceState
+	uuid            string
+	from            int64
 	// to is the snapshot the run reads up to (nil: the table has none).
 	to    *mark
 	whole bool
@@ -60,28 +60,30 @@ func (s *Source) Plan(ctx context.Context, req source.Request) (source.Plan, err
 		return nil, err
 	}
 	name := s.cfg.Iceberg.Table
-	p := &Plan{ctx: s.ctx, table: name, prev: req.Prev, uuid: tbl.Metadata().TableUUID().String(),
+	p := &Plan{job: req.Job, ctx: s.ctx, table: name, prev: req.Prev, uuid: tbl.Metadata().TableUUID().String(),
 		location: strings.TrimSuffix(tbl.Location(), "/")}
 	if p.schema, err = columns(tbl.Schema(), name); err != nil {
 		return nil, fmt.Errorf("source %s: %w", s.ctx, err)
 	}
 	d := DetailOf(req.Prev)
 	has := req.HasPrev && req.Mode != bookmark.ModeDisable && d.SnapshotID != 0
-	if has && d.UUID != "" && d.UUID != p.uuid {
+	// began: a batch of the last run stopped inside snapshot d.Partial.
+	began := req.HasPrev && req.Mode != bookmark.ModeDisable && req.RangeRuns == nil && d.Partial != 0
+	if (has || began) && d.UUID != "" && d.UUID != p.uuid {
 		return nil, &HistoryError{Job: req.Job, Ctx: s.ctx, Table: name, Snapshot: d.SnapshotID,
 			Why: fmt.Sprintf("the table is another one now (its uuid was %s, is %s: dropped and made again)", d.UUID, p.uuid)}
 	}
 	switch {
 	case req.RangeRuns != nil:
 		err = p.planRange(ctx, req, tbl)
-	case req.HasPrev && req.Mode != bookmark.ModeDisable && d.Partial != 0 && d.PartialWhole:
+	case began && d.PartialWhole:
 		err = p.planWholeAt(ctx, tbl, d.Partial)
 	case !has:
 		err = p.planWhole(ctx, tbl)
 	default:
 		err = p.planSince(ctx, s.cfg, req, tbl, d.SnapshotID)
 	}
-	if err == nil && req.HasPrev && req.Mode != bookmark.ModeDisable && d.Partial != 0 {
+	if err == nil && began {
 		err = p.dropRecorded(ctx, req, d.Partial)
 	}
 	if err != nil {
@@ -116,7 +118,7 @@ func (p *Plan) planWholeAt(ctx context.Context, tbl *table.Table, id int64) erro
 	p.whole = true
 	s := tbl.SnapshotByID(id)
 	if s == nil {
-		return &HistoryError{Ctx: p.ctx, Table: p.table, Snapshot: id, Why: "a run stopped after reading part of the " +
+		return &HistoryError{Job: p.job, Ctx: p.ctx, Table: p.table, Snapshot: id, Why: "a run stopped after reading part of the " +
 			"table at that snapshot, which is no longer in the table's history (expired by expire_snapshots)"}
 	}
 	p.to = &mark{s.SnapshotID, s.SequenceNumber}
