@@ -530,7 +530,7 @@ func TestMissingDataFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, engErr := eng.Execute(t.Context(), engine.Plan{Sources: []engine.Source{rd.Input()},
-		Sinks: []engine.Sink{{Ctx: "out", From: "in", Format: "csv", Location: filepath.Join(t.TempDir(), "out")}},
+		Sinks:       []engine.Sink{{Ctx: "out", From: "in", Format: "csv", Location: filepath.Join(t.TempDir(), "out")}},
 		OnBadRecord: engine.BadFail})
 	if engErr == nil {
 		t.Fatal("the engine read a data file that is gone")
