@@ -5,9 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 
 	iceberg "github.com/apache/iceberg-go"
@@ -15,20 +13,19 @@ import (
 	"github.com/apache/iceberg-go/catalog/rest"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	"github.com/apache/iceberg-go/table"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/tidemark-etl/tidemark/internal/icecatalog"
 	"github.com/tidemark-etl/tidemark/manifest"
-	_ "modernc.org/sqlite" // driver "sqlite"
 )
 
 // CatalogName is the name tidemark's own catalog has in its SQL tables
 // (their catalog_name column): pyiceberg's SqlCatalog("tidemark", uri=...)
 // and Iceberg's JDBC catalog named tidemark read it.
-const CatalogName = "tidemark"
+const CatalogName = icecatalog.Name
 
 // ErrNoOwnCatalog refuses an Iceberg sink without catalog: whose state
 // store cannot hold a catalog (S3 or memory state).
-var ErrNoOwnCatalog = errors.New("tidemark's own Iceberg catalog lives in a SQLite or PostgreSQL state store")
+var ErrNoOwnCatalog = icecatalog.ErrNoOwnCatalog
 
 // tableCatalog is the catalog an Iceberg sink's table is kept in:
 // tidemark's own catalog in the state store's database (a SQL catalog
@@ -94,51 +91,16 @@ func openREST(ctx context.Context, target manifest.Table) (*tableCatalog, error)
 // stateDialect is the SQL dialect of the state store at location, or
 // ErrNoOwnCatalog for a store that holds no SQL database (S3, memory).
 func stateDialect(location string) (sqlcat.SupportedDialect, error) {
-	switch {
-	case strings.HasPrefix(location, "postgres://"), strings.HasPrefix(location, "postgresql://"):
-		return sqlcat.Postgres, nil
-	case strings.Contains(location, "://"), !filepath.IsAbs(location):
-		return "", fmt.Errorf("state store %s: %w; keep the job's state in SQLite or PostgreSQL for an Iceberg sink "+
-			"(or keep the table in a REST catalog: iceberg: {catalog: {rest: URL}})", location, ErrNoOwnCatalog)
+	d, err := icecatalog.Dialect(location)
+	if err != nil {
+		return "", fmt.Errorf("%w (or keep the table in a REST catalog: iceberg: {catalog: {rest: URL}})", err)
 	}
-	return sqlcat.SQLite, nil
+	return d, nil
 }
 
-// openStateDB connects to the state store's database. A PostgreSQL
-// password comes from libpq's conventions (PGPASSWORD, ~/.pgpass), as the
-// state store's own, and the catalog's tables go in the state's schema.
+// openStateDB connects to the state store's database (icecatalog.OpenDB).
 func openStateDB(location string) (*sql.DB, sqlcat.SupportedDialect, error) {
-	dialect, err := stateDialect(location)
-	if err != nil {
-		return nil, "", err
-	}
-	if dialect == sqlcat.SQLite {
-		q := url.Values{}
-		q.Add("_pragma", "busy_timeout(10000)")
-		db, err := sql.Open("sqlite", "file:"+location+"?"+q.Encode())
-		if err != nil {
-			return nil, "", fmt.Errorf("opening the Iceberg catalog in the state store %s: %w", location, err)
-		}
-		return db, dialect, nil
-	}
-	u, err := url.Parse(location)
-	if err != nil {
-		return nil, "", fmt.Errorf("opening the Iceberg catalog in the state store: not a valid URL")
-	}
-	q := u.Query()
-	schema := "tidemark"
-	if q.Has("schema") {
-		schema = q.Get("schema")
-		q.Del("schema")
-	}
-	u.RawQuery = strings.ReplaceAll(q.Encode(), "+", "%20")
-	cfg, err := pgx.ParseConfig(u.String())
-	if err != nil {
-		return nil, "", fmt.Errorf("opening the Iceberg catalog in the state store %s: %w", location, err)
-	}
-	cfg.RuntimeParams["search_path"] = pgx.Identifier{schema}.Sanitize()
-	cfg.RuntimeParams["application_name"] = "tidemark iceberg"
-	return stdlib.OpenDB(*cfg), dialect, nil
+	return icecatalog.OpenDB(location)
 }
 
 // Close closes the catalog's connections.
