@@ -32,11 +32,13 @@ const Name = "tidemark"
 // memory state).
 var ErrNoOwnCatalog = errors.New("tidemark's own Iceberg catalog lives in a SQLite or PostgreSQL state store")
 
-// Catalog is the own catalog in a state store's database; its commit is an
-// UPDATE ... WHERE metadata_location = the one read.
+// Catalog is an Iceberg catalog tidemark reads and commits through: the
+// own catalog in a state store's database (Open), whose commit is an
+// UPDATE ... WHERE metadata_location = the one read, or a REST catalog
+// (OpenREST), whose server decides each commit.
 type Catalog struct {
-	*sqlcat.Catalog
-	db *sql.DB
+	icecat.Catalog
+	close func() error
 }
 
 // Open opens the own catalog in the state store at location (a
@@ -53,7 +55,7 @@ func Open(_ context.Context, location string) (*Catalog, error) {
 		db.Close()
 		return nil, fmt.Errorf("opening the Iceberg catalog in the state store %s: %w", location, err)
 	}
-	return &Catalog{Catalog: c, db: db}, nil
+	return &Catalog{Catalog: c, close: func() error { c.Close(); return db.Close() }}, nil
 }
 
 // Dialect is the SQL dialect of the state store at location, or
@@ -107,10 +109,7 @@ func OpenDB(location string) (*sql.DB, sqlcat.SupportedDialect, error) {
 }
 
 // Close closes the catalog's connections.
-func (c *Catalog) Close() error {
-	c.Catalog.Close()
-	return c.db.Close()
-}
+func (c *Catalog) Close() error { return c.close() }
 
 // Load loads the table (ok false: it does not exist).
 func (c *Catalog) Load(ctx context.Context, ident table.Identifier) (*table.Table, bool, error) {

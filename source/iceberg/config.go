@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tidemark-etl/tidemark/internal/icecatalog"
 	"github.com/tidemark-etl/tidemark/job"
 )
 
@@ -37,9 +38,14 @@ type Target struct {
 
 // CatalogConfig is an external REST catalog, as an Iceberg sink's.
 type CatalogConfig struct {
-	REST          string `yaml:"rest" doc:"the REST catalog's base URI"`
+	REST          string `yaml:"rest" doc:"the REST catalog's base URI (http:// or https://, no user, password or ?query)"`
 	Warehouse     string `yaml:"warehouse" doc:"the warehouse the REST catalog is asked for"`
-	CredentialEnv string `yaml:"credential_env" doc:"the environment variable holding the catalog's credential, never inline"`
+	CredentialEnv string `yaml:"credential_env" doc:"the NAME of the environment variable holding the catalog's credential (CLIENT_ID:SECRET for OAuth2, else a bearer token), never the credential itself"`
+}
+
+// rest is the block as icecatalog's REST.
+func (c CatalogConfig) rest() icecatalog.REST {
+	return icecatalog.REST{URI: c.REST, Warehouse: c.Warehouse, CredentialEnv: c.CredentialEnv}
 }
 
 // ApplyDefaults fills the unset keys.
@@ -54,9 +60,7 @@ func (c *Config) Validate(ck *job.Check) {
 	if _, _, err := splitTable(c.Iceberg.Table); err != nil {
 		ck.Fail("iceberg.table", "%v", err)
 	}
-	if c.Iceberg.Catalog != (CatalogConfig{}) {
-		ck.Fail("iceberg.catalog", "an Iceberg source reads only the state store's own catalog in this version (a REST catalog is for sinks): leave catalog: out")
-	}
+	c.Iceberg.Catalog.rest().Check(ck)
 	ck.OneOf("on_rewrite", c.OnRewrite, []string{RewriteFail, RewriteReprocess, RewriteIgnore})
 	if c.BoundedSnapshots < 0 {
 		ck.Fail("bounded_snapshots", "must be 0 (no limit) or more")

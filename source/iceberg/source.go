@@ -77,23 +77,33 @@ type identifier interface {
 	Identity(ctx context.Context) (store.Identity, error)
 }
 
-// load loads the table from the state store's own catalog.
+// load loads the table from its catalog: the REST catalog the block
+// names, else the state store's own.
 func (s *Source) load(ctx context.Context, st source.StateReader) (*table.Table, error) {
 	name := s.cfg.Iceberg.Table
-	id, ok := st.(identifier)
-	if !ok {
-		return nil, fmt.Errorf("source %s: reading Iceberg table %s: the state store does not say where it is", s.ctx, name)
-	}
-	ident, err := id.Identity(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("source %s: reading Iceberg table %s: %w", s.ctx, name, err)
-	}
-	if _, err := icecatalog.Dialect(ident.Location); err != nil {
-		return nil, fmt.Errorf("source %s: reading Iceberg table %s: %w", s.ctx, name, err)
-	}
-	cat, err := icecatalog.Open(ctx, ident.Location)
-	if err != nil {
-		return nil, fmt.Errorf("source %s: %w", s.ctx, err)
+	var cat *icecatalog.Catalog
+	where := "the state store's catalog (an Iceberg sink creates it on its first run, in the same state store)"
+	if r := s.cfg.Iceberg.Catalog.rest(); r.URI != "" {
+		c, err := icecatalog.OpenREST(ctx, r)
+		if err != nil {
+			return nil, fmt.Errorf("source %s: reading Iceberg table %s: %w", s.ctx, name, err)
+		}
+		cat, where = c, "the REST catalog "+r.URI
+	} else {
+		id, ok := st.(identifier)
+		if !ok {
+			return nil, fmt.Errorf("source %s: reading Iceberg table %s: the state store does not say where it is", s.ctx, name)
+		}
+		ident, err := id.Identity(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("source %s: reading Iceberg table %s: %w", s.ctx, name, err)
+		}
+		if _, err := icecatalog.Dialect(ident.Location); err != nil {
+			return nil, fmt.Errorf("source %s: reading Iceberg table %s: %w", s.ctx, name, err)
+		}
+		if cat, err = icecatalog.Open(ctx, ident.Location); err != nil {
+			return nil, fmt.Errorf("source %s: %w", s.ctx, err)
+		}
 	}
 	defer cat.Close()
 	ns, tn, _ := splitTable(name)
@@ -102,8 +112,7 @@ func (s *Source) load(ctx context.Context, st source.StateReader) (*table.Table,
 		return nil, fmt.Errorf("source %s: %w", s.ctx, err)
 	}
 	if !found {
-		return nil, fmt.Errorf("source %s: Iceberg table %s is not in the state store's catalog (an Iceberg sink "+
-			"creates it on its first run, in the same state store)", s.ctx, name)
+		return nil, fmt.Errorf("source %s: Iceberg table %s is not in %s", s.ctx, name, where)
 	}
 	return tbl, nil
 }
