@@ -44,6 +44,8 @@ var layers = []struct {
 	// memory are backends of the one object-state core, store/objcore.
 	{"store/...", []string{"bookmark", "catalog", "manifest", "objstore", "objstore/s3", "store", "store/objcore", "internal/..."}},
 	{"store/objcore", []string{"bookmark", "catalog", "manifest", "store", "internal/..."}},
+	// The objcore backend in one SQL table, for sqlite and postgres.
+	{"store/sqlobj", []string{"store/objcore", "internal/..."}},
 	// sqlite and postgres are dialects of the one SQL store.
 	{"store/sqlstore", []string{"bookmark", "catalog", "manifest", "store", "internal/..."}},
 	{"store/sqlite", []string{"bookmark", "catalog", "manifest", "store", "store/sqlstore", "internal/..."}},
