@@ -48,8 +48,11 @@ var layers = []struct {
 	{"store/sqlobj", []string{"store/objcore", "internal/..."}},
 	// sqlite and postgres are dialects of the one SQL store.
 	{"store/sqlstore", []string{"bookmark", "catalog", "manifest", "store", "internal/..."}},
-	{"store/sqlite", []string{"bookmark", "catalog", "manifest", "store", "store/sqlstore", "internal/..."}},
-	{"store/postgres", []string{"bookmark", "catalog", "manifest", "store", "store/sqlstore", "internal/..."}},
+	// They keep their state as objcore objects in one table (store/sqlobj)
+	// and read an old relational state (store/sqlstore) only to move it
+	// over, once, by a state copy (statecopy).
+	{"store/sqlite", []string{"bookmark", "catalog", "manifest", "statecopy", "store", "store/objcore", "store/sqlobj", "store/sqlstore", "internal/..."}},
+	{"store/postgres", []string{"bookmark", "catalog", "manifest", "statecopy", "store", "store/objcore", "store/sqlobj", "store/sqlstore", "internal/..."}},
 	// The store suite checks an Importer by a state copy (TODO: a
 	// statecopy suite of its own, once the store core settles).
 	{"store/storetest", []string{"bookmark", "catalog", "manifest", "store", "statecopy", "internal/..."}},

@@ -65,9 +65,10 @@ type Querier interface {
 
 // Backend is the objects of one table.
 type Backend struct {
-	q    Querier
-	d    Dialect
-	root string
+	q      Querier
+	d      Dialect
+	root   string
+	serial *sync.Mutex // over a transaction: one statement at a time
 
 	clockMu sync.Mutex
 	last    time.Time // the latest time Now returned: it never goes back
@@ -79,19 +80,23 @@ var _ objcore.Backend = (*Backend)(nil)
 // (sqlite:///path/state.db/, postgres://host/db?schema=s/). Create makes
 // the table first.
 func New(q Querier, d Dialect, root string) *Backend {
-	return &Backend{q: q, d: d, root: root}
+	b := &Backend{q: q, d: d, root: root}
+	if _, ok := q.(*sql.Tx); ok {
+		// A transaction is one connection: the store's concurrent reads
+		// take turns on it (a driver refuses a query while another's rows
+		// are open).
+		b.serial = &sync.Mutex{}
+	}
+	return b
 }
 
-// WithQuerier returns a backend like b whose statements run on q (a
-// transaction), its clock shared with b's.
-func (b *Backend) WithQuerier(q Querier) *Backend {
-	return &Backend{q: q, d: b.d, root: b.root, last: b.now()}
-}
-
-func (b *Backend) now() time.Time {
-	b.clockMu.Lock()
-	defer b.clockMu.Unlock()
-	return b.last
+// lock serialises statements over a transaction.
+func (b *Backend) lock() func() {
+	if b.serial == nil {
+		return func() {}
+	}
+	b.serial.Lock()
+	return b.serial.Unlock
 }
 
 // Create makes the table if it is missing.
@@ -157,7 +162,9 @@ func wrap(d Dialect, err error) error {
 // Get reads the object at key.
 func (b *Backend) Get(ctx context.Context, key string) (objcore.Object, error) {
 	var o objcore.Object
+	unlock := b.lock()
 	err := b.q.QueryRowContext(ctx, b.sql(`SELECT body, etag FROM `+Table+` WHERE key = ?`), key).Scan(&o.Body, &o.ETag)
+	unlock()
 	if errors.Is(err, sql.ErrNoRows) {
 		return objcore.Object{}, fmt.Errorf("reading %s: %w", b.root+key, objcore.ErrMissing)
 	}
@@ -183,7 +190,9 @@ func (b *Backend) Open(ctx context.Context, key string) (io.ReadCloser, error) {
 // Stat returns the ETag of the object at key.
 func (b *Backend) Stat(ctx context.Context, key string) (string, error) {
 	var etag string
+	unlock := b.lock()
 	err := b.q.QueryRowContext(ctx, b.sql(`SELECT etag FROM `+Table+` WHERE key = ?`), key).Scan(&etag)
+	unlock()
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", fmt.Errorf("reading %s: %w", b.root+key, objcore.ErrMissing)
 	}
@@ -205,6 +214,7 @@ func (b *Backend) Put(ctx context.Context, key string, body []byte, c objcore.Co
 		res sql.Result
 		err error
 	)
+	defer b.lock()()
 	switch {
 	case c.IfNoneMatch:
 		res, err = b.q.ExecContext(ctx, b.sql(`INSERT INTO `+Table+` (key, body, etag, modified) VALUES (?, ?, ?, `+now+`)
@@ -241,6 +251,7 @@ func newETag() string {
 
 // Delete removes the object at key.
 func (b *Backend) Delete(ctx context.Context, key string) error {
+	defer b.lock()()
 	if _, err := b.q.ExecContext(ctx, b.sql(`DELETE FROM `+Table+` WHERE key = ?`), key); err != nil {
 		return b.fail("deleting", key, err)
 	}
@@ -277,18 +288,9 @@ func (b *Backend) List(ctx context.Context, prefix, startAfter string, yield fun
 // page reads up to listPage keys below prefix from after on (after
 // itself too when inclusive).
 func (b *Backend) page(ctx context.Context, prefix, after string, inclusive bool) ([]objcore.Entry, error) {
-	op := ">"
-	if inclusive {
-		op = ">="
-	}
-	query := `SELECT key, length(body) FROM ` + Table + ` WHERE key ` + op + ` ?`
-	args := []any{after}
-	if end, ok := prefixEnd(prefix); ok {
-		query += ` AND key < ?`
-		args = append(args, end)
-	}
-	query += fmt.Sprintf(` ORDER BY key LIMIT %d`, listPage)
-	rows, err := b.q.QueryContext(ctx, b.sql(query), args...)
+	query, args := b.listQuery(prefix, after, inclusive)
+	defer b.lock()()
+	rows, err := b.q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -305,6 +307,22 @@ func (b *Backend) page(ctx context.Context, prefix, after string, inclusive bool
 		es = append(es, e)
 	}
 	return es, rows.Err()
+}
+
+// listQuery is the query of a page of List: a range of the primary key,
+// read in its order.
+func (b *Backend) listQuery(prefix, after string, inclusive bool) (string, []any) {
+	op := ">"
+	if inclusive {
+		op = ">="
+	}
+	query := `SELECT key, length(body) FROM ` + Table + ` WHERE key ` + op + ` ?`
+	args := []any{after}
+	if end, ok := prefixEnd(prefix); ok {
+		query += ` AND key < ?`
+		args = append(args, end)
+	}
+	return b.sql(query + fmt.Sprintf(` ORDER BY key LIMIT %d`, listPage)), args
 }
 
 // prefixEnd returns the least string above every string that has prefix,
@@ -329,7 +347,9 @@ func (b *Backend) Folders(ctx context.Context, prefix string) ([]string, error) 
 			op = ">="
 		}
 		var key string
+		unlock := b.lock()
 		err := b.q.QueryRowContext(ctx, b.sql(`SELECT key FROM `+Table+` WHERE key `+op+` ? ORDER BY key LIMIT 1`), from).Scan(&key)
+		unlock()
 		if errors.Is(err, sql.ErrNoRows) || err == nil && !strings.HasPrefix(key, prefix) {
 			return dirs, nil
 		}
@@ -351,7 +371,10 @@ func (b *Backend) Folders(ctx context.Context, prefix string) ([]string, error) 
 func (b *Backend) Now(ctx context.Context) (time.Time, error) {
 	t := time.Now()
 	if b.d.Clock != "" {
-		if err := b.q.QueryRowContext(ctx, b.d.Clock).Scan(&t); err != nil {
+		unlock := b.lock()
+		err := b.q.QueryRowContext(ctx, b.d.Clock).Scan(&t)
+		unlock()
+		if err != nil {
 			return time.Time{}, fmt.Errorf("reading the clock of %s: %w", b.root, wrap(b.d, err))
 		}
 	}

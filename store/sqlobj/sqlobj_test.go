@@ -3,6 +3,7 @@ package sqlobj
 import (
 	"database/sql"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	_ "modernc.org/sqlite"
@@ -40,4 +41,40 @@ func TestPostgres(t *testing.T) {
 		}
 		return New(db.SQL, Postgres, "postgres://test/")
 	})
+}
+
+// TestListQueryPlan: on SQLite a page of List walks the primary key's
+// index in key order: no sort step, no table scan.
+func TestListQueryPlan(t *testing.T) {
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := Create(t.Context(), db, SQLite); err != nil {
+		t.Fatal(err)
+	}
+	b := New(db, SQLite, "test#")
+	query, args := b.listQuery("jobs/a/", "jobs/a/", true)
+	rows, err := db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	got := strings.Join(plan, "; ")
+	if !strings.Contains(got, "USING INDEX sqlite_autoindex_"+Table) || !strings.Contains(got, "key>? AND key<?") {
+		t.Errorf("List query plan %q does not search the primary key's index by range", got)
+	}
+	if strings.Contains(got, "TEMP B-TREE") || strings.Contains(got, "SCAN") {
+		t.Errorf("List query plan %q sorts or scans", got)
+	}
 }
