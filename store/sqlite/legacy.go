@@ -10,9 +10,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/tidemark-etl/tidemark/statecopy"
 	"github.com/tidemark-etl/tidemark/store"
-	"github.com/tidemark-etl/tidemark/store/objcore"
 	"github.com/tidemark-etl/tidemark/store/sqlobj"
 	"github.com/tidemark-etl/tidemark/store/sqlstore"
 )
@@ -148,38 +146,8 @@ func moveOver(ctx context.Context, from *legacy, q sqlobj.Querier, abs string) e
 	if err := sqlobj.Create(ctx, q, objects); err != nil {
 		return err
 	}
-	_, err := copyInto(ctx, from, sqlobj.New(q, objects, abs+"#"), false)
+	_, err := sqlobj.CopyState(ctx, from, sqlobj.New(q, objects, abs+"#"), "sqlite", false)
 	return err
-}
-
-// copyInto opens an objcore store over b (id of from) and copies every
-// job and the catalog of from into it; with readOnly the store returned
-// then writes nothing.
-func copyInto(ctx context.Context, from *legacy, b objcore.Backend, readOnly bool) (*objcore.Store, error) {
-	id, err := from.Identity(ctx)
-	if err != nil {
-		return nil, err
-	}
-	to, err := objcore.Open(ctx, b, objcore.Options{Kind: "sqlite", ID: id.ID})
-	if err != nil {
-		return nil, err
-	}
-	jobs, err := from.Jobs(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, job := range jobs {
-		if _, err := statecopy.Copy(ctx, from, to, job); err != nil {
-			return nil, fmt.Errorf("job %q: %w", job, err)
-		}
-	}
-	if _, err := statecopy.CopyCatalog(ctx, from, to); err != nil {
-		return nil, fmt.Errorf("the catalog: %w", err)
-	}
-	if readOnly {
-		return objcore.Open(ctx, b, objcore.Options{Kind: "sqlite", ReadOnly: true})
-	}
-	return to, nil
 }
 
 // dropRelational drops every table but state_objects and schema_version

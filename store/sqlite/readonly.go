@@ -18,6 +18,7 @@ import (
 
 	"github.com/tidemark-etl/tidemark/store"
 	"github.com/tidemark-etl/tidemark/store/objcore"
+	"github.com/tidemark-etl/tidemark/store/sqlobj"
 )
 
 // OpenExisting opens the state database at path, which must exist: it
@@ -181,7 +182,7 @@ func openLegacy(ctx context.Context, abs, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	core, err := copyInto(ctx, newLegacy(db, abs), objcore.NewMemBackend(abs+"#", nil), true)
+	core, err := sqlobj.CopyState(ctx, newLegacy(db, abs), objcore.NewMemBackend(abs+"#", nil), "sqlite", true)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("reading the relational state into memory: %w", err)

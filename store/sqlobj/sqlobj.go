@@ -258,18 +258,23 @@ func (b *Backend) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
-// listPage is how many keys one query of List reads: the rows are read
-// whole before yield runs (yield may write through the backend, and a
-// SQLite reader must not hold its snapshot meanwhile).
-const listPage = 1000
+// firstPage and listPage are how many keys the first and the later
+// queries of List read: the rows are read whole before yield runs (yield
+// may write through the backend, and a SQLite reader must not hold its
+// snapshot meanwhile). The first page is small, as most listings stop
+// early (the newest runs), and the pages grow to listPage.
+const (
+	firstPage = 32
+	listPage  = 1024
+)
 
 // List yields the objects below prefix after startAfter, a page of keys
 // per query, in byte order.
 func (b *Backend) List(ctx context.Context, prefix, startAfter string, yield func(objcore.Entry) (bool, error)) error {
 	after := max(startAfter, prefix)
 	first := startAfter < prefix // prefix itself may be a key
-	for {
-		es, err := b.page(ctx, prefix, after, first)
+	for n := firstPage; ; n = min(4*n, listPage) {
+		es, err := b.page(ctx, prefix, after, first, n)
 		if err != nil {
 			return fmt.Errorf("listing %s: %w", b.root+prefix, wrap(b.d, err))
 		}
@@ -278,17 +283,17 @@ func (b *Backend) List(ctx context.Context, prefix, startAfter string, yield fun
 				return err
 			}
 		}
-		if len(es) < listPage {
+		if len(es) < n {
 			return nil
 		}
 		after, first = es[len(es)-1].Key, false
 	}
 }
 
-// page reads up to listPage keys below prefix from after on (after
-// itself too when inclusive).
-func (b *Backend) page(ctx context.Context, prefix, after string, inclusive bool) ([]objcore.Entry, error) {
-	query, args := b.listQuery(prefix, after, inclusive)
+// page reads up to n keys below prefix from after on (after itself too
+// when inclusive).
+func (b *Backend) page(ctx context.Context, prefix, after string, inclusive bool, n int) ([]objcore.Entry, error) {
+	query, args := b.listQuery(prefix, after, inclusive, n)
 	defer b.lock()()
 	rows, err := b.q.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -311,7 +316,7 @@ func (b *Backend) page(ctx context.Context, prefix, after string, inclusive bool
 
 // listQuery is the query of a page of List: a range of the primary key,
 // read in its order.
-func (b *Backend) listQuery(prefix, after string, inclusive bool) (string, []any) {
+func (b *Backend) listQuery(prefix, after string, inclusive bool, n int) (string, []any) {
 	op := ">"
 	if inclusive {
 		op = ">="
@@ -322,7 +327,7 @@ func (b *Backend) listQuery(prefix, after string, inclusive bool) (string, []any
 		query += ` AND key < ?`
 		args = append(args, end)
 	}
-	return b.sql(query + fmt.Sprintf(` ORDER BY key LIMIT %d`, listPage)), args
+	return b.sql(query + fmt.Sprintf(` ORDER BY key LIMIT %d`, n)), args
 }
 
 // prefixEnd returns the least string above every string that has prefix,

@@ -55,7 +55,7 @@ func TestListQueryPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := New(db, SQLite, "test#")
-	query, args := b.listQuery("jobs/a/", "jobs/a/", true)
+	query, args := b.listQuery("jobs/a/", "jobs/a/", true, listPage)
 	rows, err := db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+query, args...)
 	if err != nil {
 		t.Fatal(err)
