@@ -18,13 +18,15 @@
 // scoped advisory lock, so that many processes opening a new store at once
 // migrate it once.
 //
-// Every write runs in one transaction that locks the job's own lease row
-// (SELECT ... FOR UPDATE) and nothing wider, so the writes of one job are
-// serialised and different jobs never wait for each other. Lease expiry is
-// judged by the database's clock (clock_timestamp()), never the client's. A
-// host that stops in the middle of a write frees its row within 30 s (the
-// sessions' idle_in_transaction_session_timeout and TCP keepalives), so a
-// successor can take an expired lease.
+// The state is objcore's objects in the schema's state_objects table
+// (store/sqlobj): every write is one statement, a conditional INSERT or
+// UPDATE of one row, so the writes of one job are serialised on its head
+// row and different jobs never wait for each other. Lease expiry is judged
+// by the database's clock (clock_timestamp()), never the client's. A host
+// that stops in the middle of a write frees its row within 30 s (the
+// sessions' idle_in_transaction_session_timeout and TCP keepalives). A
+// schema in the relational format before objects is converted once, on
+// open (legacy.go).
 package postgres
 
 import (

