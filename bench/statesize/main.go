@@ -9,7 +9,8 @@
 //	go run ./bench/statesize -files 100000 -pg "$TIDEMARK_TEST_PG"
 //
 // The PostgreSQL URL's password may be in it (it is moved to PGPASSWORD);
-// each run uses a schema of its own (statesize_NANOS), left for a look.
+// each run uses a schema of its own (statesize_NANOS), left for a look:
+// drop it when done.
 package main
 
 import (
