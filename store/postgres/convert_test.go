@@ -75,6 +75,11 @@ func TestConvertOnce(t *testing.T) {
 			t.Errorf("%s: files %q, want [a b]", what, paths)
 		}
 	}
+	// tidemark's own Iceberg catalog lives in the state's schema too: the
+	// conversion leaves it.
+	db.Exec(t, `CREATE TABLE conv.iceberg_tables (catalog_name text, table_namespace text, table_name text,
+		metadata_location text, previous_metadata_location text)`)
+	db.Exec(t, `INSERT INTO conv.iceberg_tables VALUES ('tidemark', 'sales', 'orders', 'file:///m.json', NULL)`)
 	before := tables()
 
 	ro, err := OpenExisting(ctx, loc, true)
@@ -97,9 +102,13 @@ func TestConvertOnce(t *testing.T) {
 		}
 		check("converted", s)
 		s.Close()
-		if got, want := tables(), []string{"schema_migrations", "state_objects"}; !slices.Equal(got, want) || version() != objectsVersion {
+		if got, want := tables(), []string{"iceberg_tables", "schema_migrations", "state_objects"}; !slices.Equal(got, want) || version() != objectsVersion {
 			t.Errorf("open %d: tables %q at version %d, want %q at %d", i+1, got, version(), want, objectsVersion)
 		}
+	}
+
+	if n := db.Count(t, `SELECT count(*) FROM conv.iceberg_tables`); n != 1 {
+		t.Errorf("the Iceberg catalog's tables hold %d rows after the conversion, want 1 kept", n)
 	}
 
 	// The tidemark before runs its migrations on open: they refuse.

@@ -132,7 +132,8 @@ func (c *conn) convert(ctx context.Context) error {
 // state_objects, quoted and separated by commas.
 func (c *conn) relationalTables(ctx context.Context, tx *sql.Tx) (string, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT tablename FROM pg_tables WHERE schemaname = $1
-		AND tablename NOT IN ('schema_migrations', $2) ORDER BY tablename`, c.schema, sqlobj.Table)
+		AND tablename NOT IN ('schema_migrations', $2) AND tablename NOT LIKE 'iceberg\_%'
+		ORDER BY tablename`, c.schema, sqlobj.Table)
 	if err != nil {
 		return "", err
 	}

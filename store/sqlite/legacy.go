@@ -151,13 +151,17 @@ func moveOver(ctx context.Context, from *legacy, q sqlobj.Querier, abs string) e
 }
 
 // dropRelational drops every table but state_objects and schema_version
-// (foreign keys checked at the commit, when none is left).
+// (foreign keys checked at the commit, when none is left), and but the
+// tables of tidemark's own Iceberg catalog (iceberg_tables,
+// iceberg_namespace_properties: the SQL catalog Iceberg sinks keep in the
+// state's database), which are not the state's.
 func dropRelational(ctx context.Context, tx *sql.Tx) error {
 	if _, err := tx.ExecContext(ctx, `PRAGMA defer_foreign_keys = ON`); err != nil {
 		return err
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'table'
-		AND name NOT IN (?, 'schema_version') AND name NOT LIKE 'sqlite_%'`, sqlobj.Table)
+		AND name NOT IN (?, 'schema_version') AND name NOT LIKE 'sqlite_%'
+		AND name NOT LIKE 'iceberg\_%' ESCAPE '\'`, sqlobj.Table)
 	if err != nil {
 		return err
 	}

@@ -285,3 +285,45 @@ func TestIdentityKept(t *testing.T) {
 		}
 	}
 }
+
+// TestConvertKeepsIcebergCatalog: the conversion to objects drops the
+// state's relational tables only: the tables of tidemark's own Iceberg
+// catalog (the SQL catalog Iceberg sinks keep in the state's database,
+// pyiceberg's and Iceberg JDBC's iceberg_tables and
+// iceberg_namespace_properties) stay, rows and all.
+func TestConvertKeepsIcebergCatalog(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "state.db")
+	legacyJob(t, path)
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`CREATE TABLE iceberg_tables (catalog_name TEXT, table_namespace TEXT, table_name TEXT,
+			metadata_location TEXT, previous_metadata_location TEXT, PRIMARY KEY (catalog_name, table_namespace, table_name))`,
+		`INSERT INTO iceberg_tables VALUES ('tidemark', 'sales', 'orders', 'file:///lake/orders/metadata/00001.json', NULL)`,
+		`CREATE TABLE iceberg_namespace_properties (catalog_name TEXT, namespace TEXT, property_key TEXT,
+			property_value TEXT, PRIMARY KEY (catalog_name, namespace, property_key))`,
+		`INSERT INTO iceberg_namespace_properties VALUES ('tidemark', 'sales', 'exists', 'true')`,
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var loc string
+	if err := s.db.QueryRowContext(ctx, `SELECT metadata_location FROM iceberg_tables WHERE table_name = 'orders'`).Scan(&loc); err != nil ||
+		loc != "file:///lake/orders/metadata/00001.json" {
+		t.Errorf("the Iceberg catalog's table after the conversion: %q, %v; want it kept", loc, err)
+	}
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM iceberg_namespace_properties`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("the Iceberg catalog's namespaces after the conversion: %d, %v; want 1 kept", n, err)
+	}
+}
