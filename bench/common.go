@@ -43,6 +43,9 @@ type jobFile struct {
 	// Format is the source's: csv (with a header) when empty, or json.
 	Format          string
 	SchemaEvolution string // the source's schema_evolution; empty: the default
+	// Iceberg is the sink's Iceberg table (DB.TABLE) at Sink; empty: a
+	// Parquet folder.
+	Iceberg string
 }
 
 func (j jobFile) yaml() string {
@@ -75,7 +78,11 @@ func (j jobFile) yaml() string {
 	b.WriteString("sinks:\n")
 	b.WriteString("  - ctx: out\n")
 	fmt.Fprintf(&b, "    path: %s\n", strconv.Quote(j.Sink))
-	b.WriteString("    format: parquet\n")
+	if j.Iceberg != "" {
+		fmt.Fprintf(&b, "    iceberg: {table: %s}\n", j.Iceberg)
+	} else {
+		b.WriteString("    format: parquet\n")
+	}
 	b.WriteString("    mode: append\n")
 	return b.String()
 }

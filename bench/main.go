@@ -39,6 +39,8 @@
 //	         plain PySpark; its no-op run vs Spark's start (needs -glue-python)
 //	convert-json the convert files as JSON Lines → Parquet: tidemark under
 //	         schema_evolution fail (keys checked) and none vs DuckDB alone
+//	iceberg  the convert files into an Iceberg table vs into a Parquet folder,
+//	         both through tidemark
 //
 // The S3 scenarios start versitygw (from PATH, GOBIN or GOPATH/bin), the SQL
 // ones a throwaway PostgreSQL and MariaDB from the installed packages, as
@@ -360,6 +362,7 @@ var (
 		"convert":         benchConvert,
 		"convert-gz":      benchConvertGz,
 		"convert-json":    benchConvertJSON,
+		"iceberg":         benchIceberg,
 		"noop":            benchNoop,
 		"memory":          benchMemory,
 		"s3-convert":      benchS3Convert,
@@ -373,7 +376,7 @@ var (
 		"glue":            benchGlue,
 		"s3-state":        withLoad(benchS3State),
 	}
-	scenarioNames = []string{"convert", "noop", "memory", "s3-convert", "s3-noop", "sql-extract", "sql-incremental", "convert-gz", "serve", "pg-state", "s3-state", "crawl", "backlog", "glue", "convert-json"}
+	scenarioNames = []string{"convert", "noop", "memory", "s3-convert", "s3-noop", "sql-extract", "sql-incremental", "convert-gz", "serve", "pg-state", "s3-state", "crawl", "backlog", "glue", "convert-json", "iceberg"}
 )
 
 // build compiles tidemark (unless -tidemark names a binary) and the DuckDB
