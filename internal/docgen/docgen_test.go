@@ -63,3 +63,46 @@ func TestSplice(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAPIReference: a route's section has its parameters, request body
+// and answers, schemas named by a route link to their own sections, and a
+// schema's required field says so.
+func TestOpenAPIReference(t *testing.T) {
+	doc := `{"openapi": "3.0.3", "info": {"title": "t", "version": "1", "description": "The API."},
+	  "paths": {"/api/v1/jobs/{job}/reset": {"post": {"summary": "Reset the bookmark",
+	    "parameters": [{"name": "job", "in": "path", "required": true, "description": "the job name", "schema": {"type": "string"}}],
+	    "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/ResetRequest"}}}},
+	    "security": [{"bearer": []}],
+	    "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"type": "array", "items": {"$ref": "#/components/schemas/Version"}}}}},
+	      "404": {"description": "unknown job", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}}}}},
+	  "components": {"schemas": {
+	    "Error": {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}},
+	    "ResetRequest": {"type": "object", "properties": {"to_run": {"type": "string", "description": "the run | to rewind to"}}},
+	    "Version": {"type": "object", "properties": {"kind": {"type": "string", "enum": ["commit", "reset"]},
+	      "at": {"type": "string", "format": "date-time", "nullable": true}}}}}}`
+	got, err := docgen.OpenAPIReference([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"The API.\n",
+		"### POST /api/v1/jobs/{job}/reset\n\nReset the bookmark.\n",
+		"Needs `Authorization: Bearer TOKEN`",
+		"| `job` | path | string | the job name |",
+		"Request body (JSON): [ResetRequest](#resetrequest).",
+		"| 200 | ok | array of [Version](#version) |",
+		"| 404 | unknown job | [Error](#error) |",
+		"### ResetRequest\n",
+		"| `to_run` | string | the run \\| to rewind to |",
+		"| `error` | string | always present |",
+		"| `kind` | string: commit, reset |",
+		"| `at` | string (date-time) or null |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the reference has no %q:\n%s", want, got)
+		}
+	}
+	if _, err := docgen.OpenAPIReference([]byte("{")); err == nil || !strings.Contains(err.Error(), "OpenAPI") {
+		t.Errorf("a broken document: got error %v, want one saying it was reading the OpenAPI document", err)
+	}
+}
