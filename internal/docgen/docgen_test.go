@@ -106,3 +106,18 @@ func TestOpenAPIReference(t *testing.T) {
 		t.Errorf("a broken document: got error %v, want one saying it was reading the OpenAPI document", err)
 	}
 }
+
+// TestMetricsReference: one row per metric, in order, with its labels and
+// its help.
+func TestMetricsReference(t *testing.T) {
+	got := docgen.MetricsReference([]docgen.Metric{
+		{Name: "x_up", Help: "1 if up | else 0."},
+		{Name: "x_rows", Labels: []string{"job", "ctx"}, Help: "Rows read."},
+	})
+	want := "| Metric | Labels | Meaning |\n|---|---|---|\n" +
+		"| `x_up` |  | 1 if up \\| else 0. |\n" +
+		"| `x_rows` | job, ctx | Rows read. |\n"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
