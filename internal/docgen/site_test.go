@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -98,5 +99,30 @@ func TestSiteBuildsStrictly(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReadmeLinks: every relative link of the README (into the docs site,
+// to an example) names a file or folder of the repository; the site's
+// build checks the site's own links, and the README is not part of it.
+func TestReadmeLinks(t *testing.T) {
+	text, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, m := range regexp.MustCompile(`\]\(([^)\s]+)\)`).FindAllStringSubmatch(string(text), -1) {
+		target := m[1]
+		if strings.Contains(target, "://") || strings.HasPrefix(target, "#") || strings.HasPrefix(target, "mailto:") {
+			continue
+		}
+		n++
+		file, _, _ := strings.Cut(target, "#")
+		if _, err := os.Stat(filepath.Join(repoRoot, file)); err != nil {
+			t.Errorf("README.md links to %s, which does not exist", target)
+		}
+	}
+	if n == 0 {
+		t.Error("README.md has no link into the docs")
 	}
 }
