@@ -99,12 +99,20 @@ type icebergView struct {
 }
 
 // pyicebergRead is the script that reads the table: argv is the catalog's
-// SQLAlchemy URI and the table's name.
+// SQLAlchemy URI (or a REST catalog's http:// URI, its bearer token in
+// ICEBERG_TOKEN when set) and the table's name.
 const pyicebergRead = `
-import json, sys
-from pyiceberg.catalog.sql import SqlCatalog
+import json, os, sys
 from pyiceberg.exceptions import NoSuchTableError
-cat = SqlCatalog("tidemark", uri=sys.argv[1])
+if sys.argv[1].startswith("http"):
+    from pyiceberg.catalog.rest import RestCatalog
+    props = {"uri": sys.argv[1]}
+    if os.environ.get("ICEBERG_TOKEN"):
+        props["token"] = os.environ["ICEBERG_TOKEN"]
+    cat = RestCatalog("rest", **props)
+else:
+    from pyiceberg.catalog.sql import SqlCatalog
+    cat = SqlCatalog("tidemark", uri=sys.argv[1])
 try:
     t = cat.load_table(sys.argv[2])
 except NoSuchTableError:
@@ -134,7 +142,10 @@ func readIceberg(t *testing.T, state string, env []string) icebergView {
 		t.Fatalf("%s is not set: run scripts/test.sh, which makes a venv with pyiceberg", envPyiceberg)
 	}
 	uri := "sqlite:///" + state
-	if strings.HasPrefix(state, "postgres://") {
+	switch {
+	case strings.HasPrefix(state, "http://"):
+		uri = state
+	case strings.HasPrefix(state, "postgres://"):
 		u, err := url.Parse(state)
 		if err != nil {
 			t.Fatal(err)

@@ -20,16 +20,26 @@ const (
 	TableLoad Kind = "table_load"
 )
 
+// CatalogREST is Table.Catalog of an Iceberg table kept in a REST catalog.
+const CatalogREST = "rest"
+
 // Table is a SQL table sink's target as kept in output manifests, without a
 // password (only the name of the variable that holds it), so that a
 // roll-forward or purge needs no job file.
 type Table struct {
-	Ctx         string   `json:"ctx"`
-	Connection  string   `json:"connection"`
-	PasswordEnv string   `json:"password_env,omitempty"`
-	Table       string   `json:"table"`
-	Mode        string   `json:"mode,omitempty"`
-	MergeKeys   []string `json:"merge_keys,omitempty"`
+	Ctx         string `json:"ctx"`
+	Connection  string `json:"connection"`
+	PasswordEnv string `json:"password_env,omitempty"`
+	// Catalog is the kind of catalog an Iceberg table is kept in:
+	// CatalogREST, or empty for tidemark's own catalog in the state store
+	// at Connection. A REST catalog's base URI is Connection, its
+	// credential in the environment variable PasswordEnv.
+	Catalog string `json:"catalog,omitempty"`
+	// Warehouse is the warehouse a REST catalog is asked for.
+	Warehouse string   `json:"warehouse,omitempty"`
+	Table     string   `json:"table"`
+	Mode      string   `json:"mode,omitempty"`
+	MergeKeys []string `json:"merge_keys,omitempty"`
 	// PartitionBy is an Iceberg table's partition_by, its spec when the
 	// publish creates it.
 	PartitionBy []string `json:"partition_by,omitempty"`

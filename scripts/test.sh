@@ -494,6 +494,38 @@ else
 	[ -n "${TIDEMARK_TEST_SPARK_CLUSTER:-}" ] || wait_spark_cluster
 fi
 
+# --- setup: Iceberg's reference REST catalog ---------------------------------
+# The Iceberg sink's tests with catalog: {rest: ...} run against Apache
+# Iceberg's own REST catalog: the iceberg-open-api jar bundles its server
+# (RESTCatalogAdapter over a JdbcCatalog), fetched once by its Maven
+# coordinates into the test cache. Each test starts its own on a loopback
+# port through internal/icebergrest (RestCatalog.java, with Java's source
+# launcher), which finds the jar in TIDEMARK_TEST_ICEBERG_REST_JAR.
+ICEBERG_REST_VERSION=1.10.0
+
+setup_iceberg_rest() {
+	local dir coord f
+	dir="${XDG_CACHE_HOME:-$HOME/.cache}/tidemark-test/iceberg-rest-$ICEBERG_REST_VERSION"
+	coord="org.apache.iceberg:iceberg-open-api:$ICEBERG_REST_VERSION"
+	f="iceberg-open-api-$ICEBERG_REST_VERSION.jar"
+	if [ ! -s "$dir/$f" ]; then
+		command -v java >/dev/null || { log "installing Java 17 (Debian package)"; apt_install openjdk-17-jre-headless; }
+		command -v mvn >/dev/null || { log "installing maven (Debian package)"; apt_install maven; }
+		log "fetching $coord with mvn"
+		# Into a fresh folder first: a cut-off fetch leaves no jar that the
+		# next run would take for a whole one.
+		rm -rf "$dir/.part"
+		mkdir -p "$dir/.part"
+		mvn -B dependency:copy -Dartifact="$coord" -DoutputDirectory="$dir/.part" >"$dir/.part/mvn.log" 2>&1 ||
+			{ tail -n 40 "$dir/.part/mvn.log" >&2; return 1; }
+		mv "$dir/.part/$f" "$dir/$f"
+		rm -rf "$dir/.part"
+	fi
+	export TIDEMARK_TEST_ICEBERG_REST_JAR="$dir/$f"
+	log "iceberg REST catalog $ICEBERG_REST_VERSION ($TIDEMARK_TEST_ICEBERG_REST_JAR)"
+}
+[ -n "${TIDEMARK_TEST_ICEBERG_REST_JAR:-}" ] || setup_iceberg_rest
+
 # --- release build -----------------------------------------------------------
 # scripts/release.sh on every change: the versioned linux amd64 and arm64
 # binaries build, and the amd64 one says its version, commit and DuckDB's

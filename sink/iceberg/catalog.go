@@ -6,15 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 
 	iceberg "github.com/apache/iceberg-go"
 	icecat "github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/catalog/rest"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	"github.com/apache/iceberg-go/table"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/tidemark-etl/tidemark/manifest"
 	_ "modernc.org/sqlite" // driver "sqlite"
 )
 
@@ -27,20 +30,27 @@ const CatalogName = "tidemark"
 // store cannot hold a catalog (S3 or memory state).
 var ErrNoOwnCatalog = errors.New("tidemark's own Iceberg catalog lives in a SQLite or PostgreSQL state store")
 
-// ownCatalog is tidemark's own catalog in a state store's database: a SQL
-// catalog with the tables of pyiceberg's SqlCatalog and Iceberg's JDBC
-// catalog (iceberg_tables, iceberg_namespace_properties), whose commit
-// is an UPDATE ... WHERE metadata_location = the one read.
-type ownCatalog struct {
-	*sqlcat.Catalog
-	db *sql.DB
+// tableCatalog is the catalog an Iceberg sink's table is kept in:
+// tidemark's own catalog in the state store's database (a SQL catalog
+// with the tables of pyiceberg's SqlCatalog and Iceberg's JDBC catalog,
+// iceberg_tables and iceberg_namespace_properties, whose commit is an
+// UPDATE ... WHERE metadata_location = the one read), or a REST catalog
+// (catalog: {rest: ...}), whose server decides each commit.
+type tableCatalog struct {
+	icecat.Catalog
+	close func() error
 }
 
-// openCatalog opens the own catalog in the state store at location (a
-// store.Identity's Location: a SQLite file's absolute path, or a
-// postgres:// URL without password, ?schema= naming the state's schema).
-// The catalog's tables are created when missing.
-func openCatalog(ctx context.Context, location string) (*ownCatalog, error) {
+// openCatalog opens the catalog of target: a REST catalog when
+// target.Catalog says so, else the own catalog in the state store at
+// target.Connection (a store.Identity's Location: a SQLite file's absolute
+// path, or a postgres:// URL without password, ?schema= naming the
+// state's schema), whose tables are created when missing.
+func openCatalog(ctx context.Context, target manifest.Table) (*tableCatalog, error) {
+	if target.Catalog == manifest.CatalogREST {
+		return openREST(ctx, target)
+	}
+	location := target.Connection
 	db, dialect, err := openStateDB(location)
 	if err != nil {
 		return nil, err
@@ -50,7 +60,35 @@ func openCatalog(ctx context.Context, location string) (*ownCatalog, error) {
 		db.Close()
 		return nil, fmt.Errorf("opening the Iceberg catalog in the state store %s: %w", location, err)
 	}
-	return &ownCatalog{Catalog: c, db: db}, nil
+	return &tableCatalog{Catalog: c, close: func() error { c.Close(); return db.Close() }}, nil
+}
+
+// openREST connects to the REST catalog at target.Connection. The
+// credential, from the environment variable target.PasswordEnv, is an
+// OAuth2 client credential CLIENT_ID:SECRET (exchanged for a token at the
+// catalog's token endpoint) or, without a colon, a bearer token.
+func openREST(ctx context.Context, target manifest.Table) (*tableCatalog, error) {
+	var opts []rest.Option
+	if target.Warehouse != "" {
+		opts = append(opts, rest.WithWarehouseLocation(target.Warehouse))
+	}
+	if env := target.PasswordEnv; env != "" {
+		cred, ok := os.LookupEnv(env)
+		if !ok || cred == "" {
+			return nil, fmt.Errorf("opening the Iceberg REST catalog %s: the credential variable %s (credential_env) is not set",
+				target.Connection, env)
+		}
+		if strings.Contains(cred, ":") {
+			opts = append(opts, rest.WithCredential(cred))
+		} else {
+			opts = append(opts, rest.WithOAuthToken(cred))
+		}
+	}
+	c, err := rest.NewCatalog(ctx, CatalogName, target.Connection, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the Iceberg REST catalog %s: %w", target.Connection, err)
+	}
+	return &tableCatalog{Catalog: c, close: func() error { return nil }}, nil
 }
 
 // stateDialect is the SQL dialect of the state store at location, or
@@ -61,7 +99,7 @@ func stateDialect(location string) (sqlcat.SupportedDialect, error) {
 		return sqlcat.Postgres, nil
 	case strings.Contains(location, "://"), !filepath.IsAbs(location):
 		return "", fmt.Errorf("state store %s: %w; keep the job's state in SQLite or PostgreSQL for an Iceberg sink "+
-			"(external catalogs are not built yet)", location, ErrNoOwnCatalog)
+			"(or keep the table in a REST catalog: iceberg: {catalog: {rest: URL}})", location, ErrNoOwnCatalog)
 	}
 	return sqlcat.SQLite, nil
 }
@@ -104,13 +142,10 @@ func openStateDB(location string) (*sql.DB, sqlcat.SupportedDialect, error) {
 }
 
 // Close closes the catalog's connections.
-func (c *ownCatalog) Close() error {
-	c.Catalog.Close()
-	return c.db.Close()
-}
+func (c *tableCatalog) Close() error { return c.close() }
 
 // load loads the table (ok false: it does not exist).
-func (c *ownCatalog) load(ctx context.Context, ident table.Identifier) (*table.Table, bool, error) {
+func (c *tableCatalog) load(ctx context.Context, ident table.Identifier) (*table.Table, bool, error) {
 	t, err := c.LoadTable(ctx, ident)
 	if errors.Is(err, icecat.ErrNoSuchTable) || errors.Is(err, icecat.ErrNoSuchNamespace) {
 		return nil, false, nil
@@ -124,7 +159,7 @@ func (c *ownCatalog) load(ctx context.Context, ident table.Identifier) (*table.T
 // create makes the table at location with schema sc and partition spec
 // spec, its namespace too when missing. A table another process created
 // meanwhile is loaded.
-func (c *ownCatalog) create(ctx context.Context, ident table.Identifier, location string, sc *iceberg.Schema,
+func (c *tableCatalog) create(ctx context.Context, ident table.Identifier, location string, sc *iceberg.Schema,
 	spec iceberg.PartitionSpec) (*table.Table, error) {
 	name := strings.Join(ident, ".")
 	err := c.CreateNamespace(ctx, ident[:1], iceberg.Properties{})

@@ -27,6 +27,7 @@ func parse(t *testing.T, lines ...string) (*job.Spec, error) {
 
 // TestConfigErrors: a bad block is refused naming the key and saying why.
 func TestConfigErrors(t *testing.T) {
+	const password = "s3cr3t"
 	for _, c := range []struct {
 		lines []string
 		want  []string
@@ -34,8 +35,16 @@ func TestConfigErrors(t *testing.T) {
 		{[]string{"iceberg: {table: orders}", "path: /tmp/x"}, []string{"iceberg.table", "DB.TABLE"}},
 		{[]string{"iceberg: {table: sales.orders}"}, []string{"path", "required"}},
 		{[]string{"iceberg: {table: sales.orders}", "path: s3://b/p/"}, []string{"path", "local"}},
-		{[]string{"iceberg: {table: sales.orders, catalog: {rest: \"http://h:8181\"}}", "path: /tmp/x"},
-			[]string{"iceberg.catalog", "not supported"}},
+		{[]string{"iceberg: {table: sales.orders, catalog: {warehouse: w}}", "path: /tmp/x"},
+			[]string{"iceberg.catalog.rest", "required"}},
+		{[]string{"iceberg: {table: sales.orders, catalog: {rest: \"ftp://h:8181\"}}", "path: /tmp/x"},
+			[]string{"iceberg.catalog.rest", "base URI"}},
+		{[]string{"iceberg: {table: sales.orders, catalog: {rest: \"http://h:8181?warehouse=w\"}}", "path: /tmp/x"},
+			[]string{"iceberg.catalog.rest", "no ?query"}},
+		{[]string{"iceberg: {table: sales.orders, catalog: {rest: \"https://alice:s3cr3t@h/api\"}}", "path: /tmp/x"},
+			[]string{"iceberg.catalog.rest", "credential_env"}},
+		{[]string{"iceberg: {table: sales.orders, catalog: {rest: \"http://h:8181\", credential_env: \"id:s3cr3t\"}}", "path: /tmp/x"},
+			[]string{"iceberg.catalog.credential_env", "NAME of an environment variable"}},
 		{[]string{"iceberg: {table: sales.orders}", "path: /tmp/x", "mode: merge"}, []string{"merge_keys", "needs"}},
 		{[]string{"iceberg: {table: sales.orders}", "path: /tmp/x", "mode: upsert"}, []string{"mode", "upsert"}},
 		{[]string{"iceberg: {table: sales.orders}", "path: /tmp/x", "merge_keys: [id]"}, []string{"merge_keys", "only for mode merge"}},
@@ -53,6 +62,9 @@ func TestConfigErrors(t *testing.T) {
 			t.Errorf("%q: parsed, want an error mentioning %q", c.lines, c.want)
 			continue
 		}
+		if strings.Contains(err.Error(), password) {
+			t.Errorf("%q: the error shows the credential: %v", c.lines, err)
+		}
 		for _, w := range c.want {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("%q: error %q does not mention %q", c.lines, err, w)
@@ -62,6 +74,10 @@ func TestConfigErrors(t *testing.T) {
 	s, err := parse(t, "iceberg: {table: sales.orders}", "path: /tmp/x", "mode: merge", "merge_keys: [id]")
 	if err != nil {
 		t.Fatalf("a good block: %v", err)
+	}
+	if _, err := parse(t, "iceberg: {table: sales.orders, catalog: {rest: \"https://cat.example/api/catalog\", "+
+		"warehouse: lake, credential_env: CATALOG_CRED}}", "path: /tmp/x"); err != nil {
+		t.Fatalf("a good REST catalog block: %v", err)
 	}
 	// The transforms as the README writes them, in a YAML flow sequence
 	// that splits bucket(16, id) at its comma.

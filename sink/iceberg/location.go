@@ -59,8 +59,8 @@ func (l *location) ident() table.Identifier {
 	return table.Identifier{ns, name}
 }
 
-func (l *location) catalog(ctx context.Context) (*ownCatalog, error) {
-	return openCatalog(ctx, l.target.Connection)
+func (l *location) catalog(ctx context.Context) (*tableCatalog, error) {
+	return openCatalog(ctx, l.target)
 }
 
 // Publish moves the run's staged files to their final names and commits

@@ -65,9 +65,13 @@ type Sink struct {
 	// parts is partition_by, parsed.
 	parts  []partField
 	partBy []string
+	// rest is the REST catalog the table is kept in; empty: the own
+	// catalog, in the state store.
+	rest CatalogConfig
 	// state is the state store's location, where the own catalog is; set
 	// by Claim.
-	state string
+	state   string
+	claimed bool
 }
 
 var (
@@ -82,23 +86,41 @@ func open(_ context.Context, spec *job.Spec, k job.Sink) (sink.Sink, error) {
 		return nil, fmt.Errorf("sink %s: partition_by: %w", k.Ctx, err)
 	}
 	return &Sink{ctx: k.Ctx, dir: c.Place(spec).Folder, table: c.Iceberg.Table, mode: c.Mode, keys: c.MergeKeys,
-		parts: parts, partBy: c.PartitionBy}, nil
+		parts: parts, partBy: c.PartitionBy, rest: c.Iceberg.Catalog}, nil
+}
+
+// target is the table as its output records keep it: where its catalog
+// is, without a credential.
+func (s *Sink) target() manifest.Table {
+	t := manifest.Table{Ctx: s.ctx, Connection: s.state, Table: s.table, Mode: s.mode, MergeKeys: s.keys,
+		PartitionBy: s.partBy}
+	if s.rest.REST != "" {
+		t.Catalog, t.Connection, t.Warehouse, t.PasswordEnv = manifest.CatalogREST, s.rest.REST, s.rest.Warehouse,
+			s.rest.CredentialEnv
+	}
+	return t
 }
 
 // Ctx is the sink's ctx.
 func (s *Sink) Ctx() string { return s.ctx }
 
-// Claim refuses a state store that cannot hold the table's catalog, then
-// checks (and, unless c.CheckOnly, writes) the folder's ownership record.
+// Claim refuses a state store that cannot hold the table's own catalog
+// (a table kept in a REST catalog needs none), then checks (and, unless
+// c.CheckOnly, writes) the folder's ownership record.
 func (s *Sink) Claim(ctx context.Context, c sink.Claim) error {
-	if _, err := stateDialect(c.Identity.Location); err != nil {
-		return fmt.Errorf("sink %s: %w", s.ctx, err)
+	if s.rest.REST == "" {
+		if _, err := stateDialect(c.Identity.Location); err != nil {
+			return fmt.Errorf("sink %s: %w", s.ctx, err)
+		}
+	} else if env := s.rest.CredentialEnv; env != "" && os.Getenv(env) == "" {
+		return fmt.Errorf("sink %s: the Iceberg REST catalog's credential variable %s (credential_env) is not set",
+			s.ctx, env)
 	}
 	if err := (&location{dir: s.dir}).claim(ctx, s.ctx, c); err != nil {
 		return err
 	}
 	if !c.CheckOnly {
-		s.state = c.Identity.Location
+		s.state, s.claimed = c.Identity.Location, true
 	}
 	return nil
 }
@@ -129,7 +151,7 @@ func (s *Sink) Cleanup(_ context.Context, dead func(string) (bool, error), log *
 
 // Prepare gives the engine the run's staging folder.
 func (s *Sink) Prepare(_ context.Context, run sink.Run) (sink.Staging, error) {
-	if s.state == "" {
+	if !s.claimed {
 		return nil, fmt.Errorf("sink %s: preparing run %s before the sink was claimed", s.ctx, run.ID)
 	}
 	return &staging{s: s, run: run.ID}, nil
@@ -167,8 +189,8 @@ func (g *staging) EngineReturned(context.Context, error) {}
 func (g *staging) Stage(ctx context.Context, res engine.SinkResult, _ bool) (sink.Staged, error) {
 	files := slices.Clone(res.Files)
 	slices.SortFunc(files, func(a, b engine.StagedFile) int { return strings.Compare(a.Path, b.Path) })
-	target := &manifest.Table{Ctx: g.s.ctx, Connection: g.s.state, Table: g.s.table, Mode: g.s.mode, MergeKeys: g.s.keys,
-		PartitionBy: g.s.partBy}
+	t := g.s.target()
+	target := &t
 	files, err := g.split(ctx, files)
 	if err != nil {
 		return sink.Staged{}, fmt.Errorf("sink %s: staging run %s: %w", g.s.ctx, g.run, err)
@@ -211,7 +233,7 @@ func (g *staging) split(ctx context.Context, files []engine.StagedFile) ([]engin
 	if len(files) == 0 {
 		return files, nil
 	}
-	loc := &location{dir: g.s.dir, target: manifest.Table{Connection: g.s.state, Table: g.s.table, PartitionBy: g.s.partBy}}
+	loc := &location{dir: g.s.dir, target: g.s.target()}
 	cat, err := loc.catalog(ctx)
 	if err != nil {
 		return nil, err
@@ -270,7 +292,7 @@ func (g *staging) check(ctx context.Context, files []engine.StagedFile) error {
 	if len(files) == 0 {
 		return nil
 	}
-	loc := &location{dir: g.s.dir, target: manifest.Table{Connection: g.s.state, Table: g.s.table, PartitionBy: g.s.partBy}}
+	loc := &location{dir: g.s.dir, target: g.s.target()}
 	cat, err := loc.catalog(ctx)
 	if err != nil {
 		return err
