@@ -4,14 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
-	"time"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
-	"github.com/tidemark-etl/tidemark/internal/secret"
 	"github.com/tidemark-etl/tidemark/job"
-	"github.com/tidemark-etl/tidemark/source"
 	"github.com/tidemark-etl/tidemark/source/files"
 	"github.com/tidemark-etl/tidemark/store"
 )
@@ -21,16 +17,26 @@ import (
 // Commit. It holds the job's lease from OpenBookmarks to Close, so no other
 // run of the job interleaves; until Commit nothing is recorded, and a
 // program that dies before Commit simply sees the same files next time.
+//
+// It is a run as Run and a Session are (lifecycle.go): its run begins
+// with the lease, dead runs marked failed and earlier runs recovered;
+// each source asked for is checked with Run's checks in Run's order (a
+// changed definition is a usage error, exit 2); the run is recorded at its
+// first write, Commit, so a program that opens and closes without
+// committing leaves no run; and its OpenLineage events (OPENLINEAGE_URL)
+// are sent as Run sends a job's.
 type Bookmarks struct {
-	st     store.Store
-	job    string
-	lease  *heldLease
-	head   store.Head
-	states map[string]bookmark.SourceState
-	rec    store.Run
-	plans  []*files.Plan
-	done   bool
+	s     *Session
+	plans []*files.Plan
+	// failure is NewFiles' last error that was no refusal: a Close that
+	// ends the run on it records it as failed, as Run records a run
+	// whose source could not be planned.
+	failure error
 }
+
+// errClosed is the reason a Bookmarks run closed without a commit ends
+// with; it is no run.
+var errClosed = errors.New("closed without commit")
 
 // OpenBookmarks opens the state store at location (see StateLocation for
 // the default) and takes the job's lease; a running job yields an error
@@ -39,37 +45,15 @@ func OpenBookmarks(ctx context.Context, location, jobName string) (*Bookmarks, e
 	if !job.ValidName(jobName) {
 		return nil, fmt.Errorf("%w: job name %q: %s", ErrUsage, jobName, job.NameRule)
 	}
-	st, err := OpenState(ctx, location)
+	wd, err := os.Getwd()
 	if err != nil {
 		return nil, err
 	}
-	started := time.Now().UTC()
-	b := &Bookmarks{st: st, job: jobName}
-	// The run begins as Run and a Session begin theirs (lifecycle.go): its
-	// sources are asked for later, each checked then.
-	r := &runner{spec: &job.Spec{Job: jobName}, st: st, job: jobName, log: slog.New(slog.DiscardHandler),
-		opts: RunOptions{Mode: bookmark.ModeEnable, HostID: DefaultHostID(), LeaseTTL: DefaultLeaseTTL, Logger: slog.New(slog.DiscardHandler)}}
-	r.spec.ApplyDefaults()
-	r.rec = store.Run{Job: jobName, RunID: newRunID(started), Mode: bookmark.ModeEnable, Status: store.StatusRunning, StartedAt: started,
-		Host: r.opts.HostID}
-	err = r.begin(ctx, started, nil, nil)
-	b.lease, b.rec = r.lease, r.rec
+	s, err := BeginSession(ctx, SessionOptions{Job: jobName, Dir: wd, State: location, Mode: bookmark.ModeEnable})
 	if err != nil {
-		b.Close()
 		return nil, err
 	}
-	if err = r.recover(ctx); err == nil {
-		if b.head, err = st.Head(ctx, jobName); err == nil {
-			b.states, err = st.SourceStates(ctx, jobName)
-		}
-	}
-	if err != nil {
-		_ = st.FailRun(context.WithoutCancel(ctx), jobName, b.lease.token(), b.rec.RunID, time.Now().UTC(), b.rec, secret.Redact(err.Error()))
-		b.done = true
-		b.release()
-		return nil, err
-	}
-	return b, nil
+	return &Bookmarks{s: s}, nil
 }
 
 // NewFiles returns the files of src that are new (or modified, per
@@ -78,30 +62,28 @@ func OpenBookmarks(ctx context.Context, location, jobName string) (*Bookmarks, e
 // URL or an absolute or working-directory-relative path.
 // Call it at most once per ctx before Commit.
 func (b *Bookmarks) NewFiles(ctx context.Context, src job.Source) ([]bookmark.File, error) {
-	if b.done {
+	s := b.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
 		return nil, errors.New("bookmarks already committed or closed")
 	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return nil, err
-	}
-	spec := &job.Spec{Job: b.job, Dir: wd, Sources: []job.Source{src}}
-	spec.ApplyDefaults()
-	fs, err := files.Open(ctx, spec, spec.Sources[0])
-	if err != nil {
-		return nil, err
-	}
-	prev, has := b.states[src.Ctx]
-	p, err := fs.PlanFiles(ctx, source.Request{Job: b.job, Mode: bookmark.ModeEnable, State: b.st, Catalog: b.st, Prev: prev, HasPrev: has,
-		Now: time.Now()})
-	if err != nil {
-		return nil, err
+	if _, ok := src.Config.(*files.Config); !ok {
+		return nil, fmt.Errorf("%w: source %s: the Bookmarks API reads file sources (a *files.Config), not %T", ErrUsage, src.Ctx, src.Config)
 	}
 	for _, q := range b.plans {
-		if q.Ctx == p.Ctx {
-			return nil, fmt.Errorf("source %s: NewFiles called twice before Commit", p.Ctx)
+		if q.Ctx == src.Ctx {
+			return nil, fmt.Errorf("source %s: NewFiles called twice before Commit", src.Ctx)
 		}
 	}
+	ss, err := s.source(ctx, src, false, false)
+	if err != nil {
+		if !s.refused {
+			b.failure = err
+		}
+		return nil, err
+	}
+	p := ss.plan.(*files.Plan)
 	b.plans = append(b.plans, p)
 	return p.Take, nil
 }
@@ -110,58 +92,55 @@ func (b *Bookmarks) NewFiles(ctx context.Context, src job.Source) ([]bookmark.Fi
 // transaction with a run record, and releases the lease. rows, if given,
 // is stored as the run's row count per source ctx.
 func (b *Bookmarks) Commit(ctx context.Context, rows map[string]int64) (store.Head, error) {
-	if b.done {
+	s := b.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
 		return store.Head{}, errors.New("bookmarks already committed or closed")
 	}
-	c := store.Commit{Job: b.job, Token: b.lease.token(), BaseVersion: b.head.Version, Sources: map[string]bookmark.SourceState{}}
-	for k, v := range b.states {
-		c.Sources[k] = v
+	reports := map[string]SourceReport{}
+	for name, n := range rows {
+		reports[name] = SourceReport{Rows: n}
 	}
-	for _, p := range b.plans {
-		b.rec.Sources[p.Ctx] = store.Count{Files: int64(len(p.Take)), Bytes: p.Bytes(), Rows: rows[p.Ctx]}
-		if len(p.Take) == 0 {
-			continue
-		}
-		c.Advance = true
-		c.Sources[p.Ctx] = p.NextState(nil)
-		for _, f := range p.Take {
-			c.Added = append(c.Added, store.FileRecord{Ctx: p.Ctx, File: f})
-		}
-		for _, f := range p.Superseded {
-			c.Superseded = append(c.Superseded, store.FileRecord{Ctx: p.Ctx, File: f})
-		}
+	err := s.commit(ctx, reports)
+	var head store.Head
+	if err == nil {
+		head = b.head(ctx)
 	}
-	if !c.Advance {
-		c.Sources = nil
+	if _, err := s.end(ctx, err); err != nil {
+		return head, fmt.Errorf("committing bookmarks of job %s: %w", s.r.job, err)
 	}
-	b.rec.Status, b.rec.FinishedAt = store.StatusSucceeded, time.Now().UTC()
-	c.Run = b.rec
-	head, err := b.st.Commit(ctx, c)
-	if err != nil {
-		return head, fmt.Errorf("committing bookmarks of job %s: %w", b.job, err)
-	}
-	b.done = true
-	b.release()
 	return head, nil
 }
 
-// Close releases the lease without committing: the run is recorded as
-// failed and the same files are new next time. Safe after Commit.
-func (b *Bookmarks) Close() error {
-	if b.done {
-		return nil
+// head is the job's bookmark head once the run committed, read back
+// (under the lease it is the commit's); what the run record says if it
+// cannot be read.
+func (b *Bookmarks) head(ctx context.Context) store.Head {
+	r := b.s.r
+	head, err := r.st.Head(ctx, r.job)
+	if err != nil {
+		return store.Head{Job: r.job, Version: r.rec.Version, RunID: r.rec.RunID, UpdatedAt: r.rec.FinishedAt}
 	}
-	b.done = true
-	if b.rec.Seq > 0 && b.lease != nil {
-		_ = b.st.FailRun(context.Background(), b.job, b.lease.token(), b.rec.RunID, time.Now().UTC(), b.rec, "closed without commit")
-	}
-	b.release()
-	return nil
+	return head
 }
 
-func (b *Bookmarks) release() {
-	if b.lease != nil {
-		b.lease.release()
+// Close releases the lease without committing: the same files are new
+// next time, and no run is recorded unless NewFiles failed otherwise than
+// refused (then the run is recorded as failed with that error). Safe
+// after Commit.
+func (b *Bookmarks) Close() error {
+	s := b.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return nil
 	}
-	b.st.Close()
+	err := b.failure
+	if err == nil {
+		// Nothing written: ended as a refused run is, no run.
+		s.refused, err = true, errClosed
+	}
+	_, _ = s.end(context.Background(), err)
+	return nil
 }

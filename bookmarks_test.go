@@ -1,14 +1,21 @@
 package tidemark
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/job"
+	"github.com/tidemark-etl/tidemark/lineage"
 	srcfiles "github.com/tidemark-etl/tidemark/source/files"
 	"github.com/tidemark-etl/tidemark/store"
 )
@@ -71,9 +78,11 @@ func TestBookmarks(t *testing.T) {
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
+	// Closed without a commit, the program wrote nothing: no run (as a
+	// Session's program that ends before its first sink).
 	runs, _ = w.store().Runs(t.Context(), jobName, store.RunQuery{})
-	if len(runs) != 2 || runs[0].Status != store.StatusFailed {
-		t.Errorf("runs after close: got %+v, want the closed one failed", runs)
+	if len(runs) != 1 {
+		t.Errorf("runs after close: got %+v, want only the committed one", runs)
 	}
 	b, err = OpenBookmarks(t.Context(), w.state, jobName)
 	if err != nil {
@@ -129,5 +138,160 @@ func TestBookmarksMarksDeadRuns(t *testing.T) {
 	}
 	if r.Status != store.StatusFailed {
 		t.Errorf("the dead run: status %s, want failed", r.Status)
+	}
+}
+
+// TestBookmarksRecordsAtCommit: issue #19 item 3. The Bookmarks API
+// records its run at its first write, its Commit, as a Session does at
+// its first sink: a program that opens and closes without committing,
+// having asked for new files or not, leaves no run and no bookmark change
+// (each such open left a failed run in the history).
+func TestBookmarksRecordsAtCommit(t *testing.T) {
+	w := newWorld(t)
+	w.write("a.csv", "1")
+	src := job.Source{Ctx: "in", Config: &srcfiles.Config{Path: w.in, Format: "csv"}}
+	for _, ask := range []bool{false, true} {
+		b, err := OpenBookmarks(t.Context(), w.state, jobName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ask {
+			if fs, err := b.NewFiles(t.Context(), src); err != nil || len(fs) != 1 {
+				t.Fatalf("new files: got %d (%v), want a.csv", len(fs), err)
+			}
+		}
+		if err := b.Close(); err != nil {
+			t.Fatal(err)
+		}
+		runs, err := w.store().Runs(t.Context(), jobName, store.RunQuery{})
+		if err != nil || len(runs) != 0 {
+			t.Errorf("runs after an open and a close (new files asked: %v): got %+v (%v), want none", ask, runs, err)
+		}
+		head, err := w.store().Head(t.Context(), jobName)
+		if err != nil || head.Version != 0 {
+			t.Errorf("bookmark after an open and a close (new files asked: %v): version %d (%v), want 0", ask, head.Version, err)
+		}
+	}
+}
+
+// TestBookmarksChecksDefinition: issue #19 item 3. NewFiles runs Run's
+// checks before it plans: a source whose definition changed under its
+// ctx (another format) is refused as a job file's is (exit 2, naming the
+// ctx), and the program that ends on it leaves no run (the refusal left
+// a failed run, recorded at the open).
+func TestBookmarksChecksDefinition(t *testing.T) {
+	w := newWorld(t)
+	w.write("a.csv", "1")
+	b, err := OpenBookmarks(t.Context(), w.state, jobName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.NewFiles(t.Context(), job.Source{Ctx: "in", Config: &srcfiles.Config{Path: w.in, Format: "csv"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Commit(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	w.write("b.csv", "2")
+	b, err = OpenBookmarks(t.Context(), w.state, jobName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := b.NewFiles(t.Context(), job.Source{Ctx: "in", Config: &srcfiles.Config{Path: w.in, Format: "json"}})
+	if ExitCode(err) != ExitUsage || !strings.Contains(fmt.Sprint(err), "in") {
+		t.Errorf("new files of a source whose format changed: got %d files (%v, exit %d), want a refusal naming ctx in (exit %d)",
+			len(fs), err, ExitCode(err), ExitUsage)
+	}
+	_ = b.Close()
+	runs, err := w.store().Runs(t.Context(), jobName, store.RunQuery{})
+	if err != nil || len(runs) != 1 {
+		t.Errorf("runs after the refusal: got %d (%v), want the first only", len(runs), err)
+	}
+}
+
+// TestBookmarksSendsLineage: issue #19 item 3. The Bookmarks API sends
+// the OpenLineage events Run sends (OPENLINEAGE_URL): START when its run
+// is recorded and COMPLETE naming the source it read; a program that
+// closes without committing is no run and sends nothing (the API sent no
+// events).
+func TestBookmarksSendsLineage(t *testing.T) {
+	var mu sync.Mutex
+	var events []lineage.RunEvent
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		var ev lineage.RunEvent
+		if err := json.NewDecoder(r.Body).Decode(&ev); err != nil {
+			t.Errorf("decoding an event: %v", err)
+		}
+		mu.Lock()
+		events = append(events, ev)
+		mu.Unlock()
+		rw.WriteHeader(http.StatusCreated)
+	}))
+	defer srv.Close()
+	t.Setenv(lineage.EnvURL, srv.URL)
+	take := func() []lineage.RunEvent {
+		mu.Lock()
+		defer mu.Unlock()
+		evs := events
+		events = nil
+		return evs
+	}
+	w := newWorld(t)
+	w.write("a.csv", "1")
+	src := job.Source{Ctx: "in", Config: &srcfiles.Config{Path: w.in, Format: "csv"}}
+
+	b, err := OpenBookmarks(t.Context(), w.state, jobName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.NewFiles(t.Context(), src); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Commit(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	evs := take()
+	if len(evs) != 2 || evs[0].EventType != lineage.EventStart || evs[1].EventType != lineage.EventComplete {
+		t.Fatalf("a commit sent %d events %+v, want START and COMPLETE", len(evs), evs)
+	}
+	if end := evs[1]; end.Job.Name != jobName || len(end.Inputs) != 1 || !strings.HasSuffix(end.Inputs[0].Name, "/in") {
+		t.Errorf("COMPLETE: job %q inputs %+v, want job %s reading the in/ folder", end.Job.Name, end.Inputs, jobName)
+	}
+
+	w.write("b.csv", "2")
+	b, err = OpenBookmarks(t.Context(), w.state, jobName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.NewFiles(t.Context(), src); err != nil {
+		t.Fatal(err)
+	}
+	_ = b.Close()
+	if evs := take(); len(evs) != 0 {
+		t.Errorf("a close without a commit sent %d events %+v, want none (no run)", len(evs), evs)
+	}
+}
+
+// TestBookmarksRecordsAFailureThatIsNoRefusal: a source that fails
+// otherwise than refused (a folder that is not there) is a failed run when
+// the program closes on it, as Run records a run whose source could not
+// be opened; the bookmark does not move.
+func TestBookmarksRecordsAFailureThatIsNoRefusal(t *testing.T) {
+	w := newWorld(t)
+	b, err := OpenBookmarks(t.Context(), w.state, jobName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := job.Source{Ctx: "in", Config: &srcfiles.Config{Path: filepath.Join(w.dir, "typo"), Format: "csv"}}
+	if _, err := b.NewFiles(t.Context(), src); err == nil {
+		t.Fatal("a source folder that is not there: got no error")
+	}
+	_ = b.Close()
+	runs, err := w.store().Runs(t.Context(), jobName, store.RunQuery{})
+	if err != nil || len(runs) != 1 || runs[0].Status != store.StatusFailed || !strings.Contains(runs[0].Error, "typo") {
+		t.Errorf("runs after the failure: got %+v (%v), want one failed run naming the folder", runs, err)
+	}
+	if head, err := w.store().Head(t.Context(), jobName); err != nil || head.Version != 0 {
+		t.Errorf("bookmark after the failure: version %d (%v), want 0", head.Version, err)
 	}
 }

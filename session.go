@@ -86,6 +86,7 @@ type Session struct {
 
 type sessionSource struct {
 	index   int // in r.sources and r.plans
+	plan    source.Plan
 	reading source.Reading
 	input   engine.Source
 }
@@ -205,18 +206,29 @@ func (s *Session) Version() int64 { return s.head.Version }
 func (s *Session) Source(ctx context.Context, src job.Source, noBookmark bool) (engine.Source, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.live(); err != nil {
+	ss, err := s.source(ctx, src, noBookmark, true)
+	if err != nil {
 		return engine.Source{}, err
 	}
+	return ss.input, nil
+}
+
+// source declares src: checked, planned and, with open, its input readied
+// for the program (without, the plan alone is the answer: the Bookmarks
+// API hands over the files, not their contents). s.mu is held.
+func (s *Session) source(ctx context.Context, src job.Source, noBookmark, open bool) (*sessionSource, error) {
+	if err := s.live(); err != nil {
+		return nil, err
+	}
 	if ss, ok := s.srcs[src.Ctx]; ok {
-		return ss.input, nil
+		return ss, nil
 	}
 	r := s.r
 	if src.Config != nil {
 		src.Config.ApplyDefaults(r.spec)
 	}
 	if err := r.spec.ValidateSource(src); err != nil {
-		return engine.Source{}, s.refuse(fmt.Errorf("%w: %v", ErrUsage, err))
+		return nil, s.refuse(fmt.Errorf("%w: %v", ErrUsage, err))
 	}
 	r.spec.Sources = append(r.spec.Sources, src)
 	undo := func() { r.spec.Sources = r.spec.Sources[:len(r.spec.Sources)-1] }
@@ -224,7 +236,7 @@ func (s *Session) Source(ctx context.Context, src job.Source, noBookmark bool) (
 	// (or the state): it would read the job's own output as input.
 	if err := checkSinkPaths(r.spec, r.opts.State); err != nil {
 		undo()
-		return engine.Source{}, s.refuse(err)
+		return nil, s.refuse(err)
 	}
 	opened, err := source.Open(ctx, r.spec, r.spec.Sources[len(r.spec.Sources)-1])
 	if err != nil {
@@ -232,9 +244,9 @@ func (s *Session) Source(ctx context.Context, src job.Source, noBookmark bool) (
 		// As Run: a source that cannot be opened is still checked for its
 		// password_env, and refused if it is not set.
 		if perr := checkPasswordEnv(&job.Spec{Sources: []job.Source{src}}); perr != nil {
-			return engine.Source{}, s.refuse(perr)
+			return nil, s.refuse(perr)
 		}
-		return engine.Source{}, s.failed(err)
+		return nil, s.failed(err)
 	}
 	mode := r.opts.Mode
 	if noBookmark {
@@ -244,7 +256,7 @@ func (s *Session) Source(ctx context.Context, src job.Source, noBookmark bool) (
 	if err := s.checkSource(ctx, src, opened, mode, prev, has); err != nil {
 		_ = opened.Close()
 		undo()
-		return engine.Source{}, s.refuse(err)
+		return nil, s.refuse(err)
 	}
 	req := source.Request{Job: r.job, Mode: mode, State: r.st, Catalog: r.st, Prev: prev, HasPrev: has, Now: time.Now(),
 		DiskBudget: max(r.spec.IO.DiskBudget.Bytes, 1)}
@@ -255,20 +267,20 @@ func (s *Session) Source(ctx context.Context, src job.Source, noBookmark bool) (
 	if err != nil {
 		_ = opened.Close()
 		undo()
-		return engine.Source{}, s.failed(err)
+		return nil, s.failed(err)
 	}
 	p.Report(r.log)
 	r.sources = append(r.sources, opened)
 	r.plans = append(r.plans, p)
-	ss := &sessionSource{index: len(r.plans) - 1}
+	ss := &sessionSource{index: len(r.plans) - 1, plan: p}
 	if noBookmark {
 		s.noBookmark(src.Ctx)
 	}
-	if p.Pending() > 0 {
+	if p.Pending() > 0 && open {
 		env := source.Env{Caps: engine.Caps{Read: r.sessionReads}, Policy: p.BadRecords(), TempDir: r.inputDir,
 			Concurrency: r.spec.IO.Concurrency, Log: r.log}
 		if ss.reading, err = p.Open(ctx, env); err != nil {
-			return engine.Source{}, s.failed(err)
+			return nil, s.failed(err)
 		}
 		ss.input = ss.reading.Input()
 	} else {
@@ -277,7 +289,7 @@ func (s *Session) Source(ctx context.Context, src job.Source, noBookmark bool) (
 	s.srcs[src.Ctx] = ss
 	s.order = append(s.order, src.Ctx)
 	s.refused = false
-	return ss.input, nil
+	return ss, nil
 }
 
 // checkSource runs Run's checks (execute.go, runner.check) on one source

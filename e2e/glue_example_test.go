@@ -14,8 +14,8 @@ import (
 )
 
 // TestGlueExample: issue #24 item 4. examples/glue/run.sh, the one
-// command, runs the article's script (etl.py, the same bytes as the
-// article's) over the sales arrivals' three days on a copy of the
+// command, runs the article's script (etl.py, which TestGlueArticleScript
+// runs too) over the sales arrivals' three days on a copy of the
 // examples: the crawler file it names registers sales_db.orders_raw, and
 // the runs read Monday's 10 files, Tuesday's 5, then nothing. The output
 // it publishes to s3://your-output-bucket/sales/ (its local S3), read back
@@ -37,14 +37,6 @@ func TestGlueExample(t *testing.T) {
 	here := filepath.Join(tmp, "examples", "glue")
 	for _, junk := range []string{".venv", ".s3", ".tidemark", "landing", "bin"} {
 		_ = os.RemoveAll(filepath.Join(here, junk)) // what a run of it in the repository left
-	}
-	script, err := os.ReadFile(filepath.Join(here, "etl.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	article, err := os.ReadFile(filepath.Join("testdata", "glue", "article_etl.py"))
-	if err != nil || string(script) != string(article) {
-		t.Errorf("examples/glue/etl.py is not the article's script verbatim (e2e/testdata/glue/article_etl.py): %v", err)
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*glueTimeout)

@@ -465,9 +465,9 @@ func TestGluePipInstalled(t *testing.T) {
 	}
 }
 
-// TestGlueArticleScript: the article's script, verbatim (testdata), over
-// three days of sales files on S3 after a crawl registered
-// sales_db.orders_raw: Monday 10 files, Tuesday 5, then nothing. Each
+// TestGlueArticleScript: the article's script, verbatim (the example's
+// examples/glue/etl.py), over three days of sales files on S3 after a
+// crawl registered sales_db.orders_raw: Monday 10 files, Tuesday 5, then nothing. Each
 // run's output, read back with DuckDB, holds exactly the cumulative
 // orders; the third run writes nothing; runs and bookmark show show the
 // script's runs and its orders_source ctx. It uses the article's own
@@ -483,7 +483,11 @@ func TestGlueArticleScript(t *testing.T) {
 	srv.CreateBucket(t, "your-output-bucket")
 	env := &s3Env{srv: srv, client: s3Client(srv.Endpoint, srv.AccessKey, srv.SecretKey, srv.Region)}
 	dir := t.TempDir()
-	script, err := os.ReadFile(filepath.Join("testdata", "glue", "article_etl.py"))
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := os.ReadFile(filepath.Join(root, "examples", "glue", "etl.py"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -111,25 +109,12 @@ type probe struct {
 
 func readPartitions(t *testing.T, state string, probes []probe) partitionView {
 	t.Helper()
-	script := filepath.Join(t.TempDir(), "partitions.py")
-	writeFile(t, script, []byte(pyicebergPartitions))
-	var ps [][2]any
+	ps := [][2]any{}
 	for _, p := range probes {
 		ps = append(ps, [2]any{p.col, p.val})
 	}
 	arg, _ := json.Marshal(ps)
-	if ps == nil {
-		arg = []byte("[]")
-	}
-	cmd := exec.CommandContext(t.Context(), os.Getenv(envPyiceberg), script, "sqlite:///"+state, "sales.orders", string(arg))
-	out, err := cmd.Output()
-	if err != nil {
-		stderr := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("pyiceberg reading the partitions of sales.orders: %v\n%s", err, stderr)
-	}
+	out := pyiceberg(t, "reading the partitions of sales.orders", pyicebergPartitions, state, nil, string(arg))
 	var v partitionView
 	if err := json.Unmarshal(out, &v); err != nil {
 		t.Fatalf("pyiceberg's output %q: %v", out, err)

@@ -96,6 +96,11 @@ type icebergView struct {
 	// readers map the columns of files without Parquet field ids.
 	NameMapping bool              `json:"name_mapping"`
 	Snapshots   []icebergSnapshot `json:"snapshots"`
+	// Columns are the current schema's columns and their Iceberg types.
+	Columns map[string]string `json:"columns"`
+	// Notes are the values of a column note by order id (null: nil), when
+	// the table has one.
+	Notes map[string]*string `json:"notes"`
 }
 
 // pyicebergRead is the script that reads the table: argv is the catalog's
@@ -129,13 +134,33 @@ while s is not None:
                   "summary": {k: str(v) for k, v in summ.additional_properties.items()}})
     s = t.snapshot_by_id(s.parent_snapshot_id) if s.parent_snapshot_id is not None else None
 snaps.reverse()
+cols = {f.name: str(f.field_type) for f in t.schema().fields}
+notes = {}
+if "note" in cols:
+    nt = t.scan(selected_fields=("order_id", "note")).to_arrow()
+    notes = {str(k): v for k, v in zip(nt.column("order_id").to_pylist(), nt.column("note").to_pylist())}
 print(json.dumps({"exists": True, "ids": sorted(ids), "rows": rows, "snapshots": snaps,
-                  "name_mapping": "schema.name-mapping.default" in t.properties}))
+                  "name_mapping": "schema.name-mapping.default" in t.properties, "columns": cols, "notes": notes}))
 `
 
 // readIceberg reads the Iceberg table sales.orders of the job whose state
 // is at state with pyiceberg.
 func readIceberg(t *testing.T, state string, env []string) icebergView {
+	t.Helper()
+	out := pyiceberg(t, "reading sales.orders", pyicebergRead, state, env)
+	var v icebergView
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatalf("pyiceberg's output %q: %v", out, err)
+	}
+	return v
+}
+
+// pyiceberg runs script with the Python that has pyiceberg (envPyiceberg,
+// set by scripts/test.sh), its argv the SQL catalog in the state at state
+// (SQLite or PostgreSQL), the table sales.orders and args, with env added
+// to the environment. It returns what the script printed; a failure fails the
+// test, saying what it was doing, with the script's stderr.
+func pyiceberg(t *testing.T, what, script, state string, env []string, args ...string) []byte {
 	t.Helper()
 	py := os.Getenv(envPyiceberg)
 	if py == "" {
@@ -154,9 +179,9 @@ func readIceberg(t *testing.T, state string, env []string) icebergView {
 		u.Scheme, u.RawQuery = "postgresql+psycopg2", "options="+url.QueryEscape("-csearch_path="+schema)
 		uri = u.String()
 	}
-	script := filepath.Join(t.TempDir(), "read.py")
-	writeFile(t, script, []byte(pyicebergRead))
-	cmd := exec.CommandContext(t.Context(), py, script, uri, "sales.orders")
+	path := filepath.Join(t.TempDir(), "script.py")
+	writeFile(t, path, []byte(script))
+	cmd := exec.CommandContext(t.Context(), py, append([]string{path, uri, "sales.orders"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.Output()
 	if err != nil {
@@ -164,13 +189,9 @@ func readIceberg(t *testing.T, state string, env []string) icebergView {
 		if ee, ok := err.(*exec.ExitError); ok {
 			stderr = string(ee.Stderr)
 		}
-		t.Fatalf("pyiceberg reading sales.orders: %v\n%s", err, stderr)
+		t.Fatalf("pyiceberg %s: %v\n%s", what, err, stderr)
 	}
-	var v icebergView
-	if err := json.Unmarshal(out, &v); err != nil {
-		t.Fatalf("pyiceberg's output %q: %v", out, err)
-	}
-	return v
+	return out
 }
 
 // assertIcebergIDs fails unless the table holds exactly want's order ids.
@@ -394,18 +415,13 @@ t.append(pa.Table.from_pylist(rows, schema=t.schema().as_arrow()))
 // appendIceberg has pyiceberg append records with ids to sales.orders.
 func appendIceberg(t *testing.T, state string, ids ...int64) []record {
 	t.Helper()
-	script := filepath.Join(t.TempDir(), "append.py")
-	writeFile(t, script, []byte(pyicebergAppend))
-	args := []string{script, "sqlite:///" + state, "sales.orders"}
+	var args []string
 	var recs []record
 	for _, id := range ids {
 		args = append(args, fmt.Sprint(id))
 		recs = append(recs, record{OrderID: id, CustomerID: "ext", Product: "external", Amount: 1})
 	}
-	cmd := exec.CommandContext(t.Context(), os.Getenv(envPyiceberg), args...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("pyiceberg appending to sales.orders: %v\n%s", err, out)
-	}
+	pyiceberg(t, "appending to sales.orders", pyicebergAppend, state, nil, args...)
 	return recs
 }
 
@@ -501,10 +517,11 @@ func TestIcebergMerge(t *testing.T) {
 }
 
 // TestIcebergSchemaChange: a run whose output has a column the table
-// lacks, or a column of another type, fails before its commit, naming the
-// column, and leaves the table and the bookmark as they were; the job is
-// not stuck: with the job file put back, the next run reads the same
-// input and commits it.
+// lacks adds it to the table (earlier rows read as null), a column whose
+// type widens (int to long) is widened, a run whose files are narrower or
+// lack a column fits the table as it is; a type Iceberg cannot promote to
+// (long to string) fails before the commit, naming the column, and leaves
+// the table and the bookmark as they were, and the job is not stuck.
 func TestIcebergSchemaChange(t *testing.T) {
 	t.Parallel()
 	f, state := icebergFixture(t, icebergStores()[0], "append")
@@ -512,21 +529,61 @@ func TestIcebergSchemaChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	with := func(sql string) {
+		writeFile(t, f.jobPath, []byte(strings.Replace(string(good), cleanOrders, sql, 1)))
+	}
+	const narrow = "SELECT order_id, customer_id, product, CAST(amount AS INTEGER) AS amount FROM orders_source"
+	with(narrow)
 	monday := f.addCSVs("monday", 1, 10)
 	f.mustRun()
-	tuesday := f.addCSVs("tuesday", 1, 10)
-	for _, c := range []struct{ sql, column string }{
-		{"SELECT order_id, customer_id, product, CAST(amount AS BIGINT) AS amount, 'x' AS note FROM orders_source", "note"},
-		{"SELECT order_id, customer_id, product, CAST(amount AS VARCHAR) AS amount FROM orders_source", "amount"},
-	} {
-		writeFile(t, f.jobPath, []byte(strings.Replace(string(good), cleanOrders, c.sql, 1)))
-		_, r := f.runExpect(1)
-		assertMentions(t, r, c.column, "sales.orders")
-		v := readIceberg(t, state, f.env)
-		assertIcebergIDs(t, "after the failed run with column "+c.column, v, monday)
+	if v := readIceberg(t, state, f.env); v.Columns["amount"] != "int" {
+		t.Fatalf("after Monday: amount is %q in the table, want int (the run's type)", v.Columns["amount"])
 	}
-	writeFile(t, f.jobPath, good)
+
+	tuesday := f.addCSVs("tuesday", 1, 10)
+	with("SELECT order_id, customer_id, product, CAST(amount AS VARCHAR) AS amount FROM orders_source")
+	_, r := f.runExpect(1)
+	assertMentions(t, r, "amount", "sales.orders")
+	v := readIceberg(t, state, f.env)
+	assertIcebergIDs(t, "after the failed run with amount as text", v, monday)
+	if v.Columns["amount"] != "int" {
+		t.Errorf("after the failed run: amount is %q, want int still", v.Columns["amount"])
+	}
+
+	with("SELECT order_id, customer_id, product, CAST(amount AS BIGINT) AS amount, 'x' AS note FROM orders_source")
 	s := f.mustRun()
-	assertFiles(t, "the run with the job file put back", s, 1)
-	assertIcebergIDs(t, "after the run with the job file put back", readIceberg(t, state, f.env), concat(monday, tuesday))
+	assertFiles(t, "the run with a new column note and amount widened", s, 1)
+	v = readIceberg(t, state, f.env)
+	assertIcebergIDs(t, "after the run with a new column", v, concat(monday, tuesday))
+	if v.Columns["note"] != "string" || v.Columns["amount"] != "long" {
+		t.Errorf("after the run with a new column: columns %v, want note string and amount long", v.Columns)
+	}
+	for _, r := range monday {
+		if n := v.Notes[fmt.Sprint(r.OrderID)]; n != nil {
+			t.Errorf("Monday's order %d reads note %q, want null (the column came later)", r.OrderID, *n)
+		}
+	}
+	for _, r := range tuesday {
+		if n := v.Notes[fmt.Sprint(r.OrderID)]; n == nil || *n != "x" {
+			t.Errorf("Tuesday's order %d reads note %v, want x", r.OrderID, n)
+		}
+	}
+
+	with(narrow) // amount int again, no note: fits the evolved table
+	wednesday := f.addCSVs("wednesday", 1, 10)
+	f.mustRun()
+	v = readIceberg(t, state, f.env)
+	assertIcebergIDs(t, "after Wednesday (narrower files)", v, concat(monday, tuesday, wednesday))
+	if v.Columns["amount"] != "long" || v.Columns["note"] != "string" {
+		t.Errorf("after Wednesday: columns %v, want the evolved table's (never narrowed)", v.Columns)
+	}
+	amounts := map[int64]int64{}
+	for _, r := range concat(monday, tuesday, wednesday) {
+		amounts[r.OrderID] = r.Amount
+	}
+	for _, r := range v.Rows {
+		if amounts[r[0]] != r[1] {
+			t.Errorf("order %d reads amount %d, want %d", r[0], r[1], amounts[r[0]])
+		}
+	}
 }

@@ -7,7 +7,9 @@
 # platform it builds cmd/tidemark with -trimpath and
 #   -ldflags "-X main.version=VERSION -X main.commit=$(git rev-parse HEAD)"
 # into dist/tidemark_VERSION_OS_ARCH.tar.gz (the binary, README.md), then
-# writes dist/SHA256SUMS. It checks each binary: the one for this machine
+# writes dist/SHA256SUMS. Then scripts/wheels.sh makes the Python package's
+# wheels from the Linux ones (dist/tidemark-*.whl, listed in SHA256SUMS too;
+# its header says what they hold). It checks each binary: the one for this machine
 # runs `tidemark version` and must print VERSION, the commit and DuckDB's
 # version; a cross-built one must name its GOOS/GOARCH in its build info
 # (go version -m) and hold VERSION and the commit.
@@ -104,3 +106,6 @@ for p in $platforms; do
 done
 (cd "$dist" && sha256sum "${archives[@]}" >SHA256SUMS)
 log "wrote ${archives[*]} and SHA256SUMS in $dist/"
+
+# The Python package's platform wheels, carrying these binaries.
+scripts/wheels.sh "$version" "$dist"

@@ -197,6 +197,31 @@ else
 	[ -n "${TIDEMARK_TEST_MYSQL:-}" ] || start_mariadb
 fi
 
+# --- setup: Python venvs (browser, pyiceberg and Spark tests) --------------
+# venv_with NAME IMPORTS PACKAGE... makes the virtual environment venv-NAME
+# in the test cache folder, with pip's PACKAGEs, unless its python already
+# imports IMPORTS (a Python import list: what the tests use of it); either
+# way VENV_PY is its python. A venv is made once per NAME (each names its
+# versions), so a cached one takes well under a second.
+venv_with() {
+	local name=$1 imports=$2 venv base
+	shift 2
+	venv="${XDG_CACHE_HOME:-$HOME/.cache}/tidemark-test/venv-$name"
+	VENV_PY="$venv/bin/python"
+	"$VENV_PY" -c "import $imports" 2>/dev/null && return 0
+	base=python3
+	if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
+		log "installing python3-venv (Debian package)"
+		apt_install python3 python3-venv
+		base=/usr/bin/python3
+	fi
+	log "making a venv with $* in $venv"
+	rm -rf "$venv"
+	mkdir -p "$(dirname "$venv")"
+	"$base" -m venv "$venv"
+	"$VENV_PY" -m pip install -q --disable-pip-version-check "$@"
+}
+
 # --- setup: a real browser (dashboard tests) -------------------------------
 # e2e/browser_test.go drives `tidemark serve` with Playwright for Python and
 # Debian's chromium (never a browser Playwright downloads itself). The
@@ -209,29 +234,16 @@ fi
 PLAYWRIGHT_VERSION=1.65.2
 
 setup_browser() {
-	local chromium venv py base
+	local chromium py
 	chromium="$(command -v chromium || true)"
 	if [ -z "$chromium" ]; then
 		log "installing chromium (Debian package)"
 		apt_install chromium
 		chromium="$(command -v chromium)"
 	fi
-	venv="${XDG_CACHE_HOME:-$HOME/.cache}/tidemark-test/venv-playwright-$PLAYWRIGHT_VERSION"
-	py="$venv/bin/python"
-	if ! "$py" -c 'import playwright.sync_api' 2>/dev/null; then
-		base=python3
-		if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
-			log "installing python3-venv (Debian package)"
-			apt_install python3 python3-venv
-			base=/usr/bin/python3
-		fi
-		log "making a Playwright $PLAYWRIGHT_VERSION venv in $venv"
-		rm -rf "$venv"
-		mkdir -p "$(dirname "$venv")"
-		"$base" -m venv "$venv"
-		PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 "$py" -m pip install -q --disable-pip-version-check \
-			"playwright==$PLAYWRIGHT_VERSION"
-	fi
+	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 venv_with "playwright-$PLAYWRIGHT_VERSION" playwright.sync_api \
+		"playwright==$PLAYWRIGHT_VERSION"
+	py="$VENV_PY"
 	export TIDEMARK_TEST_PYTHON="$py" TIDEMARK_TEST_CHROMIUM="$chromium"
 	log "browser: $("$chromium" --version 2>/dev/null | head -n1), playwright $PLAYWRIGHT_VERSION ($py)"
 }
@@ -252,23 +264,10 @@ fi
 PYICEBERG_VERSION=0.12.0
 
 setup_pyiceberg() {
-	local venv py base
-	venv="${XDG_CACHE_HOME:-$HOME/.cache}/tidemark-test/venv-pyiceberg-$PYICEBERG_VERSION"
-	py="$venv/bin/python"
-	if ! "$py" -c 'import pyiceberg.catalog.sql, pyarrow, psycopg2' 2>/dev/null; then
-		base=python3
-		if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
-			log "installing python3-venv (Debian package)"
-			apt_install python3 python3-venv
-			base=/usr/bin/python3
-		fi
-		log "making a pyiceberg $PYICEBERG_VERSION venv in $venv"
-		rm -rf "$venv"
-		mkdir -p "$(dirname "$venv")"
-		"$base" -m venv "$venv"
-		"$py" -m pip install -q --disable-pip-version-check \
-			"pyiceberg[sql-sqlite,sql-postgres,pyarrow]==$PYICEBERG_VERSION"
-	fi
+	local py
+	venv_with "pyiceberg-$PYICEBERG_VERSION" 'pyiceberg.catalog.sql, pyarrow, psycopg2' \
+		"pyiceberg[sql-sqlite,sql-postgres,pyarrow]==$PYICEBERG_VERSION"
+	py="$VENV_PY"
 	export TIDEMARK_TEST_PYICEBERG="$py"
 	log "pyiceberg $PYICEBERG_VERSION ($py)"
 }
@@ -295,23 +294,10 @@ HADOOP_VERSION=3.4.1     # the hadoop-client-api jar inside pyspark $PYSPARK_VER
 AWS_SDK_VERSION=2.24.6   # the bundle hadoop-aws $HADOOP_VERSION depends on
 
 setup_spark_install() {
-	local cache venv py base jars f coord
+	local cache py jars f coord
 	cache="${XDG_CACHE_HOME:-$HOME/.cache}/tidemark-test"
-	venv="$cache/venv-pyspark-$PYSPARK_VERSION"
-	py="$venv/bin/python"
-	if ! "$py" -c 'import pyspark.sql.connect.session' 2>/dev/null; then
-		base=python3
-		if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
-			log "installing python3-venv (Debian package)"
-			apt_install python3 python3-venv
-			base=/usr/bin/python3
-		fi
-		log "making a pyspark $PYSPARK_VERSION venv in $venv"
-		rm -rf "$venv"
-		mkdir -p "$cache"
-		"$base" -m venv "$venv"
-		"$py" -m pip install -q --disable-pip-version-check "pyspark[connect]==$PYSPARK_VERSION"
-	fi
+	venv_with "pyspark-$PYSPARK_VERSION" pyspark.sql.connect.session "pyspark[connect]==$PYSPARK_VERSION"
+	py="$VENV_PY"
 	command -v java >/dev/null || { log "installing Java 17 (Debian package)"; apt_install openjdk-17-jre-headless; }
 	jars="$cache/spark-jars-hadoop-$HADOOP_VERSION"
 	mkdir -p "$jars"
@@ -529,7 +515,8 @@ setup_iceberg_rest() {
 # --- release build -----------------------------------------------------------
 # scripts/release.sh on every change: the versioned linux amd64 and arm64
 # binaries build, and the amd64 one says its version, commit and DuckDB's
-# version. arm64 is cross-built with Debian's cross gcc. Its -trimpath
+# version, and the Python package's wheels (pip's, in a venv cached as the
+# test venvs are). arm64 is cross-built with Debian's cross gcc. Its -trimpath
 # builds are cached whatever the checkout's folder: cold, both take about
 # 5 CPU-minutes (arm64 4.4, measured on 2 cores); with the cache warm, a
 # change costs a few seconds of compiling and linking. TIDEMARK_SKIP_RELEASE=1
@@ -544,6 +531,9 @@ else
 	release_dist="$(mktemp -d /tmp/tidemark-dist.XXXXXX)"
 	SCRATCH+=("$release_dist")
 	DIST="$release_dist" scripts/release.sh "ci-$(git rev-parse --short HEAD 2>/dev/null || echo local)"
+	# Its wheels (scripts/wheels.sh) for e2e's TestWheel, which installs one
+	# into a fresh venv (and builds them itself without this).
+	export TIDEMARK_TEST_WHEELS="$release_dist"
 fi
 
 # --- docs site ---------------------------------------------------------------

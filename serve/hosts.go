@@ -99,6 +99,11 @@ func (s *server) needsReadToken(r *http.Request) bool {
 	case strings.HasPrefix(p, "/api/") || p == "/metrics" || strings.HasPrefix(p, "/metrics/"):
 		return true
 	}
+	for prefix := range s.opts.Mounts {
+		if strings.HasPrefix(p, "/"+strings.Trim(prefix, "/")+"/") {
+			return true
+		}
+	}
 	return false
 }
 

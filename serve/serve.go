@@ -60,6 +60,10 @@ type Options struct {
 	PlanEvery time.Duration
 	// PlanTimeout bounds one plan; 20s if zero.
 	PlanTimeout time.Duration
+	// Mounts are more handlers, each answering the paths under its prefix
+	// ("/iceberg/"), which it gets with the prefix stripped; reads there
+	// need the token under ReadToken, as the API's do.
+	Mounts map[string]http.Handler
 }
 
 // server is the handler's state.
@@ -137,6 +141,10 @@ func New(opts Options) (http.Handler, error) {
 		opts.Metrics = metrics.Handler(opts.Store, metrics.Options{Backlog: s.backlog, Logger: opts.Logger})
 	}
 	mux.Handle("GET /metrics", opts.Metrics)
+	for prefix, h := range opts.Mounts {
+		prefix = "/" + strings.Trim(prefix, "/") + "/"
+		mux.Handle(prefix, http.StripPrefix(strings.TrimSuffix(prefix, "/"), h))
+	}
 	files := http.FileServerFS(web.Assets())
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {

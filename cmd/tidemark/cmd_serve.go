@@ -14,8 +14,12 @@ import (
 
 	"github.com/tidemark-etl/tidemark"
 	"github.com/tidemark-etl/tidemark/serve"
+	"github.com/tidemark-etl/tidemark/sink/iceberg"
 	"github.com/tidemark-etl/tidemark/store"
 )
+
+// icebergPrefix is where serve answers as an Iceberg REST catalog.
+const icebergPrefix = "/iceberg"
 
 // serveFlags are `tidemark serve`'s flags.
 type serveFlags struct {
@@ -77,8 +81,16 @@ func runServe(ctx context.Context, g *globals, f *serveFlags) error {
 		return err
 	}
 	defer st.Close()
+	// A state store that holds tidemark's own Iceberg catalog (SQLite,
+	// PostgreSQL) serves it read-only as an Iceberg REST catalog.
+	mounts := map[string]http.Handler{}
+	if id, err := st.Identity(ctx); err == nil {
+		if rest, err := iceberg.RESTHandler(id.Location); err == nil {
+			mounts[icebergPrefix] = rest
+		}
+	}
 	h, err := serve.New(serve.Options{Store: st, StateLocation: loc, Token: token, Logger: log,
-		ReadToken: f.readToken, Listen: f.listen, AllowHosts: f.allowHosts})
+		ReadToken: f.readToken, Listen: f.listen, AllowHosts: f.allowHosts, Mounts: mounts})
 	if err != nil {
 		return err
 	}
@@ -95,6 +107,9 @@ func runServe(ctx context.Context, g *globals, f *serveFlags) error {
 		return context.WithoutCancel(ctx)
 	}}
 	log.Info("serving", "url", "http://"+ln.Addr().String()+"/", "state", store.Redact(loc), "actions", token != "")
+	if mounts[icebergPrefix] != nil {
+		log.Info("serving the state's Iceberg catalog read-only as a REST catalog", "uri", "http://"+ln.Addr().String()+icebergPrefix)
+	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {

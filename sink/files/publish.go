@@ -96,7 +96,7 @@ func (l *location) Close() error { return nil }
 // Every step is idempotent.
 func (l *location) Publish(ctx context.Context, p sink.Publication) error {
 	if len(p.Outputs) > 0 || len(p.Actions) > 0 {
-		if err := recordPublished(ctx, l.objs, l.root, p); err != nil {
+		if err := sink.RecordPublished(ctx, l.place(sinkOf(p)), p); err != nil {
 			return err
 		}
 	}

@@ -2,13 +2,11 @@ package files
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path"
 	"strings"
-	"time"
 
 	"github.com/tidemark-etl/tidemark/internal/layout"
 	"github.com/tidemark-etl/tidemark/job"
@@ -79,20 +77,9 @@ func (s *Sink) Close() error { return nil }
 // state instead. A disable run (which reads all input whatever the state
 // knows) is refused only by another job's record.
 func (s *Sink) Claim(ctx context.Context, c sink.Claim) error {
-	now := time.Now().UTC()
-	want := sink.Owner{Job: c.Job, StateStoreID: c.Identity.ID, StateStore: store.Redact(c.Identity.Location),
-		Version: c.Version, CreatedAt: now, UpdatedAt: now, ClaimedBy: c.RunID}
-	knows := func(runID string) (bool, error) { return c.Known(ctx, runID) }
-	parents := func() error { return checkParents(ctx, s.root, s.spec.Ctx, c.Job) }
-	if err := claimSink(ctx, s.objs, s.spec.Ctx, want, c.Mode, c.Adopt, knows, parents, c.CheckOnly, c.Log); err != nil {
-		var owned *sink.OwnedError
-		if errors.As(err, &owned) {
-			owned.Location, owned.State = layout.Name(s.root), c.Identity
-			return err
-		}
-		return fmt.Errorf("sink %s: %w", s.spec.Ctx, err)
-	}
-	return nil
+	p := (&location{root: s.root, objs: s.objs}).place(s.spec.Ctx)
+	p.Inside = func(ctx context.Context) error { return checkParents(ctx, s.root, s.spec.Ctx, c.Job) }
+	return sink.ClaimAt(ctx, p, c)
 }
 
 // Cleanup aborts the incomplete uploads and deletes the staged files of

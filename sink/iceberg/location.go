@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -17,7 +16,6 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/internal/fault"
 	"github.com/tidemark-etl/tidemark/manifest"
 	"github.com/tidemark-etl/tidemark/sink"
@@ -77,14 +75,8 @@ func (l *location) Publish(ctx context.Context, p sink.Publication) error {
 	fail := func(err error) error {
 		return fmt.Errorf("publishing run %s into Iceberg table %s: %w", p.RunID, name, err)
 	}
-	o, owned, err := l.readOwner()
-	if err != nil {
+	if err := l.recordPublished(ctx, p); err != nil {
 		return err
-	}
-	if owned && o.StateStoreID != "" {
-		if id, err := p.State.Identity(ctx); err == nil && !o.Owns(p.Job, id) {
-			return &sink.OwnedError{Sink: l.target.Ctx, Location: l.dir, Job: p.Job, State: id, Owner: o, Publish: p.RunID}
-		}
 	}
 	cat, err := l.catalog(ctx)
 	if err != nil {
@@ -97,7 +89,7 @@ func (l *location) Publish(ctx context.Context, p sink.Publication) error {
 			return fail(err)
 		}
 		if exists && committedBy(tbl, p.Job, l.target.Ctx, p.RunID) != nil {
-			return l.published(p, o, owned)
+			return nil
 		}
 		paths, err := l.place(p.Outputs)
 		if err != nil {
@@ -121,6 +113,18 @@ func (l *location) Publish(ctx context.Context, p sink.Publication) error {
 				return fail(err)
 			}
 		}
+		if exists {
+			local := make([]string, len(p.Outputs))
+			for i, o := range p.Outputs {
+				local[i] = filepath.Join(l.dir, filepath.FromSlash(o.Final))
+			}
+			if tbl, err = l.evolve(ctx, tbl, local); errors.Is(err, table.ErrCommitFailed) {
+				p.Log.Info("Iceberg commit conflict: reloading the table", "sink", l.target.Ctx, "table", name, "run", p.RunID)
+				continue
+			} else if err != nil {
+				return fail(err)
+			}
+		}
 		err = l.commit(ctx, tbl, paths, iceberg.Properties{PropJob: p.Job, PropSink: l.target.Ctx, PropRun: p.RunID})
 		if errors.Is(err, table.ErrCommitFailed) {
 			p.Log.Info("Iceberg commit conflict: reloading the table", "sink", l.target.Ctx, "table", name, "run", p.RunID)
@@ -132,18 +136,9 @@ func (l *location) Publish(ctx context.Context, p sink.Publication) error {
 			// the run's snapshot first.
 			return fail(err)
 		}
-		return l.published(p, o, owned)
+		return nil
 	}
 	return fail(fmt.Errorf("other writers committed first %d times in a row", commitAttempts))
-}
-
-// published records in the ownership record that an enable run published.
-func (l *location) published(p sink.Publication, o sink.Owner, owned bool) error {
-	if owned && p.Run.Mode == bookmark.ModeEnable && o.LastRun != p.RunID {
-		o.LastRun, o.UpdatedAt = p.RunID, time.Now().UTC()
-		return l.writeOwner(o)
-	}
-	return nil
 }
 
 // place moves each staged file to its final name and returns the final
@@ -292,10 +287,16 @@ func (l *location) tablePartitioner(tbl *table.Table) (partitioner, error) {
 // dataFile is the data file at path as tbl's: for a partitioned table,
 // with the one partition tuple of its rows.
 func (l *location) dataFile(ctx context.Context, fs iceio.IO, tbl *table.Table, part partitioner, path string) (iceberg.DataFile, error) {
+	return l.dataFileOf(ctx, fs, tbl, tbl.Schema(), part, path)
+}
+
+// dataFileOf is dataFile read against schema sc (tbl's schema once evolved).
+func (l *location) dataFileOf(ctx context.Context, fs iceio.IO, tbl *table.Table, sc *iceberg.Schema, part partitioner,
+	path string) (iceberg.DataFile, error) {
 	if part.spec.NumFields() == 0 {
-		return table.FileToDataFile(ctx, fs, path, tbl.Schema(), part.spec, 0, tbl.Properties())
+		return table.FileToDataFile(ctx, fs, path, sc, part.spec, 0, tbl.Properties())
 	}
-	df, err := table.FileToDataFile(ctx, fs, path, tbl.Schema(), *iceberg.UnpartitionedSpec, 0, tbl.Properties())
+	df, err := table.FileToDataFile(ctx, fs, path, sc, *iceberg.UnpartitionedSpec, 0, tbl.Properties())
 	if err != nil {
 		return nil, err
 	}
@@ -351,6 +352,67 @@ func committedBy(tbl *table.Table, job, sinkCtx, runID string) *table.Snapshot {
 		s = tbl.SnapshotByID(*s.ParentSnapshotID)
 	}
 	return nil
+}
+
+// Schema evolution. A run whose files have a column the table lacks adds
+// it (optional, so the table's earlier rows read as null), and a column
+// whose files hold a wider type than the table's (Iceberg's promotions:
+// int to long, float to double, a decimal's precision) is widened: the
+// source's schema_evolution decides what columns reach the output, and
+// the table follows, never narrowed. Both are Iceberg's union by name, in
+// a catalog commit of its own before the run's snapshot (a retry finds the
+// columns in place and changes nothing); the table's name mapping gains
+// the new columns. Any other type change fails, naming the column.
+
+// evolvedSchema is tbl's schema united by name with the schemas of the
+// Parquet files at paths (local paths), and whether that changes it.
+func evolvedSchema(tbl *table.Table, paths []string) (*iceberg.Schema, bool, error) {
+	upd, err := unionWith(tbl, tbl.NewTransaction(), paths)
+	if err != nil {
+		return nil, false, err
+	}
+	sc, err := upd.Apply()
+	if err != nil {
+		return nil, false, fmt.Errorf("the run's columns do not fit Iceberg table %s: %w",
+			strings.Join(tbl.Identifier(), "."), err)
+	}
+	return sc, !sc.Equals(tbl.Schema()), nil
+}
+
+// unionWith is tx's schema update of tbl uniting the schemas of the files
+// at paths, the table's name mapping following.
+func unionWith(tbl *table.Table, tx *table.Transaction, paths []string) (*table.UpdateSchema, error) {
+	var opts []table.UpdateSchemaOption
+	if m := tbl.Metadata().NameMapping(); m != nil {
+		opts = append(opts, table.WithNameMapping(m))
+	}
+	upd := tx.UpdateSchema(true, false, opts...)
+	for _, p := range paths {
+		sc, err := parquetSchema(p)
+		if err != nil {
+			return nil, err
+		}
+		upd = upd.UnionByNameWith(sc)
+	}
+	return upd, nil
+}
+
+// evolve commits tbl's schema evolved for the files at paths (local
+// paths) and returns the table as committed; a table the files fit is
+// returned as it is.
+func (l *location) evolve(ctx context.Context, tbl *table.Table, paths []string) (*table.Table, error) {
+	if _, changed, err := evolvedSchema(tbl, paths); err != nil || !changed {
+		return tbl, err
+	}
+	tx := tbl.NewTransaction()
+	upd, err := unionWith(tbl, tx, paths)
+	if err != nil {
+		return nil, err
+	}
+	if err := upd.Commit(); err != nil {
+		return nil, fmt.Errorf("adding the run's new columns to Iceberg table %s: %w", l.target.Table, err)
+	}
+	return tx.Commit(ctx)
 }
 
 // parquetSchema is the Iceberg schema of a Parquet file's columns, with

@@ -32,6 +32,8 @@ import (
 	"slices"
 	"strings"
 
+	iceberg "github.com/apache/iceberg-go"
+
 	"github.com/tidemark-etl/tidemark/engine"
 	"github.com/tidemark-etl/tidemark/job"
 	"github.com/tidemark-etl/tidemark/manifest"
@@ -303,8 +305,16 @@ func (g *staging) check(ctx context.Context, files []engine.StagedFile) error {
 		return err
 	}
 	var part partitioner
+	var sc *iceberg.Schema
 	if exists {
 		if part, err = loc.tablePartitioner(tbl); err != nil {
+			return err
+		}
+		var local []string
+		for _, f := range files {
+			local = append(local, filepath.Join(g.where(), filepath.FromSlash(f.Path)))
+		}
+		if sc, _, err = evolvedSchema(tbl, local); err != nil {
 			return err
 		}
 	}
@@ -321,9 +331,8 @@ func (g *staging) check(ctx context.Context, files []engine.StagedFile) error {
 			return err
 		}
 		uri := (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
-		if _, err := loc.dataFile(ctx, fs, tbl, part, uri); err != nil {
-			return fmt.Errorf("the output does not fit Iceberg table %s (new columns and type changes are not applied to "+
-				"the table yet): %w", g.s.table, err)
+		if _, err := loc.dataFileOf(ctx, fs, tbl, sc, part, uri); err != nil {
+			return fmt.Errorf("the output does not fit Iceberg table %s: %w", g.s.table, err)
 		}
 	}
 	return nil

@@ -39,8 +39,9 @@ type JobConfig struct {
 	RegressionCheckRows *int64 `yaml:"regression_check_rows" doc:"how far back the regression check counts; 0: every row behind the window"`
 	// Changes is "log": the table's inserts, updates and deletes are read
 	// from PostgreSQL's logical replication instead of by bookmark keys
-	// (logsource.go).
-	Changes string `yaml:"changes" doc:"log: read the table's inserts, updates and deletes by PostgreSQL logical replication (rows carry _op, _lsn, _seq, _commit_time); unset: rows by bookmark keys"`
+	// (logsource.go); "detect": they are found by comparing the table's
+	// keys and row checksums with what was delivered (detectsource.go).
+	Changes string `yaml:"changes" doc:"log: read the table's inserts, updates and deletes by PostgreSQL logical replication (rows carry _op, _lsn, _seq, _commit_time); detect: find them by comparing the table's keys and row checksums, range by range, with what earlier runs delivered (rows carry _op); unset: rows by bookmark keys"`
 	// Slot and Publication name the replication slot and publication of
 	// changes: log (default: derived from the job and the ctx).
 	Slot        string `yaml:"slot" doc:"changes: log: the replication slot (default tidemark_<job>_<ctx>_<hash>), created when missing"`

@@ -267,10 +267,13 @@ func extractInput(ctx string, ex *Extract) engine.Source {
 func init() {
 	source.Register(source.Kind{Name: source.KindTable, Marker: "connection", Noun: "SQL tables (connection:)",
 		Records: bookmark.KindTable, Count: bookmark.DecodeAs[CountDetail](), State: bookmark.DecodeAs[StateDetail](),
-		Config: func() job.Config { return new(JobConfig) }, Reset: resetLog,
+		Config: func() job.Config { return new(JobConfig) }, Reset: resetChanges,
 		Open: func(_ context.Context, spec *job.Spec, src job.Source) (source.Source, error) {
-			if src.Config.(*JobConfig).Changes == ChangesLog {
+			switch src.Config.(*JobConfig).Changes {
+			case ChangesLog:
 				return OpenLog(spec, src), nil
+			case ChangesDetect:
+				return OpenDetect(spec, src), nil
 			}
 			return OpenJob(spec, src), nil
 		}})

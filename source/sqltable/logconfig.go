@@ -27,15 +27,21 @@ var slotName = regexp.MustCompile(`^[a-z0-9_]{1,63}$`)
 
 // validateLog checks the keys of changes: log, each at its key.
 func (c *JobConfig) validateLog(ck *job.Check) {
-	if c.Changes == "" {
+	if c.Changes != ChangesLog {
 		for key, v := range map[string]string{"slot": c.Slot, "publication": c.Publication} {
 			if v != "" {
 				ck.Fail(key, "only with changes: log")
 			}
 		}
+	}
+	if c.Changes == "" {
 		return
 	}
-	ck.OneOf("changes", c.Changes, []string{ChangesLog})
+	ck.OneOf("changes", c.Changes, []string{ChangesLog, ChangesDetect})
+	if c.Changes == ChangesDetect {
+		c.validateDetect(ck)
+		return
+	}
 	if c.Changes != ChangesLog {
 		return
 	}

@@ -26,6 +26,8 @@ type CountDetail struct {
 	KeysUpTo    string
 	// Log is what a changes: log run read (nil: a read by keys).
 	Log *LogCount
+	// Detect is what a changes: detect run found (nil: not detect).
+	Detect *DetectCount
 }
 
 var _ store.CountDetail = CountDetail{}
@@ -39,11 +41,12 @@ type countJSON struct {
 	KeysAfter   string `json:"keys_after,omitempty"`
 	KeysUpTo    string `json:"keys_up_to,omitempty"`
 	*LogCount
+	Detect *DetectCount `json:"detect,omitempty"`
 }
 
 // MarshalJSON writes the counts and "table": true.
 func (d CountDetail) MarshalJSON() ([]byte, error) {
-	return json.Marshal(countJSON{d.Regressions, d.NullKeys, d.Late, true, d.KeysAfter, d.KeysUpTo, d.Log})
+	return json.Marshal(countJSON{d.Regressions, d.NullKeys, d.Late, true, d.KeysAfter, d.KeysUpTo, d.Log, d.Detect})
 }
 
 // UnmarshalJSON reads what MarshalJSON wrote.
@@ -52,7 +55,7 @@ func (d *CountDetail) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &j); err != nil {
 		return err
 	}
-	*d = CountDetail{j.Regressions, j.NullKeys, j.Late, j.KeysAfter, j.KeysUpTo, j.LogCount}
+	*d = CountDetail{j.Regressions, j.NullKeys, j.Late, j.KeysAfter, j.KeysUpTo, j.LogCount, j.Detect}
 	return nil
 }
 
@@ -69,6 +72,7 @@ func (d CountDetail) Add(next store.CountDetail) store.CountDetail {
 		out.KeysUpTo = d.KeysUpTo
 	}
 	out.Log = d.Log.add(n.Log)
+	out.Detect = d.Detect.add(n.Detect)
 	return out
 }
 
@@ -77,6 +81,9 @@ func (d CountDetail) Add(next store.CountDetail) store.CountDetail {
 func (d CountDetail) Summary(c store.Count) string {
 	if d.Log != nil {
 		return d.Log.summary(c)
+	}
+	if d.Detect != nil {
+		return d.Detect.summary(c)
 	}
 	line := fmt.Sprintf("SQL table, %d rows", c.Rows)
 	switch {
@@ -123,6 +130,9 @@ func (d CountDetail) Number(name string) int64 {
 	if d.Log != nil {
 		return d.Log.number(name)
 	}
+	if d.Detect != nil {
+		return d.Detect.number(name)
+	}
 	return 0
 }
 
@@ -143,6 +153,8 @@ type PreviewDetail struct {
 	RegressionCheckOff bool `json:"-"`
 	// Log is the plan of a changes: log source (nil: a read by keys).
 	*LogPreview
+	// Detect is the plan of a changes: detect source (nil: not detect).
+	Detect *DetectPreview `json:"detect,omitempty"`
 }
 
 var _ source.PreviewDetail = PreviewDetail{}
@@ -163,6 +175,12 @@ func (PreviewDetail) DetailKind() bookmark.SourceKind { return bookmark.KindTabl
 func (d PreviewDetail) Show(w io.Writer, ctx string, p source.Preview) error {
 	if d.LogPreview != nil {
 		if err := d.LogPreview.show(w, ctx, d.Rows); err != nil {
+			return err
+		}
+		return p.ShowList(w)
+	}
+	if d.Detect != nil {
+		if err := d.Detect.show(w, ctx); err != nil {
 			return err
 		}
 		return p.ShowList(w)
@@ -205,6 +223,9 @@ type StateDetail struct {
 	Cursor bookmark.JSONBytes `json:"cursor,omitempty"`
 	// Log is the position of a changes: log source (nil: a read by keys).
 	Log *LogState `json:"log,omitempty"`
+	// Detect is the range figures of a changes: detect source (nil: not
+	// detect).
+	Detect *DetectState `json:"detect,omitempty"`
 }
 
 var _ bookmark.StateDetail = StateDetail{}
@@ -222,6 +243,9 @@ func (StateDetail) DetailKind() bookmark.SourceKind { return bookmark.KindTable 
 func (d StateDetail) Show(w io.Writer, ctx string, _ bookmark.SourceState) error {
 	if d.Log != nil {
 		return d.Log.show(w, ctx, d)
+	}
+	if d.Detect != nil {
+		return d.Detect.show(w, ctx, d)
 	}
 	_, err := fmt.Fprintf(w, "  source %s (SQL table): %d rows read by %d runs; cursor %s\n", ctx, d.Rows, d.Runs, DescribeCursor(d.Cursor))
 	return err
@@ -264,6 +288,9 @@ func (d StateDetail) Pairs(_ bookmark.SourceState, last bookmark.Counts) []bookm
 	if d.Log != nil {
 		return append(out, d.Log.pairs()...)
 	}
+	if d.Detect != nil {
+		return append(out, d.Detect.pairs()...)
+	}
 	out = append(out, cursorPairs(d.Cursor)...)
 	regressions := bookmark.Pair{Label: "regressions (last run)", Value: "not read by the last run", Test: "regressions"}
 	if last != nil {
@@ -280,6 +307,9 @@ func (d StateDetail) DiffPairs(bookmark.SourceState) []bookmark.Pair {
 		{Label: "runs that read rows", Value: d.Runs, Format: "int"}}
 	if d.Log != nil {
 		return append(out, bookmark.Pair{Label: "log position (LSN)", Value: d.Log.LSN})
+	}
+	if d.Detect != nil {
+		return append(out, bookmark.Pair{Label: "delivered keys", Value: d.Detect.Keys, Format: "int"})
 	}
 	var v any
 	if raw, err := bookmark.JSONBytes(d.Cursor).MarshalJSON(); err == nil {

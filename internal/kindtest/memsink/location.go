@@ -2,15 +2,11 @@ package memsink
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"time"
 
-	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/sink"
 	"github.com/tidemark-etl/tidemark/store"
 )
@@ -26,122 +22,53 @@ var (
 	_ sink.PurgeChecker = (*location)(nil)
 )
 
-func (l *location) ownerFile() string { return filepath.Join(l.dir, "_tidemark", "owner.json") }
-
-// readOwner is the log's ownership record (ok false: none yet).
-func (l *location) readOwner() (o sink.Owner, ok bool, err error) {
-	b, err := os.ReadFile(l.ownerFile())
-	if os.IsNotExist(err) {
-		return o, false, nil
-	}
-	if err != nil {
-		return o, false, fmt.Errorf("reading the ownership record of run log %s: %w", l.dir, err)
-	}
-	if err := json.Unmarshal(b, &o); err != nil {
-		return o, false, fmt.Errorf("reading the ownership record of run log %s: %w", l.dir, err)
-	}
-	return o, true, nil
-}
-
-// writeOwner replaces the record (tmp, then rename).
-func (l *location) writeOwner(o sink.Owner) error {
-	if err := os.MkdirAll(filepath.Dir(l.ownerFile()), 0o755); err != nil {
-		return fmt.Errorf("writing the ownership record of run log %s: %w", l.dir, err)
-	}
-	b, _ := json.Marshal(o)
-	tmp := l.ownerFile() + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("writing the ownership record of run log %s: %w", l.dir, err)
-	}
-	if err := os.Rename(tmp, l.ownerFile()); err != nil {
-		return fmt.Errorf("writing the ownership record of run log %s: %w", l.dir, err)
-	}
-	return nil
-}
-
-// check refuses c where the record names another job or state store, or
-// a run c's state does not know; a record of c's job and store passes.
-func (l *location) check(ctx context.Context, ctxName string, c sink.Claim, o sink.Owner) error {
-	refuse := &sink.OwnedError{Sink: ctxName, Location: l.dir, Job: c.Job, State: c.Identity, Version: c.Version, Owner: o}
-	if !o.Owns(c.Job, c.Identity) {
-		return refuse
-	}
-	if n := o.Newest(); n != "" && c.Known != nil {
-		known, err := c.Known(ctx, n)
-		if err != nil {
-			return err
-		}
-		if !known {
-			refuse.UnknownRun = n
-			return refuse
-		}
-	}
-	return nil
+// ownerPlace is the log's folder as the claim rule (package sink) sees
+// it: its ownership record, _tidemark/owner.json, written only
+// conditionally on what was read.
+func (l *location) ownerPlace(ctx context.Context, sinkCtx string) (sink.Place, error) {
+	return sink.OpenPlace(ctx, sinkCtx, l.dir)
 }
 
 // claim makes the log the job's, as sink.Sink.Claim says.
 func (l *location) claim(ctx context.Context, ctxName string, c sink.Claim) error {
-	o, ok, err := l.readOwner()
+	p, err := l.ownerPlace(ctx, ctxName)
 	if err != nil {
 		return err
 	}
-	if ok && !c.Adopt {
-		if err := l.check(ctx, ctxName, c, o); err != nil {
-			return err
-		}
-	}
-	if c.CheckOnly || ok && o.Owns(c.Job, c.Identity) && !c.Adopt {
-		return nil
-	}
-	now := time.Now().UTC()
-	return l.writeOwner(sink.Owner{Job: c.Job, StateStoreID: c.Identity.ID, StateStore: c.Identity.Location,
-		Version: c.Version, ClaimedBy: c.RunID, CreatedAt: now, UpdatedAt: now})
+	return sink.ClaimAt(ctx, p, c)
 }
 
 // CheckPurge refuses a purge of another job's or store's log.
 func (l *location) CheckPurge(ctx context.Context, c sink.Claim) error {
-	o, ok, err := l.readOwner()
-	if err != nil || !ok {
+	p, err := l.ownerPlace(ctx, "")
+	if err != nil {
 		return err
 	}
-	if err := l.check(ctx, "", c, o); err != nil {
-		var owned *sink.OwnedError
-		if errors.As(err, &owned) {
-			owned.Purge = true
-		}
-		return err
-	}
-	return nil
+	return sink.CheckPurgeAt(ctx, p, c)
 }
 
-// TakeForPurge is CheckPurge, then the record raised to c.Version.
+// TakeForPurge is CheckPurge, then the record taken over at c.Version.
 func (l *location) TakeForPurge(ctx context.Context, c sink.Claim) error {
-	if err := l.CheckPurge(ctx, c); err != nil {
+	p, err := l.ownerPlace(ctx, "")
+	if err != nil {
 		return err
 	}
-	o, ok, err := l.readOwner()
-	if err != nil || !ok {
-		return err
-	}
-	o.Version, o.UpdatedAt = c.Version, time.Now().UTC()
-	return l.writeOwner(o)
+	return sink.TakeForPurgeAt(ctx, p, c)
 }
 
 // Publish joins the run's staged files into RUN.jsonl (tmp, then
 // rename). Idempotent: a published file stays; a run whose file is
 // neither published nor staged is lost.
-func (l *location) Publish(_ context.Context, p sink.Publication) error {
+func (l *location) Publish(ctx context.Context, p sink.Publication) error {
 	if len(p.Outputs) == 0 {
 		return nil
 	}
-	o, ok, err := l.readOwner()
+	place, err := l.ownerPlace(ctx, p.Outputs[0].Sink)
 	if err != nil {
 		return err
 	}
-	if ok && o.StateStoreID != "" {
-		if id, err := p.State.Identity(context.Background()); err == nil && !o.Owns(p.Job, id) {
-			return &sink.OwnedError{Sink: p.Outputs[0].Sink, Location: l.dir, Job: p.Job, State: id, Owner: o, Publish: p.RunID}
-		}
+	if err := sink.RecordPublished(ctx, place, p); err != nil {
+		return err
 	}
 	final := filepath.Join(l.dir, p.Outputs[0].Final)
 	if _, err := os.Stat(final); err == nil {
@@ -163,10 +90,6 @@ func (l *location) Publish(_ context.Context, p sink.Publication) error {
 	}
 	if err := os.Rename(final+".tmp", final); err != nil {
 		return fmt.Errorf("publishing run %s into run log %s: %w", p.RunID, l.dir, err)
-	}
-	if ok && p.Run.Mode == bookmark.ModeEnable {
-		o.LastRun, o.UpdatedAt = p.RunID, time.Now().UTC()
-		return l.writeOwner(o)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/engine"
+	_ "github.com/tidemark-etl/tidemark/objstore/local" // the run log's ownership record is kept through objstore
 	"github.com/tidemark-etl/tidemark/sink"
 	"github.com/tidemark-etl/tidemark/store"
 	"github.com/tidemark-etl/tidemark/store/memory"
