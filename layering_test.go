@@ -57,6 +57,7 @@ var layers = []struct {
 	{"sink/...", []string{"bookmark", "catalog", "engine", "job", "manifest", "objstore", "sink", "store", "internal/..."}},
 	// Iceberg tables (apache/iceberg-go), in the state store's own SQL catalog.
 	{"sink/iceberg", []string{"bookmark", "catalog", "engine", "job", "manifest", "objstore", "sink", "store", "internal/..."}},
+	{"source/iceberg", []string{"bookmark", "catalog", "engine", "job", "manifest", "objstore", "source", "store", "internal/..."}},
 	// The test-only kinds, the template of a new kind: a kind's layer.
 	{"internal/kindtest/...", []string{"bookmark", "catalog", "engine", "job", "manifest", "objstore", "sink", "source", "store", "internal/..."}},
 

@@ -13,6 +13,7 @@ import (
 	_ "github.com/tidemark-etl/tidemark/sink/iceberg"
 	_ "github.com/tidemark-etl/tidemark/sink/sqltable"
 	_ "github.com/tidemark-etl/tidemark/source/files"
+	_ "github.com/tidemark-etl/tidemark/source/iceberg"
 	_ "github.com/tidemark-etl/tidemark/source/sqltable"
 	_ "github.com/tidemark-etl/tidemark/store/postgres"
 	_ "github.com/tidemark-etl/tidemark/store/s3"

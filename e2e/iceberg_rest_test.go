@@ -187,3 +187,65 @@ func TestIcebergRESTCommitUnknown(t *testing.T) {
 		t.Errorf("staged files left: %v", left)
 	}
 }
+
+// TestIcebergRESTSourceChain: a job writes sales.orders through a REST
+// catalog and a second job, its state in S3 (which holds no catalog of
+// its own), reads the table incrementally through the same catalog into
+// Parquet: each run reads exactly the rows added since the last, and
+// without its credential variable the reader is refused naming it.
+func TestIcebergRESTSourceChain(t *testing.T) {
+	t.Parallel()
+	const token = "tm-rest-token-chain"
+	cat := icebergrest.Start(t)
+	uri, _ := bearerProxy(t, cat.URI, token)
+	block := fmt.Sprintf("iceberg: {table: sales.orders, catalog: {rest: %q, credential_env: ORDERS_CATALOG_TOKEN}}", uri)
+	f, state := stateOn(t, local, stateStores[0], jobOpts{})
+	writeFile(t, f.jobPath, []byte(strings.Replace(icebergJob(state, f.in.loc(), f.outDir(), "append"),
+		"iceberg: {table: sales.orders}", block, 1)))
+	f.env = append(f.env, "ORDERS_CATALOG_TOKEN="+token)
+
+	var s3 stateStore
+	for _, ss := range stateStores {
+		if ss.name == "s3" {
+			s3 = ss
+		}
+	}
+	readerState, readerEnv := s3.url(t)
+	out := filepath.Join(t.TempDir(), "copy")
+	reader := filepath.Join(filepath.Dir(f.jobPath), "reader.yaml")
+	writeFile(t, reader, []byte(strings.Replace(icebergReaderJob(readerState, out, ""), "iceberg: {table: sales.orders}", block, 1)))
+	run := func(what string, env []string, code int) result {
+		t.Helper()
+		r := f.tidemark(append(readerEnv, env...), "run", reader, "--json")
+		if r.code != code {
+			t.Fatalf("%s: reader run exit %d, want %d\n%v", what, r.code, code, r)
+		}
+		return r
+	}
+	copyFormat := sinkFormat{format: "parquet"}
+	auth := []string{"ORDERS_CATALOG_TOKEN=" + token}
+
+	monday := f.addCSVs("monday", 3, 20)
+	f.mustRun()
+	r := run("without the credential", []string{"ORDERS_CATALOG_TOKEN="}, 1)
+	if !strings.Contains(r.stdout+r.stderr, "ORDERS_CATALOG_TOKEN") || strings.Contains(r.stdout+r.stderr, token) {
+		t.Errorf("the reader without its credential: want a refusal naming ORDERS_CATALOG_TOKEN, never the token\n%v", r)
+	}
+	first := decodeOne[runSummary](t, run("run 1", auth, 0))
+	if got := first.Sources["orders_ice"].Rows; got != int64(len(monday)) {
+		t.Errorf("run 1 read %d rows, want %d", got, len(monday))
+	}
+	assertRecords(t, "the copy after run 1", readSink(t, out, copyFormat), monday)
+
+	tuesday := f.addCSVs("tuesday", 2, 15)
+	f.mustRun()
+	second := decodeOne[runSummary](t, run("run 2", auth, 0))
+	if got := second.Sources["orders_ice"].Rows; got != int64(len(tuesday)) {
+		t.Errorf("run 2 read %d rows, want Tuesday's %d", got, len(tuesday))
+	}
+	assertRecords(t, "the copy after run 2", readSink(t, out, copyFormat), concat(monday, tuesday))
+	third := decodeOne[runSummary](t, run("run 3", auth, 0))
+	if got := third.Sources["orders_ice"].Rows; got != 0 {
+		t.Errorf("run 3 (nothing new) read %d rows", got)
+	}
+}

@@ -2,10 +2,9 @@ package iceberg
 
 import (
 	"fmt"
-	"net/url"
-	"regexp"
 	"strings"
 
+	"github.com/tidemark-etl/tidemark/internal/icecatalog"
 	"github.com/tidemark-etl/tidemark/job"
 	"github.com/tidemark-etl/tidemark/objstore"
 )
@@ -47,41 +46,10 @@ type CatalogConfig struct {
 	CredentialEnv string `yaml:"credential_env" doc:"the NAME of the environment variable holding the catalog's credential (CLIENT_ID:SECRET for OAuth2, else a bearer token), never the credential itself"`
 }
 
-// validate checks a catalog: block: a REST catalog's URI is http(s) and
-// holds no credential (that is credential_env's), and warehouse and
-// credential_env belong to rest.
-func (c CatalogConfig) validate(ck *job.Check) {
-	if c == (CatalogConfig{}) {
-		return
-	}
-	if c.REST == "" {
-		ck.Fail("iceberg.catalog.rest", "is required with catalog: (the REST catalog's base URI, http://HOST:PORT/...); "+
-			"leave catalog: out to keep the table in the state store's own catalog")
-		return
-	}
-	const instead = "put the credential in an environment variable and name it in credential_env"
-	if ck.NoSecret("iceberg.catalog.rest", c.REST, instead) {
-		return
-	}
-	u, err := url.Parse(c.REST)
-	switch {
-	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		ck.Fail("iceberg.catalog.rest", "%q: want the REST catalog's base URI, http://HOST:PORT or https://HOST/PATH", c.REST)
-	case u.User != nil:
-		ck.Fail("iceberg.catalog.rest", "holds a user name: %s", instead)
-	case u.RawQuery != "" || u.Fragment != "":
-		ck.Fail("iceberg.catalog.rest", "%q: the base URI takes no ?query or #fragment (a credential belongs in "+
-			"credential_env, a warehouse in warehouse)", c.REST)
-	}
-	if c.CredentialEnv != "" && !envName.MatchString(c.CredentialEnv) {
-		// Not quoted: it may be the credential itself.
-		ck.Fail("iceberg.catalog.credential_env", "must be the NAME of an environment variable (letters, digits "+
-			"and _), never the credential itself")
-	}
+// rest is the block as icecatalog's REST.
+func (c CatalogConfig) rest() icecatalog.REST {
+	return icecatalog.REST{URI: c.REST, Warehouse: c.Warehouse, CredentialEnv: c.CredentialEnv}
 }
-
-// envName is an environment variable's name.
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // ApplyDefaults fills the unset keys.
 func (c *Config) ApplyDefaults(*job.Spec) {
@@ -113,7 +81,7 @@ func (c *Config) Validate(ck *job.Check) {
 	if _, _, err := splitTable(c.Iceberg.Table); err != nil {
 		ck.Fail("iceberg.table", "%v", err)
 	}
-	c.Iceberg.Catalog.validate(ck)
+	c.Iceberg.Catalog.rest().Check(ck)
 	if c.Path == "" {
 		ck.Fail("path", "is required with iceberg: (the table's data and metadata go there)")
 	} else if !objstore.IsLocal(c.Path) {

@@ -35,6 +35,7 @@ import (
 	iceberg "github.com/apache/iceberg-go"
 
 	"github.com/tidemark-etl/tidemark/engine"
+	"github.com/tidemark-etl/tidemark/internal/icecatalog"
 	"github.com/tidemark-etl/tidemark/job"
 	"github.com/tidemark-etl/tidemark/manifest"
 	"github.com/tidemark-etl/tidemark/sink"
@@ -114,9 +115,8 @@ func (s *Sink) Claim(ctx context.Context, c sink.Claim) error {
 		if _, err := stateDialect(c.Identity.Location); err != nil {
 			return fmt.Errorf("sink %s: %w", s.ctx, err)
 		}
-	} else if env := s.rest.CredentialEnv; env != "" && os.Getenv(env) == "" {
-		return fmt.Errorf("sink %s: the Iceberg REST catalog's credential variable %s (credential_env) is not set",
-			s.ctx, env)
+	} else if err := (icecatalog.REST{CredentialEnv: s.rest.CredentialEnv}).MissingCredential(); err != nil {
+		return fmt.Errorf("sink %s: %w", s.ctx, err)
 	}
 	if err := (&location{dir: s.dir}).claim(ctx, s.ctx, c); err != nil {
 		return err

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tidemark-etl/tidemark/engine"
 	"github.com/tidemark-etl/tidemark/sink/sinktest"
+	"github.com/tidemark-etl/tidemark/store"
 )
 
 // Kind is what the suite needs of one source kind.
@@ -25,6 +26,9 @@ type Kind struct {
 	Engine func(t *testing.T) engine.Engine
 	// New makes a fresh, empty input of the kind.
 	New func(t *testing.T) Input
+	// NewIn, when set instead of New, makes it in the case's state store
+	// (an Iceberg table in the store's own catalog).
+	NewIn func(t *testing.T, st store.Store) Input
 }
 
 // Input is one input of the kind: a folder, a table.

@@ -41,8 +41,13 @@ type world struct {
 
 func newWorld(t *testing.T, k Kind, s sinktest.Store) *world {
 	t.Helper()
-	w := &world{t: t, in: k.New(t), st: s.Open(t), eng: k.Engine(t), log: slog.New(slog.DiscardHandler),
+	w := &world{t: t, st: s.Open(t), eng: k.Engine(t), log: slog.New(slog.DiscardHandler),
 		clock: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	if k.NewIn != nil {
+		w.in = k.NewIn(t, w.st)
+	} else {
+		w.in = k.New(t)
+	}
 	t.Cleanup(func() { w.eng.Close() })
 	l, err := w.st.AcquireLease(t.Context(), jobName, store.Holder{ID: "sourcetest", Host: "sourcetest", PID: 1,
 		Started: w.clock}, time.Hour)
