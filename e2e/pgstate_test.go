@@ -59,9 +59,12 @@ func TestPostgresState(t *testing.T) {
 	assertFiles(t, "Wednesday", wed, 0)
 	f.assertSink(concat(monday, tuesday))
 
-	var files int
-	if err := db.SQL.QueryRow(`SELECT count(*) FROM sales_state.files WHERE job = 'sales'`).Scan(&files); err != nil || files != 7 {
-		t.Errorf("file records in sales_state.files: %d, %v; want 7", files, err)
+	// The state is objects in the schema's state_objects: the job's head
+	// and segments of its file records.
+	var heads, segments int
+	if err := db.SQL.QueryRow(`SELECT count(*) FILTER (WHERE key = 'jobs/sales/head.json'),
+		count(*) FILTER (WHERE key LIKE 'jobs/sales/%.seg') FROM sales_state.state_objects`).Scan(&heads, &segments); err != nil || heads != 1 || segments == 0 {
+		t.Errorf("objects of job sales in sales_state.state_objects: %d heads, %d segments, %v; want 1 head and segments", heads, segments, err)
 	}
 	if _, err := os.Stat(filepath.Join(f.dir, ".tidemark")); err == nil {
 		t.Errorf("a .tidemark folder was made beside the job file; the state is in PostgreSQL")

@@ -1,4 +1,4 @@
-package statecopy
+package statecopy_test
 
 import (
 	"path/filepath"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tidemark-etl/tidemark/catalog"
+	"github.com/tidemark-etl/tidemark/statecopy"
 	"github.com/tidemark-etl/tidemark/store/sqlite"
 )
 
@@ -47,9 +48,9 @@ func TestCopyCatalogTwice(t *testing.T) {
 		}
 		return out
 	}
-	copyOnce := func() CatalogSummary {
+	copyOnce := func() statecopy.CatalogSummary {
 		t.Helper()
-		sum, err := CopyCatalog(ctx, from, to)
+		sum, err := statecopy.CopyCatalog(ctx, from, to)
 		if err != nil {
 			t.Fatal(err)
 		}

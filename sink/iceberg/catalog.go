@@ -2,7 +2,6 @@ package iceberg
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -59,11 +58,6 @@ func stateDialect(location string) (sqlcat.SupportedDialect, error) {
 		return "", fmt.Errorf("%w (or keep the table in a REST catalog: iceberg: {catalog: {rest: URL}})", err)
 	}
 	return d, nil
-}
-
-// openStateDB connects to the state store's database (icecatalog.OpenDB).
-func openStateDB(location string) (*sql.DB, sqlcat.SupportedDialect, error) {
-	return icecatalog.OpenDB(location)
 }
 
 // load loads the table (ok false: it does not exist).

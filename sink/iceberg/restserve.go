@@ -90,7 +90,7 @@ func (h *restServer) namespaces(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([][]string, 0, len(nss))
 	for _, ns := range nss {
-		out = append(out, ns)
+		out = append(out, []string(ns))
 	}
 	writeJSON(w, map[string]any{"namespaces": out})
 }

@@ -18,7 +18,7 @@ func columns(sc *iceberg.Schema, name string) ([]bookmark.Column, error) {
 	for _, f := range sc.Fields() {
 		t, err := typeOf(f.Type)
 		if err != nil {
-			return nil, fmt.Errorf("Iceberg table %s: column %s: %w", name, f.Name, err)
+			return nil, fmt.Errorf("reading Iceberg table %s: column %s: %w", name, f.Name, err)
 		}
 		cols = append(cols, bookmark.Column{Name: f.Name, Type: t.String()})
 	}

@@ -225,12 +225,12 @@ func whole(ctx context.Context, tbl *table.Table, s table.Snapshot, srcCtx, name
 // file.
 func fileOf(f iceberg.DataFile, s table.Snapshot, name string) (dataFile, error) {
 	if f.FileFormat() != iceberg.ParquetFile {
-		return dataFile{}, fmt.Errorf("Iceberg table %s: data file %s is %s; this source reads Parquet data files",
+		return dataFile{}, fmt.Errorf("reading Iceberg table %s: data file %s is %s; this source reads Parquet data files",
 			name, f.FilePath(), f.FileFormat())
 	}
 	path, err := localPath(f.FilePath())
 	if err != nil {
-		return dataFile{}, fmt.Errorf("Iceberg table %s: data file %s: %w", name, f.FilePath(), err)
+		return dataFile{}, fmt.Errorf("reading Iceberg table %s: data file %s: %w", name, f.FilePath(), err)
 	}
 	return dataFile{URI: f.FilePath(), Path: path, Size: f.FileSizeBytes(), Rows: f.Count(), Snapshot: s.SnapshotID,
 		Seq: s.SequenceNumber, TimeMs: s.TimestampMs}, nil

@@ -90,6 +90,7 @@ func (s *Store) SourceStates(ctx context.Context, job string) (map[string]bookma
 		if states, err = decodeStates(v.States); err == nil {
 			return states, nil
 		}
+		err = fmt.Errorf("version %d: %w", v.Version, err)
 	}
 	return nil, fmt.Errorf("reading source states of job %q in %s: %w", job, s.root, err)
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // ApplyCatalog makes c durable in one transaction (see applyCatalog).
-func (s *Store) ApplyCatalog(ctx context.Context, c catalog.Changes) error {
+func (s *legacy) ApplyCatalog(ctx context.Context, c catalog.Changes) error {
 	if err := s.write(ctx, func(tx pgx.Tx) error { return applyCatalog(ctx, tx, c) }); err != nil {
 		return s.fail("changing the catalog", err)
 	}
@@ -183,7 +183,7 @@ func nonNil(v []string) []string {
 }
 
 // Databases returns every database, by name.
-func (s *Store) Databases(ctx context.Context) ([]catalog.Database, error) {
+func (s *legacy) Databases(ctx context.Context) ([]catalog.Database, error) {
 	rows, err := s.pool.Query(ctx, `SELECT name, description, created_at FROM catalog_databases ORDER BY name`)
 	if err == nil {
 		var dbs []catalog.Database
@@ -231,7 +231,7 @@ func scanTable(row pgx.CollectableRow) (catalog.Table, error) {
 }
 
 // Tables returns the current version of every table of a database, by name.
-func (s *Store) Tables(ctx context.Context, database string) ([]catalog.Table, error) {
+func (s *legacy) Tables(ctx context.Context, database string) ([]catalog.Table, error) {
 	ts, err := s.tables(ctx, `SELECT `+tableColumns+` FROM catalog_tables t
 		JOIN catalog_heads h ON h.database = t.database AND h.name = t.name AND h.version = t.version
 		WHERE t.database = $1 ORDER BY t.name`, database)
@@ -242,7 +242,7 @@ func (s *Store) Tables(ctx context.Context, database string) ([]catalog.Table, e
 }
 
 // Table returns one version of a table (0: the current one).
-func (s *Store) Table(ctx context.Context, database, name string, version int64) (catalog.Table, error) {
+func (s *legacy) Table(ctx context.Context, database, name string, version int64) (catalog.Table, error) {
 	q := `SELECT ` + tableColumns + ` FROM catalog_tables t
 		JOIN catalog_heads h ON h.database = t.database AND h.name = t.name
 		WHERE t.database = $1 AND t.name = $2 AND t.version = (CASE WHEN $3::bigint = 0 THEN h.version ELSE $3::bigint END)`
@@ -257,7 +257,7 @@ func (s *Store) Table(ctx context.Context, database, name string, version int64)
 }
 
 // TableVersions returns every version of a table, newest first.
-func (s *Store) TableVersions(ctx context.Context, database, name string) ([]catalog.Table, error) {
+func (s *legacy) TableVersions(ctx context.Context, database, name string) ([]catalog.Table, error) {
 	ts, err := s.tables(ctx, `SELECT `+tableColumns+` FROM catalog_tables t
 		WHERE t.database = $1 AND t.name = $2 ORDER BY t.version DESC`, database, name)
 	if err != nil {
@@ -266,7 +266,7 @@ func (s *Store) TableVersions(ctx context.Context, database, name string) ([]cat
 	return ts, nil
 }
 
-func (s *Store) tables(ctx context.Context, query string, args ...any) ([]catalog.Table, error) {
+func (s *legacy) tables(ctx context.Context, query string, args ...any) ([]catalog.Table, error) {
 	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
@@ -276,7 +276,7 @@ func (s *Store) tables(ctx context.Context, query string, args ...any) ([]catalo
 
 // Partitions streams a table's partitions ordered by Values (element by
 // element, byte order: the primary key's order).
-func (s *Store) Partitions(ctx context.Context, database, name string) iter.Seq2[catalog.Partition, error] {
+func (s *legacy) Partitions(ctx context.Context, database, name string) iter.Seq2[catalog.Partition, error] {
 	return stream(ctx, s, fmt.Sprintf("listing partitions of table %s.%s", database, name), `
 		SELECT vals, location, deprecated, updated_at FROM catalog_partitions
 		WHERE database = $1 AND name = $2 ORDER BY vals`, []any{database, name},

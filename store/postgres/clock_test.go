@@ -35,7 +35,7 @@ func TestLeaseIgnoresClientClock(t *testing.T) {
 		if a.Expires.Before(before.Add(time.Hour)) || a.Expires.After(after.Add(time.Hour)) {
 			t.Errorf("skew %s: lease expires %s, want an hour after the database's clock %s", skew, a.Expires, before)
 		}
-		if !a.Holder.Started.Equal(micros(wrong)) {
+		if !a.Holder.Started.Equal(wrong) {
 			t.Errorf("skew %s: Holder.Started = %s, want the holder's own %s (recorded, deciding nothing)", skew, a.Holder.Started, wrong)
 		}
 		r, err := s.BeginRun(ctx, a.Token, store.Run{Job: job, RunID: "f", StartedAt: wrong})

@@ -22,10 +22,10 @@ const runColumns = `job, run_id, seq, attempt, mode, status, started_at, finishe
 // that ever took its lease, kept when it is released (held false), so that
 // its token grows across release and re-acquire. Expiry is judged by the
 // database's clock (clock_timestamp()), never the client's.
-type leases struct{ s *Store }
+type leases struct{ s *legacy }
 
 // dialect is PostgreSQL's part of sqlstore.
-type dialect struct{ s *Store }
+type dialect struct{ s *legacy }
 
 var (
 	_ sqlstore.Dialect = dialect{}
@@ -140,7 +140,7 @@ const streamPage = 2000
 // rows at a time, so that a million rows are never held at once. each
 // returning false closes the cursor without reading the rest (a plain
 // query would drain it).
-func (s *Store) cursor(ctx context.Context, query string, args []any, each func(pgx.Rows) (bool, error)) error {
+func (s *legacy) cursor(ctx context.Context, query string, args []any, each func(pgx.Rows) (bool, error)) error {
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return err
@@ -183,7 +183,7 @@ func (s *Store) cursor(ctx context.Context, query string, args []any, each func(
 	}
 }
 
-var _ store.Importer = (*Store)(nil)
+var _ store.Importer = (*legacy)(nil)
 
 // Write runs fn in one read-committed transaction (Store.write).
 func (d dialect) Write(ctx context.Context, fn func(sqlstore.Querier) error) error {

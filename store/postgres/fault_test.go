@@ -83,18 +83,23 @@ func wantAllOrNothing(t *testing.T, s *Store, c store.Commit) (all bool) {
 
 // TestCommitBackendKilled: the server process of a commit in flight is
 // killed (pg_terminate_backend from another session, while the commit's
-// COPY of 100k file records runs): the commit fails, naming the store and
-// not its password, and leaves nothing; committed again, it goes through.
+// swap of the job's head waits for the row, which another session holds,
+// after writing the segments of 100k file records): the commit fails,
+// naming the store and not its password, and leaves nothing; committed
+// again, it goes through.
 func TestCommitBackendKilled(t *testing.T) {
 	db := newDB(t)
 	s := db.open(t)
 	c := faultCommit(t, s, 100_000)
+	held := db.Hold(t)
+	held.Exec(`SELECT 1 FROM ` + s.schema + `.state_objects WHERE key = 'jobs/job/head.json' FOR UPDATE`)
 	done := make(chan error, 1)
 	go func() { _, err := s.Commit(t.Context(), c); done <- err }()
-	killed := db.KillQuery(t, "COPY", time.Minute)
+	killed := db.KillQuery(t, "UPDATE state_objects SET", time.Minute)
+	held.Commit()
 	err := <-done
 	if !killed {
-		t.Fatalf("the commit's COPY was never seen running (commit: %v)", err)
+		t.Fatalf("the commit's swap of the head was never seen running (commit: %v)", err)
 	}
 	wantNoSecret(t, "Commit whose backend was killed", err, store.Redact(db.url), db.password)
 	if wantAllOrNothing(t, s, c) {

@@ -10,8 +10,8 @@ import (
 	"github.com/tidemark-etl/tidemark/store"
 )
 
-// TestJobsDoNotWaitForEachOther: while a transaction holds job A's lease
-// row (as A's commit does while it runs), job B takes its lease, begins,
+// TestJobsDoNotWaitForEachOther: while a transaction holds job A's head
+// object's row (as a write of A's head does while it runs), job B takes its lease, begins,
 // commits a run with files, outputs and catalog changes, publishes and
 // resets, all at once; only job A's own writes wait. No write locks more
 // than its job's rows.
@@ -24,7 +24,7 @@ func TestJobsDoNotWaitForEachOther(t *testing.T) {
 		t.Fatal(err)
 	}
 	held := db.Hold(t)
-	held.Exec(`SELECT 1 FROM ` + s.schema + `.leases WHERE job = 'job-a' FOR UPDATE`)
+	held.Exec(`SELECT 1 FROM ` + s.schema + `.state_objects WHERE key = 'jobs/job-a/head.json' FOR UPDATE`)
 
 	bctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
@@ -59,7 +59,7 @@ func TestJobsDoNotWaitForEachOther(t *testing.T) {
 	defer acancel()
 	_, err = s.BeginRun(actx, la.Token, store.Run{Job: "job-a", RunID: "a1"})
 	if err == nil || !errors.Is(actx.Err(), context.DeadlineExceeded) {
-		t.Fatalf("BeginRun of job A while its lease row is locked: %v, want it to wait (until the deadline)", err)
+		t.Fatalf("BeginRun of job A while its head row is locked: %v, want it to wait (until the deadline)", err)
 	}
 	held.Commit()
 	if _, err := s.BeginRun(ctx, la.Token, store.Run{Job: "job-a", RunID: "a1"}); err != nil {

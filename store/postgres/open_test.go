@@ -24,9 +24,9 @@ func TestSchemaParameter(t *testing.T) {
 	}
 	for _, schema := range []string{DefaultSchema, "sales_state"} {
 		var n int
-		db.SQL.QueryRow(`SELECT count(*) FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'runs'`, schema).Scan(&n)
+		db.SQL.QueryRow(`SELECT count(*) FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'state_objects'`, schema).Scan(&n)
 		if n != 1 {
-			t.Errorf("schema %s: no runs table", schema)
+			t.Errorf("schema %s: no state_objects table", schema)
 		}
 	}
 	a, _ := def.Identity(t.Context())
@@ -84,9 +84,9 @@ func TestConcurrentFirstOpens(t *testing.T) {
 	}
 	var migrated, identities int
 	db.SQL.QueryRow(`SELECT count(*) FROM race.schema_migrations`).Scan(&migrated)
-	db.SQL.QueryRow(`SELECT count(*) FROM race.store_identity`).Scan(&identities)
-	if migrated != len(migrations) || identities != 1 {
-		t.Errorf("after %d opens at once: %d migrations recorded, %d identities; want %d, 1", n, migrated, identities, len(migrations))
+	db.SQL.QueryRow(`SELECT count(*) FROM race.state_objects WHERE key = 'tidemark-state.json'`).Scan(&identities)
+	if migrated != objectsVersion || identities != 1 {
+		t.Errorf("after %d opens at once: %d migrations recorded, %d identities; want %d, 1", n, migrated, identities, objectsVersion)
 	}
 }
 

@@ -18,17 +18,20 @@
 // scoped advisory lock, so that many processes opening a new store at once
 // migrate it once.
 //
-// Every write runs in one transaction that locks the job's own lease row
-// (SELECT ... FOR UPDATE) and nothing wider, so the writes of one job are
-// serialised and different jobs never wait for each other. Lease expiry is
-// judged by the database's clock (clock_timestamp()), never the client's. A
-// host that stops in the middle of a write frees its row within 30 s (the
-// sessions' idle_in_transaction_session_timeout and TCP keepalives), so a
-// successor can take an expired lease.
+// The state is objcore's objects in the schema's state_objects table
+// (store/sqlobj): every write is one statement, a conditional INSERT or
+// UPDATE of one row, so the writes of one job are serialised on its head
+// row and different jobs never wait for each other. Lease expiry is judged
+// by the database's clock (clock_timestamp()), never the client's. A host
+// that stops in the middle of a write frees its row within 30 s (the
+// sessions' idle_in_transaction_session_timeout and TCP keepalives). A
+// schema in the relational format before objects is converted once, on
+// open (legacy.go).
 package postgres
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net/url"
@@ -39,11 +42,13 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/tidemark-etl/tidemark/catalog"
 	"github.com/tidemark-etl/tidemark/internal/secret"
 	"github.com/tidemark-etl/tidemark/store"
-	"github.com/tidemark-etl/tidemark/store/sqlstore"
+	"github.com/tidemark-etl/tidemark/store/objcore"
+	"github.com/tidemark-etl/tidemark/store/sqlobj"
 )
 
 // DefaultSchema is the schema the state lives in when the URL names none.
@@ -59,9 +64,16 @@ var sessionDefaults = map[string]string{
 	"tcp_keepalives_count":                "3",
 }
 
-// Store is a store.Store and a catalog.Store in a PostgreSQL schema.
+// Store is a store.Store and a catalog.Store in a PostgreSQL schema: the
+// object-state core (store/objcore) over the schema's state_objects table.
 type Store struct {
-	*sqlstore.Core
+	*objcore.Store
+	*conn
+	db *sql.DB // over the pool, for the objects table
+}
+
+// conn is a connection to the database of one state schema.
+type conn struct {
 	pool *pgxpool.Pool
 	// where is the location for messages, without secrets.
 	where string
@@ -75,6 +87,7 @@ var (
 	_ store.Store       = (*Store)(nil)
 	_ store.JobLister   = (*Store)(nil)
 	_ store.LeaseReader = (*Store)(nil)
+	_ store.Importer    = (*Store)(nil)
 	_ catalog.Store     = (*Store)(nil)
 )
 
@@ -90,55 +103,74 @@ func init() {
 }
 
 // Open connects to the database of location, creates the state schema if
-// it is missing and migrates it to the current version. A schema written by
-// a newer tidemark is refused (ErrSchemaTooNew).
+// it is missing, or converts a relational one (the format before objects),
+// and opens the objects. A schema written by a newer tidemark is refused
+// (ErrSchemaTooNew).
 func Open(ctx context.Context, location string) (*Store, error) {
-	s, err := connect(ctx, location, false)
+	c, err := connect(ctx, location, false)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.migrate(ctx); err != nil {
-		s.pool.Close()
-		return nil, s.fail("opening postgres state store", err)
+	if err := c.upgrade(ctx); err != nil {
+		c.pool.Close()
+		return nil, c.fail("opening postgres state store", err)
 	}
-	return s, nil
+	return c.open(ctx, false)
 }
 
 // OpenExisting opens a state schema that must exist: store.ErrNoState if
 // the database or the schema's tables do not, and nothing is created. With
-// readOnly every session is read-only (default_transaction_read_only) and
-// a schema an older tidemark wrote is refused rather than migrated.
+// readOnly every session is read-only (default_transaction_read_only): a
+// relational schema is then read into memory, not converted.
 func OpenExisting(ctx context.Context, location string, readOnly bool) (*Store, error) {
-	s, err := connect(ctx, location, readOnly)
+	c, err := connect(ctx, location, readOnly)
 	if err != nil {
 		if isCode(err, "3D000") { // invalid_catalog_name: no such database
 			return nil, fmt.Errorf("%w: %s: the database does not exist", store.ErrNoState, store.Redact(location))
 		}
 		return nil, err
 	}
-	v, err := s.schemaVersion(ctx, s.pool)
+	v, err := c.schemaVersion(ctx, c.pool)
 	if err != nil {
-		s.pool.Close()
-		return nil, s.fail("opening postgres state store", err)
+		c.pool.Close()
+		return nil, c.fail("opening postgres state store", err)
 	}
 	switch {
 	case v < 0:
-		s.pool.Close()
-		return nil, fmt.Errorf("%w: %s has no tidemark state in schema %q", store.ErrNoState, s.where, s.schema)
-	case v > len(migrations):
-		s.pool.Close()
-		return nil, s.fail("opening postgres state store", tooNew(v))
-	case v < len(migrations) && readOnly:
-		s.pool.Close()
-		return nil, s.fail("opening postgres state store read-only",
-			fmt.Errorf("schema %q has version %d and needs an upgrade to %d, which takes a write (tidemark run does it)", s.schema, v, len(migrations)))
-	case v < len(migrations):
-		if err := s.migrate(ctx); err != nil {
-			s.pool.Close()
-			return nil, s.fail("opening postgres state store", err)
+		c.pool.Close()
+		return nil, fmt.Errorf("%w: %s has no tidemark state in schema %q", store.ErrNoState, c.where, c.schema)
+	case v > objectsVersion:
+		c.pool.Close()
+		return nil, c.fail("opening postgres state store", tooNew(v))
+	case v < objectsVersion && readOnly:
+		return c.openLegacy(ctx, v)
+	case v < objectsVersion:
+		if err := c.upgrade(ctx); err != nil {
+			c.pool.Close()
+			return nil, c.fail("opening postgres state store", err)
 		}
 	}
-	return s, nil
+	return c.open(ctx, readOnly)
+}
+
+// objects is the dialect of the objects table, its errors redacted.
+func (c *conn) objects() sqlobj.Dialect {
+	d := sqlobj.Postgres
+	d.Fail = func(err error) error { return &redacted{msg: redactText(err.Error(), c.password), err: err} }
+	return d
+}
+
+// open opens the objects of the schema, which is at objectsVersion.
+func (c *conn) open(ctx context.Context, readOnly bool) (*Store, error) {
+	db := stdlib.OpenDBFromPool(c.pool)
+	b := sqlobj.New(db, c.objects(), c.where+"#")
+	core, err := objcore.Open(ctx, b, objcore.Options{Kind: "postgres", MustExist: readOnly, ReadOnly: readOnly})
+	if err != nil {
+		db.Close()
+		c.pool.Close()
+		return nil, c.fail("opening postgres state store", err)
+	}
+	return &Store{Store: core, conn: c, db: db}, nil
 }
 
 // identRE is the schema names accepted: plain lower-case identifiers, so
@@ -147,7 +179,7 @@ var identRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
 // connect parses location, refuses a password in it, connects and checks
 // that the server answers.
-func connect(ctx context.Context, location string, readOnly bool) (*Store, error) {
+func connect(ctx context.Context, location string, readOnly bool) (*conn, error) {
 	where := store.Redact(location)
 	u, err := url.Parse(location)
 	if err != nil {
@@ -176,8 +208,7 @@ func connect(ctx context.Context, location string, readOnly bool) (*Store, error
 	if err != nil {
 		return nil, fmt.Errorf("opening postgres state store %s: %s", where, redactText(err.Error(), ""))
 	}
-	s := &Store{where: where, schema: schema, password: cfg.ConnConfig.Password}
-	s.Core = sqlstore.New(dialect{s}, leases{s})
+	s := &conn{where: where, schema: schema, password: cfg.ConnConfig.Password}
 	rp := cfg.ConnConfig.RuntimeParams
 	rp["search_path"] = pgx.Identifier{schema}.Sanitize()
 	rp["TimeZone"] = "UTC"
@@ -226,44 +257,32 @@ func connect(ctx context.Context, location string, readOnly bool) (*Store, error
 }
 
 // Schema returns the schema the state lives in.
-func (s *Store) Schema() string { return s.schema }
+func (s *conn) Schema() string { return s.schema }
 
 // Close closes the connections.
 func (s *Store) Close() error {
+	s.db.Close()
 	s.pool.Close()
 	return nil
 }
 
-// Identity returns the id made when the schema was created and the URL
-// without secrets.
+// Identity returns the id made when the state was created (kept when a
+// relational state was converted) and the URL without secrets.
 func (s *Store) Identity(ctx context.Context) (store.Identity, error) {
-	var id string
-	if err := s.pool.QueryRow(ctx, `SELECT id FROM store_identity`).Scan(&id); err != nil {
-		return store.Identity{}, s.fail("reading the store's identity", err)
-	}
-	return store.Identity{ID: id, Location: s.where}, nil
+	id, err := s.Store.Identity(ctx)
+	return store.Identity{ID: id.ID, Location: s.where}, err
 }
 
-// statTables are the tables Stats reports, each by its row count and its
-// size on disk with indexes and TOAST (<table>_bytes).
-var statTables = []string{"files", "runs", "outputs", "bookmark_versions", "source_states", "ranges", "actions", "leases"}
-
-// Stats reports the row count and the size (pg_total_relation_size: heap,
-// indexes and TOAST) of each table, and db_bytes, the size of every table of
-// the schema together.
+// Stats reports the core's counts of objects, segments and jobs, and
+// db_bytes, the size of every table of the schema together (heap,
+// indexes and TOAST).
 func (s *Store) Stats(ctx context.Context) (map[string]int64, error) {
-	st := map[string]int64{}
-	for _, t := range statTables {
-		var n, size int64
-		err := s.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM `+t+`), pg_total_relation_size($1::regclass)`,
-			pgx.Identifier{s.schema, t}.Sanitize()).Scan(&n, &size)
-		if err != nil {
-			return nil, s.fail("reading stats", err)
-		}
-		st[t], st[t+"_bytes"] = n, size
+	st, err := s.Store.Stats(ctx)
+	if err != nil {
+		return nil, err
 	}
 	var total int64
-	err := s.pool.QueryRow(ctx, `
+	err = s.pool.QueryRow(ctx, `
 		SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c
 		JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'm')`, s.schema).Scan(&total)
@@ -276,7 +295,7 @@ func (s *Store) Stats(ctx context.Context) (map[string]int64, error) {
 
 // fail wraps err with what was being done and where, with the password
 // masked wherever a driver might have echoed it.
-func (s *Store) fail(what string, err error) error {
+func (s *conn) fail(what string, err error) error {
 	if err == nil {
 		return nil
 	}

@@ -210,7 +210,7 @@ const migrationLock = 0x544d4b53 // "TMKS"
 // transaction-scoped advisory lock, so that many processes opening a new
 // store at once create and migrate it once; the others wait for the lock
 // and find it done. An up-to-date schema is recognised without the lock.
-func (s *Store) migrate(ctx context.Context) error {
+func (s *conn) migrate(ctx context.Context) error {
 	if v, err := s.schemaVersion(ctx, s.pool); err == nil && v == len(migrations) {
 		return nil
 	}
@@ -255,7 +255,7 @@ func (s *Store) migrate(ctx context.Context) error {
 // claimSchema creates the schema and its migrations table. An existing
 // schema that holds tables but no migrations table belongs to something
 // else and is refused.
-func (s *Store) claimSchema(ctx context.Context, tx pgx.Tx) error {
+func (s *conn) claimSchema(ctx context.Context, tx pgx.Tx) error {
 	var tables int
 	err := tx.QueryRow(ctx, `
 		SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -299,7 +299,7 @@ type queryer interface {
 // calling to_regclass: a transaction that waited for the migration lock
 // may hold a stale cache entry saying the table is missing, while a scan
 // of the catalog sees what committed meanwhile.
-func (s *Store) schemaVersion(ctx context.Context, q queryer) (int, error) {
+func (s *conn) schemaVersion(ctx context.Context, q queryer) (int, error) {
 	var exists bool
 	err := q.QueryRow(ctx, `
 		SELECT EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace

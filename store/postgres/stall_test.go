@@ -10,7 +10,7 @@ import (
 )
 
 // TestStalledHolderFreesItsJob: a holder stops in the middle of a write
-// (partitioned, paused: its transaction holds the job's lease row on one
+// (partitioned, paused: its transaction holds the job's head row on one
 // of the store's own sessions and sends nothing more). Once its lease
 // expires a successor takes the lease, after the server ends the stalled
 // transaction (idle_in_transaction_session_timeout, here 1.5 s). With the
@@ -37,7 +37,7 @@ func TestStalledHolderFreesItsJob(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer tx.Rollback(context.Background())
-			if err := lockLease(ctx, tx, "job", l.Token); err != nil {
+			if _, err := tx.Exec(ctx, `SELECT 1 FROM state_objects WHERE key = 'jobs/job/head.json' FOR UPDATE`); err != nil {
 				t.Fatal(err)
 			}
 			time.Sleep(ttl + 200*time.Millisecond)

@@ -1,16 +1,18 @@
 package postgres
 
 import (
+	"fmt"
 	"runtime"
 	"testing"
 	"time"
 
+	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/store"
 )
 
 // TestStreamsMillionFiles: a job with 1,000,000 processed files is read
-// through Files and RunInputs in bounded memory (a cursor fetched a page at
-// a time), in order, and a loop that stops early ends the read.
+// through Files and RunInputs in bounded memory (segments read one at a
+// time), in order, and a loop that stops early ends the read.
 func TestStreamsMillionFiles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1M-file streaming skipped with -short")
@@ -22,13 +24,24 @@ func TestStreamsMillionFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.BeginRun(t.Context(), l.Token, store.Run{Job: "job", RunID: "r1"}); err != nil {
+	r, err := s.BeginRun(t.Context(), l.Token, store.Run{Job: "job", RunID: "r1", Mode: bookmark.ModeEnable})
+	if err != nil {
 		t.Fatal(err)
 	}
-	// Written by the server, so that the test holds none of it.
-	db.Exec(t, `INSERT INTO big.files (job, ctx, path, size, mtime, etag, run_id, added_version)
-		SELECT 'job', 'src', 'year=2026/part-' || lpad(i::text, 9, '0') || '.csv.gz', i, i, md5(i::text), 'r1', 1
-		FROM generate_series(1, 1000000) AS i`)
+	// Committed in one commit; the records are garbage before measuring.
+	func() {
+		c := store.Commit{Job: "job", Token: l.Token, Advance: true, Run: r,
+			Sources: map[string]bookmark.SourceState{"src": {Kind: "files", Fingerprint: "fp", Files: n}},
+			Added:   make([]store.FileRecord, n)}
+		for i := range n {
+			c.Added[i] = store.FileRecord{Ctx: "src", File: bookmark.File{Path: fmt.Sprintf("year=2026/part-%09d.csv.gz", i+1),
+				Size: int64(i), MTime: int64(i), ETag: fmt.Sprintf("%032x", i)}}
+		}
+		c.Run.Status = store.StatusSucceeded
+		if _, err := s.Commit(t.Context(), c); err != nil {
+			t.Fatal(err)
+		}
+	}()
 
 	peak := func(each func(yield func() bool)) (count int, grew uint64) {
 		runtime.GC()

@@ -14,7 +14,7 @@ import (
 // write runs fn in one read-committed transaction and commits it. A
 // connection lost before the commit's answer leaves either all of fn's
 // writes or none: PostgreSQL commits a transaction whole or not at all.
-func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
+func (s *legacy) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return err
@@ -66,17 +66,9 @@ func utc(t *time.Time) time.Time {
 	return t.UTC()
 }
 
-// micros rounds t down to the microseconds timestamptz keeps, in UTC.
-func micros(t time.Time) time.Time {
-	if t.IsZero() {
-		return t
-	}
-	return t.Truncate(time.Microsecond).UTC()
-}
-
 // readTx runs fn in a read-only repeatable-read transaction: one snapshot
 // across its statements.
-func (s *Store) readTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+func (s *legacy) readTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return err

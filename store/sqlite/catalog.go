@@ -14,7 +14,7 @@ import (
 )
 
 // ApplyCatalog applies c in one write transaction, or nothing of it.
-func (s *Store) ApplyCatalog(ctx context.Context, c catalog.Changes) error {
+func (s *legacy) ApplyCatalog(ctx context.Context, c catalog.Changes) error {
 	err := s.write(ctx, func(tx *sql.Tx) error { return applyCatalog(ctx, tx, c, time.Now()) })
 	if err != nil {
 		return fmt.Errorf("changing the catalog: %w", err)
@@ -177,7 +177,7 @@ func tableVersion(ctx context.Context, q querier, database, name string, version
 }
 
 // Databases returns every database, by name.
-func (s *Store) Databases(ctx context.Context) ([]catalog.Database, error) {
+func (s *legacy) Databases(ctx context.Context) ([]catalog.Database, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT name, description, created_at FROM catalog_databases ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("listing databases: %w", err)
@@ -200,7 +200,7 @@ func (s *Store) Databases(ctx context.Context) ([]catalog.Database, error) {
 }
 
 // Tables returns the current version of every table of database, by name.
-func (s *Store) Tables(ctx context.Context, database string) ([]catalog.Table, error) {
+func (s *legacy) Tables(ctx context.Context, database string) ([]catalog.Table, error) {
 	return s.tables(ctx, "tables of database "+database, `
 		SELECT `+tableColumns+` FROM catalog_tables t
 		WHERE db_name = ? AND version = (SELECT max(version) FROM catalog_tables u
@@ -209,12 +209,12 @@ func (s *Store) Tables(ctx context.Context, database string) ([]catalog.Table, e
 }
 
 // Table returns one version of a table (0: the current one).
-func (s *Store) Table(ctx context.Context, database, name string, version int64) (catalog.Table, error) {
+func (s *legacy) Table(ctx context.Context, database, name string, version int64) (catalog.Table, error) {
 	return tableVersion(ctx, s.db, database, name, version)
 }
 
 // TableVersions returns every version of a table, newest first.
-func (s *Store) TableVersions(ctx context.Context, database, name string) ([]catalog.Table, error) {
+func (s *legacy) TableVersions(ctx context.Context, database, name string) ([]catalog.Table, error) {
 	return s.tables(ctx, "versions of table "+database+"."+name, `
 		SELECT `+tableColumns+` FROM catalog_tables WHERE db_name = ? AND table_name = ?
 		ORDER BY version DESC`, database, name)
@@ -222,7 +222,7 @@ func (s *Store) TableVersions(ctx context.Context, database, name string) ([]cat
 
 // tables reads the tables query selects (tableColumns), naming what in
 // errors.
-func (s *Store) tables(ctx context.Context, what, query string, args ...any) ([]catalog.Table, error) {
+func (s *legacy) tables(ctx context.Context, what, query string, args ...any) ([]catalog.Table, error) {
 	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("listing %s: %w", what, err)
@@ -244,7 +244,7 @@ func (s *Store) tables(ctx context.Context, what, query string, args ...any) ([]
 
 // Partitions streams a table's partitions in key order (the primary key:
 // no sort step), from one query's snapshot.
-func (s *Store) Partitions(ctx context.Context, database, name string) iter.Seq2[catalog.Partition, error] {
+func (s *legacy) Partitions(ctx context.Context, database, name string) iter.Seq2[catalog.Partition, error] {
 	return func(yield func(catalog.Partition, error) bool) {
 		fail := func(err error) {
 			yield(catalog.Partition{}, fmt.Errorf("listing partitions of table %s.%s: %w", database, name, err))

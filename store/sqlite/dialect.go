@@ -19,15 +19,15 @@ const runColumns = `job, run_id, seq, attempt, mode, status, started_at, finishe
 // leases is SQLite's lease table (sqlstore.Leaser): a row per held lease,
 // deleted on release, and each job's last token in lease_tokens, which
 // outlives the row so that tokens grow across release and re-acquire.
-type leases struct{ s *Store }
+type leases struct{ s *legacy }
 
 // dialect is SQLite's part of sqlstore.
-type dialect struct{ s *Store }
+type dialect struct{ s *legacy }
 
 var (
 	_ sqlstore.Dialect  = dialect{}
 	_ sqlstore.Leaser   = leases{}
-	_ store.LeaseReader = (*Store)(nil)
+	_ store.LeaseReader = (*legacy)(nil)
 )
 
 func (d dialect) DB() sqlstore.Querier { return sqlstore.SQL(d.s.db) }
@@ -70,7 +70,7 @@ func (d dialect) Bool(b bool) string {
 
 func (d dialect) Fail(what string, err error) error { return fmt.Errorf("%s: %w", what, err) }
 
-var _ store.Importer = (*Store)(nil)
+var _ store.Importer = (*legacy)(nil)
 
 // Write runs fn in a BEGIN IMMEDIATE transaction (Store.write): SQLite's
 // write lock serialises every write, so the lease check and what follows

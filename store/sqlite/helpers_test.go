@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"database/sql"
 	"testing"
 	"time"
 
@@ -42,4 +43,57 @@ func paths(t *testing.T, s *Store, job string) []string {
 		out = append(out, f.Path)
 	}
 	return out
+}
+
+// legacyAt makes a relational state file at schema version v, as a
+// tidemark before the objects format wrote it, and returns its database
+// (closed when the test ends; closing it earlier is fine).
+func legacyAt(t *testing.T, path string, v int) *sql.DB {
+	t.Helper()
+	saved := migrations
+	migrations = saved[:v]
+	defer func() { migrations = saved }()
+	db, err := sql.Open("sqlite", dsn(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := migrate(t.Context(), db); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// legacyJob makes a relational state file at the last relational version
+// holding job j: run r1 committed files a and b of source src at version
+// 1, its lease released. It returns the store's id.
+func legacyJob(t *testing.T, path string) string {
+	t.Helper()
+	ctx := t.Context()
+	db := legacyAt(t, path, len(migrations))
+	defer db.Close()
+	old := newLegacy(db, path)
+	l, err := old.AcquireLease(ctx, "j", store.Holder{ID: "old"}, leaseTTL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := old.BeginRun(ctx, l.Token, store.Run{Job: "j", RunID: "r1", Mode: bookmark.ModeEnable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := store.Commit{Job: "j", Token: l.Token, Advance: true, Run: r,
+		Sources: map[string]bookmark.SourceState{"src": {Kind: "files", Fingerprint: "fp", Files: 2}},
+		Added: []store.FileRecord{{Ctx: "src", File: bookmark.File{Path: "a", Size: 1, MTime: 1}},
+			{Ctx: "src", File: bookmark.File{Path: "b", Size: 2, MTime: 2}}}}
+	if _, err := old.Commit(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.ReleaseLease(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	id, err := old.Identity(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id.ID
 }

@@ -16,28 +16,22 @@ import (
 // the keys.
 func TestMigrateTableLoadTarget(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
-	saved := migrations
-	t.Cleanup(func() { migrations = saved })
-	migrations = saved[:2]
-	s, err := Open(t.Context(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := legacyAt(t, path, 2)
 	for _, q := range []string{
 		`INSERT INTO runs (job, run_id, seq, attempt, mode, status, started_at, version)
 			VALUES ('j', 'r1', 1, 1, 'enable', 'succeeded', 1, 1)`,
+		`INSERT INTO bookmark_versions (job, version, run_id, kind, created_at) VALUES ('j', 1, 'r1', 'commit', 1)`,
 		`INSERT INTO outputs (job, run_id, sink, root, staged, final, rows, bytes)
 			VALUES ('j', 'r1', 'pg', 'table:{"Ctx":"pg","Connection":"postgres://etl@db/shop","PasswordEnv":"SHOP_PW","Table":"public.m","Mode":"merge","MergeKeys":["id","day"]}',
 			'stage table', 'public.m', 4, 0)`,
 	} {
-		if _, err := s.db.Exec(q); err != nil {
+		if _, err := db.Exec(q); err != nil {
 			t.Fatal(err)
 		}
 	}
-	s.Close()
+	db.Close()
 
-	migrations = saved
-	s, err = Open(t.Context(), path)
+	s, err := Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}

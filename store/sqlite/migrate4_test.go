@@ -12,26 +12,19 @@ import (
 // to a run) from a full reset.
 func TestMigrateVersionsBy(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
-	saved := migrations
-	t.Cleanup(func() { migrations = saved })
-	migrations = saved[:3]
-	s, err := Open(t.Context(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := legacyAt(t, path, 3)
 	for _, q := range []string{
 		`INSERT INTO bookmark_versions (job, version, run_id, kind, created_at) VALUES ('j', 1, 'r1', 'commit', 1)`,
 		`INSERT INTO bookmark_versions (job, version, run_id, kind, created_at) VALUES ('j', 2, 'r1', 'reset', 2)`,
 		`INSERT INTO bookmark_versions (job, version, run_id, kind, created_at) VALUES ('j', 3, '', 'reset', 3)`,
 	} {
-		if _, err := s.db.Exec(q); err != nil {
+		if _, err := db.Exec(q); err != nil {
 			t.Fatal(err)
 		}
 	}
-	s.Close()
+	db.Close()
 
-	migrations = saved
-	s, err = Open(t.Context(), path)
+	s, err := Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}

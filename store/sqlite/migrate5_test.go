@@ -11,20 +11,13 @@ import (
 // empty catalog, which works like a new store's, and keeps what was there.
 func TestMigrateCatalog(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
-	saved := migrations
-	t.Cleanup(func() { migrations = saved })
-	migrations = saved[:4]
-	s, err := Open(t.Context(), path)
-	if err != nil {
+	db := legacyAt(t, path, 4)
+	if _, err := db.Exec(`INSERT INTO bookmark_versions (job, version, run_id, kind, created_at) VALUES ('j', 1, 'r1', 'commit', 1)`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.db.Exec(`INSERT INTO bookmark_versions (job, version, run_id, kind, created_at) VALUES ('j', 1, 'r1', 'commit', 1)`); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
+	db.Close()
 
 	// Read-only, the file is left at version 4 and read through a copy.
-	migrations = saved
 	ro, err := OpenExisting(t.Context(), path, true)
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +27,7 @@ func TestMigrateCatalog(t *testing.T) {
 	}
 	ro.Close()
 
-	s, err = Open(t.Context(), path)
+	s, err := Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}

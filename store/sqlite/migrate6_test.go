@@ -12,21 +12,14 @@ import (
 // with no host recorded, and records the host of runs begun after it.
 func TestMigrateRunsHost(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
-	saved := migrations
-	t.Cleanup(func() { migrations = saved })
-	migrations = saved[:5]
-	s, err := Open(t.Context(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.db.Exec(`INSERT INTO runs (job, run_id, seq, attempt, mode, status, started_at, finished_at, version)
+	db := legacyAt(t, path, 5)
+	if _, err := db.Exec(`INSERT INTO runs (job, run_id, seq, attempt, mode, status, started_at, finished_at, version)
 		VALUES ('j', 'old', 1, 1, 'enable', 'succeeded', 1, 2, 0)`); err != nil {
 		t.Fatal(err)
 	}
-	s.Close()
+	db.Close()
 
-	migrations = saved
-	s, err = Open(t.Context(), path)
+	s, err := Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}

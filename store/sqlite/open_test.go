@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -129,8 +130,8 @@ func TestReopenKeepsState(t *testing.T) {
 		if err != nil {
 			t.Fatalf("reopening: %v", err)
 		}
-		if v := schemaVersionOf(t, s.db); v != len(migrations) {
-			t.Errorf("schema version after reopen = %d, want %d", v, len(migrations))
+		if v := schemaVersionOf(t, s.db); v != objectsVersion {
+			t.Errorf("schema version after reopen = %d, want %d", v, objectsVersion)
 		}
 		h, err := s.Head(t.Context(), "j")
 		if err != nil || h.Version != 1 {
@@ -140,33 +141,61 @@ func TestReopenKeepsState(t *testing.T) {
 	}
 }
 
-// TestMigrateIncrementally adds a migration and checks that an existing
-// database gets exactly that one applied.
-func TestMigrateIncrementally(t *testing.T) {
+// TestConvertOnce: a relational state (the last relational version, as
+// the tidemark before wrote it) moves into state_objects on the first
+// open, with its id, runs, bookmark and file records; its tables are
+// dropped; later opens convert nothing; and the relational code of the
+// tidemark before refuses the file as newer than it knows.
+func TestConvertOnce(t *testing.T) {
+	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "state.db")
-	s, err := Open(t.Context(), path)
+	id := legacyJob(t, path)
+
+	for i := range 2 {
+		s, err := Open(ctx, path)
+		if err != nil {
+			t.Fatalf("open %d: %v", i+1, err)
+		}
+		if v := schemaVersionOf(t, s.db); v != objectsVersion {
+			t.Errorf("open %d: schema version %d, want %d", i+1, v, objectsVersion)
+		}
+		var tables []string
+		rows, err := s.db.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var n string
+			rows.Scan(&n)
+			tables = append(tables, n)
+		}
+		rows.Close()
+		if want := []string{"schema_version", "state_objects"}; !slices.Equal(tables, want) {
+			t.Errorf("open %d: tables %q, want %q", i+1, tables, want)
+		}
+		if got, err := s.Identity(ctx); err != nil || got.ID != id {
+			t.Errorf("open %d: identity %+v, %v; want id %s kept", i+1, got, err, id)
+		}
+		if h, err := s.Head(ctx, "j"); err != nil || h.Version != 1 || h.RunID != "r1" {
+			t.Errorf("open %d: head %+v, %v; want version 1 of r1", i+1, h, err)
+		}
+		if got := paths(t, s, "j"); !slices.Equal(got, []string{"a", "b"}) {
+			t.Errorf("open %d: files %q, want [a b]", i+1, got)
+		}
+		if run, err := s.Run(ctx, "j", "r1"); err != nil || run.Status != store.StatusSucceeded {
+			t.Errorf("open %d: run r1 %+v, %v; want succeeded", i+1, run, err)
+		}
+		s.Close()
+	}
+
+	// The tidemark before runs its migrations on open: they refuse.
+	db, err := sql.Open("sqlite", dsn(path))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Close()
-
-	saved := migrations
-	t.Cleanup(func() { migrations = saved })
-	migrations = append(migrations[:len(migrations):len(migrations)],
-		`CREATE TABLE extra (x INTEGER) STRICT; INSERT INTO extra VALUES (42);`)
-	for range 2 { // the second open must not apply it again
-		s, err = Open(t.Context(), path)
-		if err != nil {
-			t.Fatalf("opening with a new migration: %v", err)
-		}
-		if v := schemaVersionOf(t, s.db); v != len(saved)+1 {
-			t.Errorf("schema version = %d, want %d", v, len(saved)+1)
-		}
-		var n int
-		if err := s.db.QueryRow(`SELECT count(*) FROM extra`).Scan(&n); err != nil || n != 1 {
-			t.Errorf("rows in the migrated table = %d, %v; want 1", n, err)
-		}
-		s.Close()
+	defer db.Close()
+	if err := migrate(ctx, db); !errors.Is(err, ErrSchemaTooNew) || !strings.Contains(err.Error(), "upgrade tidemark") {
+		t.Errorf("the relational code opening a converted file: %v, want ErrSchemaTooNew saying to upgrade", err)
 	}
 }
 
@@ -254,5 +283,47 @@ func TestIdentityKept(t *testing.T) {
 		} else if id.ID != first {
 			t.Errorf("Identity after reopen = %s, want %s", id.ID, first)
 		}
+	}
+}
+
+// TestConvertKeepsIcebergCatalog: the conversion to objects drops the
+// state's relational tables only: the tables of tidemark's own Iceberg
+// catalog (the SQL catalog Iceberg sinks keep in the state's database,
+// pyiceberg's and Iceberg JDBC's iceberg_tables and
+// iceberg_namespace_properties) stay, rows and all.
+func TestConvertKeepsIcebergCatalog(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "state.db")
+	legacyJob(t, path)
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`CREATE TABLE iceberg_tables (catalog_name TEXT, table_namespace TEXT, table_name TEXT,
+			metadata_location TEXT, previous_metadata_location TEXT, PRIMARY KEY (catalog_name, table_namespace, table_name))`,
+		`INSERT INTO iceberg_tables VALUES ('tidemark', 'sales', 'orders', 'file:///lake/orders/metadata/00001.json', NULL)`,
+		`CREATE TABLE iceberg_namespace_properties (catalog_name TEXT, namespace TEXT, property_key TEXT,
+			property_value TEXT, PRIMARY KEY (catalog_name, namespace, property_key))`,
+		`INSERT INTO iceberg_namespace_properties VALUES ('tidemark', 'sales', 'exists', 'true')`,
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var loc string
+	if err := s.db.QueryRowContext(ctx, `SELECT metadata_location FROM iceberg_tables WHERE table_name = 'orders'`).Scan(&loc); err != nil ||
+		loc != "file:///lake/orders/metadata/00001.json" {
+		t.Errorf("the Iceberg catalog's table after the conversion: %q, %v; want it kept", loc, err)
+	}
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM iceberg_namespace_properties`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("the Iceberg catalog's namespaces after the conversion: %d, %v; want 1 kept", n, err)
 	}
 }

@@ -17,6 +17,8 @@ import (
 	sqlitedrv "modernc.org/sqlite"
 
 	"github.com/tidemark-etl/tidemark/store"
+	"github.com/tidemark-etl/tidemark/store/objcore"
+	"github.com/tidemark-etl/tidemark/store/sqlobj"
 )
 
 // OpenExisting opens the state database at path, which must exist: it
@@ -64,6 +66,9 @@ func openReadOnly(ctx context.Context, abs string) (*Store, error) {
 	if err != nil && isCantWrite(err) && !exists(abs+"-wal") && !exists(abs+"-shm") && notWritable(abs) != "" {
 		immutable = true
 		s, err = open(ctx, abs, dsnReadOnly(abs, true), true)
+	}
+	if errors.Is(err, errLegacy) {
+		s, err = openLegacy(ctx, abs, dsnReadOnly(abs, immutable))
 	}
 	if errors.Is(err, errSchemaOld) {
 		s, err = openUpgradedCopy(ctx, abs, immutable)
@@ -138,28 +143,51 @@ func dsnReadOnly(abs string, immutable bool) string {
 	return u.String()
 }
 
-// check is init for a read-only connection: the file must be a tidemark
-// state database at the current schema version (migrating needs a write).
-func (s *Store) check(ctx context.Context) error {
+// check is initDB for a read-only connection: the file must be a
+// tidemark state database in the objects format (errLegacy at the last
+// relational version, errSchemaOld before it: migrating needs a write).
+func check(ctx context.Context, db *sql.DB) error {
 	var appID int64
-	if err := s.db.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
+	if err := db.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
 		return err
 	}
 	if appID != applicationID {
 		return fmt.Errorf("not a tidemark state database (application_id %#x)", appID)
 	}
 	var v int
-	if err := s.db.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v); err != nil {
+	if err := db.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v); err != nil {
 		return fmt.Errorf("reading schema version: %w", err)
 	}
 	switch {
-	case v > len(migrations):
+	case v > objectsVersion:
 		return fmt.Errorf("%w: the file has schema version %d, this tidemark knows up to %d; upgrade tidemark",
-			ErrSchemaTooNew, v, len(migrations))
+			ErrSchemaTooNew, v, objectsVersion)
+	case v == len(migrations):
+		return errLegacy
 	case v < len(migrations):
 		return fmt.Errorf("%w: the file has schema version %d and needs an upgrade to %d, which takes a write", errSchemaOld, v, len(migrations))
 	}
 	return nil
+}
+
+// errLegacy marks a relational state at the last relational version: a
+// read-only open reads it into memory (openLegacy).
+var errLegacy = errors.New("state database is in the relational format")
+
+// openLegacy reads a relational state without writing it: every job and
+// the catalog are copied into an object store in memory, which the store
+// reads (read-only); the file is left as it is.
+func openLegacy(ctx context.Context, abs, dsn string) (*Store, error) {
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	core, err := sqlobj.CopyState(ctx, newLegacy(db, abs), objcore.NewMemBackend(abs+"#", nil), "sqlite", true)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("reading the relational state into memory: %w", err)
+	}
+	return &Store{Store: core, db: db, path: abs}, nil
 }
 
 // errSchemaOld marks a database an older tidemark wrote, whose schema a

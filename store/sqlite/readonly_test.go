@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -101,5 +102,47 @@ func TestReadOnlyFolder(t *testing.T) {
 	_, err = Open(t.Context(), path)
 	if err == nil || !strings.Contains(err.Error(), "read-only") || !strings.Contains(err.Error(), path) {
 		t.Errorf("Open for writing in a read-only folder: %v, want an error saying read-only and naming %s", err, path)
+	}
+}
+
+// TestReadOnlyLegacy: a relational state (the format before objects)
+// opened read-only is read through memory: its jobs read as they were,
+// writes are refused, and the file is left as it was, bytes and all.
+func TestReadOnlyLegacy(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "state.db")
+	id := legacyJob(t, path)
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := OpenExisting(ctx, path, true)
+	if err != nil {
+		t.Fatalf("OpenExisting read-only of a relational state: %v", err)
+	}
+	if h, err := r.Head(ctx, "j"); err != nil || h.Version != 1 {
+		t.Errorf("Head = %+v, %v; want version 1", h, err)
+	}
+	if got := paths(t, r, "j"); strings.Join(got, ",") != "a,b" {
+		t.Errorf("Files = %v, want [a b]", got)
+	}
+	if got, err := r.Identity(ctx); err != nil || got.ID != id || got.Location != path {
+		t.Errorf("Identity = %+v, %v; want id %s at %s", got, err, id, path)
+	}
+	if _, err := r.AcquireLease(ctx, "j", store.Holder{ID: "x"}, leaseTTL); err == nil || !strings.Contains(err.Error(), "read-only") {
+		t.Errorf("AcquireLease on a read-only relational state: %v, want refused as read-only", err)
+	}
+	r.Close()
+	after, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Errorf("the relational state file changed on a read-only open")
+	}
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if fi, err := os.Stat(path + suffix); err == nil && fi.Size() > 0 && suffix == "-wal" {
+			t.Errorf("a read-only open left a -wal of %d bytes", fi.Size())
+		}
 	}
 }

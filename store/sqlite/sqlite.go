@@ -2,10 +2,12 @@
 // mode) that several tidemark processes may share. It registers itself for
 // sqlite://PATH, sqlite:PATH, file://PATH and plain paths.
 //
-// Every write runs in a BEGIN IMMEDIATE transaction, so two processes racing
-// for a job's lease serialise on SQLite's write lock (waiting up to
-// busyTimeout) and the loser sees a clean store.ErrLeaseHeld, never
-// "database is locked".
+// The state is objcore's objects in the file's state_objects table
+// (store/sqlobj): every write is one statement, and SQLite's write lock
+// (waited for up to busyTimeout) serialises them, so two processes racing
+// for a job's lease see a clean store.ErrLeaseHeld, never "database is
+// locked". A file in the relational format before objects is converted
+// once, on open (legacy.go).
 package sqlite
 
 import (
@@ -24,8 +26,10 @@ import (
 
 	sqlitedrv "modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 
+	"github.com/tidemark-etl/tidemark/catalog"
 	"github.com/tidemark-etl/tidemark/store"
-	"github.com/tidemark-etl/tidemark/store/sqlstore"
+	"github.com/tidemark-etl/tidemark/store/objcore"
+	"github.com/tidemark-etl/tidemark/store/sqlobj"
 )
 
 // busyTimeout is how long a statement waits for another connection's write
@@ -33,10 +37,11 @@ import (
 // takes about a second), so this only matters under heavy contention.
 const busyTimeout = 30 * time.Second
 
-// Store is a store.Store backed by one SQLite database file.
+// Store is a store.Store backed by one SQLite database file: the
+// object-state core (store/objcore) over the file's state_objects table.
 type Store struct {
-	*sqlstore.Core
-	db   *sql.DB
+	*objcore.Store
+	db   *sql.DB // nil when an old file is read through memory (readonly.go)
 	path string
 	// cleanup, when set, deletes the upgraded copy a read-only open of an
 	// older file reads (openUpgradedCopy).
@@ -44,8 +49,11 @@ type Store struct {
 }
 
 var (
-	_ store.Store     = (*Store)(nil)
-	_ store.JobLister = (*Store)(nil)
+	_ store.Store       = (*Store)(nil)
+	_ store.JobLister   = (*Store)(nil)
+	_ store.LeaseReader = (*Store)(nil)
+	_ store.Importer    = (*Store)(nil)
+	_ catalog.Store     = (*Store)(nil)
 )
 
 func init() {
@@ -106,11 +114,12 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	return s, nil
 }
 
-// open opens the database with dsn and checks or migrates its schema.
-// Several processes creating one new file at once can see SQLITE_BUSY
-// without SQLite calling the busy handler (switching a fresh file to WAL
-// takes an exclusive lock that does not wait), so opening retries busy
-// errors itself for as long as a statement would wait.
+// open opens the database with dsn and the state it holds: an old
+// (relational) state is converted first, unless readOnly (then
+// errSchemaOld). Several processes creating one new file at once can see
+// SQLITE_BUSY without SQLite calling the busy handler (switching a fresh
+// file to WAL takes an exclusive lock that does not wait), so opening
+// retries busy errors itself for as long as a statement would wait.
 func open(ctx context.Context, abs, dsn string, readOnly bool) (*Store, error) {
 	deadline := time.Now().Add(busyTimeout)
 	for {
@@ -118,12 +127,14 @@ func open(ctx context.Context, abs, dsn string, readOnly bool) (*Store, error) {
 		if err != nil {
 			return nil, err
 		}
-		s := &Store{db: db, path: abs}
-		s.Core = sqlstore.New(dialect{s}, leases{s})
+		var s *Store
 		if readOnly {
-			err = s.check(ctx)
+			err = check(ctx, db)
 		} else {
-			err = s.init(ctx)
+			err = initDB(ctx, db, abs)
+		}
+		if err == nil {
+			s, err = openObjects(ctx, db, abs, readOnly)
 		}
 		if err == nil {
 			return s, nil
@@ -138,6 +149,19 @@ func open(ctx context.Context, abs, dsn string, readOnly bool) (*Store, error) {
 		case <-time.After(time.Duration(5+rand.IntN(45)) * time.Millisecond):
 		}
 	}
+}
+
+// objects is the dialect of the objects table.
+var objects = sqlobj.SQLite
+
+// openObjects opens the object store in db's state_objects table.
+func openObjects(ctx context.Context, db *sql.DB, abs string, readOnly bool) (*Store, error) {
+	b := sqlobj.New(db, objects, abs+"#")
+	core, err := objcore.Open(ctx, b, objcore.Options{Kind: "sqlite", MustExist: readOnly, ReadOnly: readOnly})
+	if err != nil {
+		return nil, err
+	}
+	return &Store{Store: core, db: db, path: abs}, nil
 }
 
 // isBusy reports whether err is SQLite's SQLITE_BUSY (any extended code).
@@ -162,16 +186,17 @@ func dsn(abs string) string {
 	return u.String()
 }
 
-// init checks the connection settings took effect and migrates the schema.
-func (s *Store) init(ctx context.Context) error {
+// initDB checks the connection settings took effect and brings the file
+// to the objects format: creating it, or converting an old state.
+func initDB(ctx context.Context, db *sql.DB, abs string) error {
 	var mode string
-	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+	if err := db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
 		return err
 	}
 	if !strings.EqualFold(mode, "wal") {
 		return fmt.Errorf("journal mode is %q, want wal (is the file on a file system without shared memory?)", mode)
 	}
-	return migrate(ctx, s.db)
+	return upgrade(ctx, db, abs)
 }
 
 // Path returns the absolute path of the database file.
@@ -179,55 +204,38 @@ func (s *Store) Path() string { return s.path }
 
 // Close closes the database.
 func (s *Store) Close() error {
-	err := s.db.Close()
+	var err error
+	if s.db != nil {
+		err = s.db.Close()
+	}
 	if s.cleanup != nil {
 		s.cleanup()
 	}
 	return err
 }
 
-// Identity returns the id made when the database was created (or first
-// opened by a tidemark that keeps one) and the file's absolute path.
+// Identity returns the id made when the state was created (kept when an
+// old state was converted) and the file's absolute path.
 func (s *Store) Identity(ctx context.Context) (store.Identity, error) {
-	var id string
-	err := s.read(ctx, func(tx *sql.Tx) error {
-		return tx.QueryRowContext(ctx, `SELECT id FROM store_identity`).Scan(&id)
-	})
-	if err != nil {
-		return store.Identity{}, fmt.Errorf("reading the identity of %s: %w", s.path, err)
-	}
-	return store.Identity{ID: id, Location: s.path}, nil
+	id, err := s.Store.Identity(ctx)
+	return store.Identity{ID: id.ID, Location: s.path}, err
 }
 
-// Stats reports the database size in bytes ("db_bytes", page_count *
-// page_size, WAL excluded) and the row counts of the file records, runs and
-// outputs tables ("files", "runs", "outputs").
+// Stats reports the core's counts of objects, segments and jobs, and the
+// database size in bytes ("db_bytes", page_count * page_size, WAL
+// excluded).
 func (s *Store) Stats(ctx context.Context) (map[string]int64, error) {
-	var pages, pageSize, files, runs, outputs int64
-	err := s.read(ctx, func(tx *sql.Tx) error {
-		for _, q := range []struct {
-			sql string
-			dst *int64
-		}{
-			{"PRAGMA page_count", &pages},
-			{"PRAGMA page_size", &pageSize},
-			{"SELECT count(*) FROM files", &files},
-			{"SELECT count(*) FROM runs", &runs},
-			{"SELECT count(*) FROM outputs", &outputs},
-		} {
-			if err := tx.QueryRowContext(ctx, q.sql).Scan(q.dst); err != nil {
-				return fmt.Errorf("%s: %w", q.sql, err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	st, err := s.Store.Stats(ctx)
+	if err != nil || s.db == nil {
+		return st, err
+	}
+	var pages, pageSize int64
+	if err := s.db.QueryRowContext(ctx, "PRAGMA page_count").Scan(&pages); err != nil {
 		return nil, fmt.Errorf("reading stats of %s: %w", s.path, err)
 	}
-	return map[string]int64{
-		"db_bytes": pages * pageSize,
-		"files":    files,
-		"runs":     runs,
-		"outputs":  outputs,
-	}, nil
+	if err := s.db.QueryRowContext(ctx, "PRAGMA page_size").Scan(&pageSize); err != nil {
+		return nil, fmt.Errorf("reading stats of %s: %w", s.path, err)
+	}
+	st["db_bytes"] = pages * pageSize
+	return st, nil
 }

@@ -10,7 +10,7 @@ import (
 // BEGIN IMMEDIATE: the write lock is taken (waiting under busy_timeout) before
 // fn reads anything, so what fn checks cannot change before it writes, and a
 // read-then-write never fails with SQLITE_BUSY halfway.
-func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *legacy) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -24,7 +24,7 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 
 // read runs fn in a read transaction (a plain BEGIN: one consistent snapshot
 // that does not block writers in WAL mode).
-func (s *Store) read(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *legacy) read(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return err
