@@ -12,17 +12,16 @@ import (
 	"github.com/tidemark-etl/tidemark/job"
 )
 
-var updateReadme = flag.Bool("update", false, "rewrite the generated job-file references")
+var updateReference = flag.Bool("update", false, "rewrite docs/reference/job-file.md's generated job-file reference")
 
 // references are the pages whose job-file reference documents the kinds
-// this package links: the docs site's page, and the README's until it
-// moves there.
-var references = []string{"../docs/reference/job-file.md", "../README.md"}
+// this package links: the docs site's page.
+var references = []string{"../docs/reference/job-file.md"}
 
-// TestReadmeReference: each page's job-file reference is the one
+// TestJobFileReference: each page's job-file reference is the one
 // generated from the components' configs (every key, type, default and
 // doc); -update rewrites it.
-func TestReadmeReference(t *testing.T) {
+func TestJobFileReference(t *testing.T) {
 	for _, page := range references {
 		text, err := os.ReadFile(page)
 		if err != nil {
@@ -32,14 +31,14 @@ func TestReadmeReference(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", page, err)
 		}
-		if *updateReadme {
+		if *updateReference {
 			if err := os.WriteFile(page, want, 0o644); err != nil {
 				t.Fatal(err)
 			}
 			continue
 		}
 		if !bytes.Equal(text, want) {
-			t.Errorf("%s's job-file reference is stale: run go test ./all -run TestReadmeReference -update", page)
+			t.Errorf("%s's job-file reference is stale: run go test ./all -run TestJobFileReference -update", page)
 		}
 	}
 }

@@ -541,7 +541,8 @@ fi
 # --strict, mkdocs-material pinned in a venv cached as the ones above: a
 # broken link or anchor fails here. internal/docgen's tests build broken
 # copies of the site through the same script; the generated pages are
-# checked to be current by TestCLIReference and TestReadmeReference.
+# checked to be current by TestCLIReference, TestJobFileReference,
+# TestOpenAPIReference and TestMetricsReference.
 log "scripts/docs.sh"
 scripts/docs.sh
 
