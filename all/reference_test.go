@@ -12,32 +12,34 @@ import (
 	"github.com/tidemark-etl/tidemark/job"
 )
 
-var updateReadme = flag.Bool("update", false, "rewrite the README's generated job-file reference")
+var updateReference = flag.Bool("update", false, "rewrite docs/reference/job-file.md's generated job-file reference")
 
-// readme is the project's README, whose job-file reference documents the
-// kinds this package links.
-const readme = "../README.md"
+// references are the pages whose job-file reference documents the kinds
+// this package links: the docs site's page.
+var references = []string{"../docs/reference/job-file.md"}
 
-// TestReadmeReference: the README's job-file reference is the one
+// TestJobFileReference: each page's job-file reference is the one
 // generated from the components' configs (every key, type, default and
 // doc); -update rewrites it.
-func TestReadmeReference(t *testing.T) {
-	text, err := os.ReadFile(readme)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := job.SpliceReference(text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if *updateReadme {
-		if err := os.WriteFile(readme, want, 0o644); err != nil {
+func TestJobFileReference(t *testing.T) {
+	for _, page := range references {
+		text, err := os.ReadFile(page)
+		if err != nil {
 			t.Fatal(err)
 		}
-		return
-	}
-	if !bytes.Equal(text, want) {
-		t.Errorf("README.md's job-file reference is stale: run go test ./all -run TestReadmeReference -update")
+		want, err := job.SpliceReference(text)
+		if err != nil {
+			t.Fatalf("%s: %v", page, err)
+		}
+		if *updateReference {
+			if err := os.WriteFile(page, want, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if !bytes.Equal(text, want) {
+			t.Errorf("%s's job-file reference is stale: run go test ./all -run TestJobFileReference -update", page)
+		}
 	}
 }
 

@@ -8,41 +8,42 @@ import (
 	"testing"
 )
 
-// readmeStoryBlocks returns the crawler file and the job file of the
-// README's "From crawl to catalog-updating sink", as printed there.
-func readmeStoryBlocks(t *testing.T) (crawler, job string) {
+// docsStoryBlocks returns the crawler file and the job file of the docs'
+// "From crawl to catalog-updating sink" (docs/how-to/catalog.md), as
+// printed there.
+func docsStoryBlocks(t *testing.T) (crawler, job string) {
 	t.Helper()
 	root, err := moduleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(root, "README.md"))
+	data, err := os.ReadFile(filepath.Join(root, "docs", "how-to", "catalog.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(data)
-	start := strings.Index(text, "### From crawl to catalog-updating sink")
-	if start < 0 {
-		t.Fatal(`README.md has no "### From crawl to catalog-updating sink"`)
+	heading := regexp.MustCompile("(?m)^#+ From crawl to catalog-updating sink$").FindStringIndex(text)
+	if heading == nil {
+		t.Fatal(`docs/how-to/catalog.md has no heading "From crawl to catalog-updating sink"`)
 	}
-	section := text[start:]
-	if end := strings.Index(section[1:], "\n#"); end >= 0 {
+	section := text[heading[1]:]
+	if end := strings.Index(section, "\n#"); end >= 0 {
 		section = section[:end+1]
 	}
 	blocks := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(section, -1)
 	if len(blocks) != 2 {
-		t.Fatalf("the README's story has %d yaml blocks, want the crawler's and the job's", len(blocks))
+		t.Fatalf("the docs' story has %d yaml blocks, want the crawler's and the job's", len(blocks))
 	}
 	return blocks[0][1], blocks[1][1]
 }
 
-// TestStoryREADME runs the README's story as printed: its crawler and job
+// TestStoryDocs runs the docs' story as printed: its crawler and job
 // files over a sales/ folder that grows by a day, `tidemark run` each day
 // (the job crawls first), the rewind with --purge-output, and the DuckDB
 // DDL.
-func TestStoryREADME(t *testing.T) {
+func TestStoryDocs(t *testing.T) {
 	t.Parallel()
-	crawler, job := readmeStoryBlocks(t)
+	crawler, job := docsStoryBlocks(t)
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "crawler.yaml"), []byte(crawler))
 	writeFile(t, filepath.Join(dir, "job.yaml"), []byte(job))

@@ -11,16 +11,16 @@ import (
 	"github.com/dustin/go-humanize"
 )
 
-// The job-file reference in the README is generated from the same
+// The job-file reference (docs/reference/job-file.md) is generated from the same
 // definitions the decoder and the validators use: each key from its yaml
 // tag, its type from the Go type (in the words of the type errors), its
 // doc from its doc tag, and its default from what ApplyDefaults sets on an
-// empty block. A test compares the README with Reference.
+// empty block. A test compares the page with Reference.
 
-// ReferenceBegin and ReferenceEnd mark the generated section of the README.
+// ReferenceBegin and ReferenceEnd mark the generated section of the page.
 const (
 	ReferenceBegin = "<!-- BEGIN job-file reference: generated from the components' configs " +
-		"(go test ./all -run TestReadmeReference -update); do not edit -->"
+		"(go test ./all -run TestJobFileReference -update); do not edit -->"
 	ReferenceEnd = "<!-- END job-file reference -->"
 )
 
@@ -138,17 +138,17 @@ func defaultOf(v reflect.Value) string {
 	return fmt.Sprintf("`%v`", v.Interface())
 }
 
-// SpliceReference returns readme with the text between ReferenceBegin and
+// SpliceReference returns page with the text between ReferenceBegin and
 // ReferenceEnd replaced by Reference.
-func SpliceReference(readme []byte) ([]byte, error) {
-	begin := bytes.Index(readme, []byte(ReferenceBegin))
-	end := bytes.Index(readme, []byte(ReferenceEnd))
+func SpliceReference(page []byte) ([]byte, error) {
+	begin := bytes.Index(page, []byte(ReferenceBegin))
+	end := bytes.Index(page, []byte(ReferenceEnd))
 	if begin < 0 || end < begin {
-		return nil, errors.New("the README has no job-file reference markers, or they are out of order")
+		return nil, errors.New("the page has no job-file reference markers, or they are out of order")
 	}
 	var out bytes.Buffer
-	out.Write(readme[:begin+len(ReferenceBegin)])
+	out.Write(page[:begin+len(ReferenceBegin)])
 	out.WriteString("\n\n" + Reference() + "\n")
-	out.Write(readme[end:])
+	out.Write(page[end:])
 	return out.Bytes(), nil
 }

@@ -536,6 +536,16 @@ else
 	export TIDEMARK_TEST_WHEELS="$release_dist"
 fi
 
+# --- docs site ---------------------------------------------------------------
+# scripts/docs.sh builds the docs site (mkdocs.yml, docs/) with mkdocs build
+# --strict, mkdocs-material pinned in a venv cached as the ones above: a
+# broken link or anchor fails here. internal/docgen's tests build broken
+# copies of the site through the same script; the generated pages are
+# checked to be current by TestCLIReference, TestJobFileReference,
+# TestOpenAPIReference and TestMetricsReference.
+log "scripts/docs.sh"
+scripts/docs.sh
+
 # --- vet and test ----------------------------------------------------------
 log "go vet ./..."
 go vet ./...
