@@ -121,17 +121,33 @@ func encodeStates(states map[string]bookmark.SourceState) (map[string]json.RawMe
 	return enc, nil
 }
 
-// walkVersions yields the job's versions from the head back, through
-// Prev, until fn returns false.
-func (s *Store) walkVersions(ctx context.Context, job string, fn func(key string, v versionObj) bool) error {
+// walkVersions yields the job's versions from version from (0: the
+// head) back, through Prev, until fn returns false. Versions are numbered
+// 1 to the head's without a gap along the chain (each one's Prev is the
+// head it replaced), so it starts at from's object directly (versionKey)
+// instead of walking down from the head.
+func (s *Store) walkVersions(ctx context.Context, job string, from int64, fn func(key string, v versionObj) bool) error {
 	h, _, err := s.readHead(ctx, job)
 	if err != nil {
 		return err
 	}
-	for key := h.VersionKey; key != ""; {
+	if from <= 0 || from > h.Version {
+		from = h.Version
+	}
+	if from < 1 {
+		return nil
+	}
+	key, err := s.versionKey(ctx, job, &h, from)
+	if err != nil {
+		return err
+	}
+	for want := from; key != ""; want-- {
 		v, err := s.readVersion(ctx, key)
 		if err != nil {
 			return err
+		}
+		if v.Version != want {
+			return fmt.Errorf("%s is version %d where the chain from the head has version %d", s.url(key), v.Version, want)
 		}
 		if !fn(key, v) {
 			return nil
@@ -141,13 +157,70 @@ func (s *Store) walkVersions(ctx context.Context, job string, fn func(key string
 	return nil
 }
 
-// Versions returns the job's bookmark versions newest first, bounded by q.
+// versionKey returns the key of version n (1 <= n <= h.Version) of the
+// job whose head is h: the one object of the head's chain numbered n.
+// Version objects are named by their number (newVersionKey), so it lists
+// the objects of number n: one is the chain's, since the chain holds each
+// number once and its objects are never deleted. Where a lost swap or a
+// failed import left others of the number, the chain's is the Prev of
+// version n+1 (found the same way, or the head's own). Cost: a listing
+// and, only where numbers are shared, a read per level up to one that is
+// not.
+func (s *Store) versionKey(ctx context.Context, job string, h *headObj, n int64) (string, error) {
+	if n < 1 || n > h.Version {
+		return "", fmt.Errorf("version %d: %w", n, store.ErrNotFound)
+	}
+	up, key := n, ""
+	for ; key == ""; up++ {
+		if up == h.Version {
+			key = h.VersionKey
+			break
+		}
+		keys, err := s.versionKeys(ctx, job, up)
+		if err != nil {
+			return "", err
+		}
+		if len(keys) == 1 {
+			key = keys[0]
+			break
+		}
+	}
+	for ; up > n; up-- {
+		v, err := s.readVersion(ctx, key)
+		if err != nil {
+			return "", err
+		}
+		if v.Version != up || v.Prev == "" {
+			return "", fmt.Errorf("%s is version %d where the chain from the head has version %d", s.url(key), v.Version, up)
+		}
+		key = v.Prev
+	}
+	return key, nil
+}
+
+// versionKeys lists the objects of version n of the job.
+func (s *Store) versionKeys(ctx context.Context, job string, n int64) ([]string, error) {
+	var keys []string
+	prefix := jobKey(job) + "versions/" + inv(n) + "-"
+	err := s.b.List(ctx, prefix, "", func(e Entry) (bool, error) {
+		keys = append(keys, e.Key)
+		return true, nil
+	})
+	return keys, err
+}
+
+// Versions returns the job's bookmark versions newest first, bounded by q:
+// it reads from the version below q.Before (or the head) down, one object
+// per version returned.
 func (s *Store) Versions(ctx context.Context, job string, q store.VersionQuery) ([]store.Version, error) {
 	var vs []store.Version
-	err := s.walkVersions(ctx, job, func(_ string, v versionObj) bool {
-		if q.Before > 0 && v.Version >= q.Before {
-			return true
+	from := int64(0)
+	if q.Before > 0 {
+		if from = q.Before - 1; from < 1 {
+			return nil, nil
 		}
+	}
+	err := s.walkVersions(ctx, job, from, func(_ string, v versionObj) bool {
 		if q.Limit > 0 && len(vs) == q.Limit {
 			return false
 		}
@@ -160,23 +233,24 @@ func (s *Store) Versions(ctx context.Context, job string, q store.VersionQuery) 
 	return vs, nil
 }
 
-// versionAt finds the object of one version of the job.
+// versionAt finds the object of one version of the job (versionKey).
 func (s *Store) versionAt(ctx context.Context, job string, version int64) (string, versionObj, error) {
-	var (
-		key   string
-		found versionObj
-		ok    bool
-	)
-	err := s.walkVersions(ctx, job, func(k string, v versionObj) bool {
-		if v.Version == version {
-			key, found, ok = k, v, true
-		}
-		return v.Version > version
-	})
-	if err == nil && !ok {
-		err = fmt.Errorf("version %d: %w", version, store.ErrNotFound)
+	h, _, err := s.readHead(ctx, job)
+	if err != nil {
+		return "", versionObj{}, err
 	}
-	return key, found, err
+	if version < 1 || version > h.Version {
+		return "", versionObj{}, fmt.Errorf("version %d: %w", version, store.ErrNotFound)
+	}
+	key, err := s.versionKey(ctx, job, &h, version)
+	if err != nil {
+		return "", versionObj{}, err
+	}
+	v, err := s.readVersion(ctx, key)
+	if err == nil && v.Version != version {
+		err = fmt.Errorf("%s is version %d, not %d", s.url(key), v.Version, version)
+	}
+	return key, v, err
 }
 
 // SourceStatesAt returns the source states of one bookmark version.
