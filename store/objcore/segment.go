@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -57,11 +58,20 @@ type segWriter struct {
 	tmp  []byte
 }
 
+// encoders are zstd encoders of segments, reused: making one allocates
+// its window and tables (megabytes), more than encoding a small segment
+// costs, and an import or compaction writes thousands.
+var encoders = sync.Pool{New: func() any {
+	zw, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1),
+		zstd.WithWindowSize(1<<20))
+	return zw
+}}
+
 // newSegWriter starts a segment.
 func newSegWriter() *segWriter {
 	w := &segWriter{}
-	w.zw, _ = zstd.NewWriter(&w.buf, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1),
-		zstd.WithWindowSize(1<<20))
+	w.zw = encoders.Get().(*zstd.Encoder)
+	w.zw.Reset(&w.buf)
 	w.zw.Write([]byte(segMagic))
 	return w
 }
@@ -105,6 +115,9 @@ func (w *segWriter) finish() ([]byte, error) {
 	if err := w.zw.Close(); err != nil {
 		return nil, err
 	}
+	w.zw.Reset(nil)
+	encoders.Put(w.zw)
+	w.zw = nil
 	return w.buf.Bytes(), nil
 }
 
