@@ -50,17 +50,22 @@ func (s *Store) importJob(ctx context.Context, h store.JobHistory) error {
 		ctx string
 	}
 	byVersion := map[vc][]entry{}
+	ctxsAt := map[int64][]string{} // the ctxs of byVersion's keys, by version
+	add := func(k vc, e entry) {
+		if _, ok := byVersion[k]; !ok {
+			ctxsAt[k.v] = append(ctxsAt[k.v], k.ctx)
+		}
+		byVersion[k] = append(byVersion[k], e)
+	}
 	byRun := map[string]map[string][]entry{}
 	for _, f := range h.Files {
-		k := vc{f.Added, f.Ctx}
-		byVersion[k] = append(byVersion[k], entry{File: f.File, Run: f.RunID})
+		add(vc{f.Added, f.Ctx}, entry{File: f.File, Run: f.RunID})
 		if byRun[f.RunID] == nil {
 			byRun[f.RunID] = map[string][]entry{}
 		}
 		byRun[f.RunID][f.Ctx] = append(byRun[f.RunID][f.Ctx], entry{File: f.File, Run: f.RunID})
 		if f.Removed != 0 {
-			rk := vc{f.Removed, f.Ctx}
-			byVersion[rk] = append(byVersion[rk], entry{File: f.File, Run: f.RunID, Tomb: true})
+			add(vc{f.Removed, f.Ctx}, entry{File: f.File, Run: f.RunID, Tomb: true})
 		}
 	}
 	write := func(srcCtx string, es []entry) (segRef, error) {
@@ -84,12 +89,7 @@ func (s *Store) importJob(ctx context.Context, h store.JobHistory) error {
 	var last versionObj
 	lastKey := ""
 	for _, v := range h.Versions {
-		var ctxs []string
-		for k := range byVersion {
-			if k.v == v.Version.Version {
-				ctxs = append(ctxs, k.ctx)
-			}
-		}
+		ctxs := ctxsAt[v.Version.Version]
 		slices.Sort(ctxs)
 		next := map[string][]segRef{}
 		for k, refs := range files {
