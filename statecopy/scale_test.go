@@ -155,6 +155,22 @@ func TestCopyLongHistory(t *testing.T) {
 				t.Errorf("copy made %d reads and listed %d entries, want at most %d each (12 per version and run)", reads, listed, max)
 			}
 
+			// The read-back alone: Export of the copy, cold.
+			back, err := objcore.Open(ctx, c, objcore.Options{Kind: name, MustExist: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.requests()
+			start = time.Now()
+			if _, err := statecopy.Export(ctx, back, hist.Job); err != nil {
+				t.Fatal(err)
+			}
+			reads, lists, listed = c.requests()
+			t.Logf("export of the copy: %s, %d reads, %d lists of %d entries", time.Since(start), reads, lists, listed)
+			if max := 8 * n; reads > max || listed > max {
+				t.Errorf("export made %d reads and listed %d entries, want at most %d each (8 per version and run)", reads, listed, max)
+			}
+
 			// A process that has read nothing: every read below starts cold.
 			fresh := func() *objcore.Store {
 				t.Helper()
