@@ -21,6 +21,14 @@
 // JOB and RUN are path-escaped; VER and SEQ are written so that byte
 // order is descending.
 //
+// The versions of a job are the chain from the head's version through
+// Prev, numbered 1 to the head's without a gap (each one's Prev is the
+// head it replaced). A version is read by its number: the listing of
+// versions/VER- finds it, or, where an unreachable version of a lost swap
+// or a failed import shares the number, the Prev of the version above
+// decides; so reading one version, or a page of them, costs a few
+// requests however long the history.
+//
 // # What is conditional
 //
 // Everything that changes about a job is in its head object, replaced only
