@@ -113,24 +113,39 @@ func (b *MemBackend) Delete(_ context.Context, key string) error {
 	return nil
 }
 
-// List yields the objects below prefix after startAfter, from a snapshot
-// taken under the lock (yield may call the backend).
+// List yields the objects below prefix after startAfter, a page at a time
+// from snapshots taken under the lock (yield may call the backend), as
+// S3 pages a listing: a caller that stops early copies one page.
 func (b *MemBackend) List(_ context.Context, prefix, startAfter string, yield func(Entry) (bool, error)) error {
+	for {
+		es := b.listPage(prefix, startAfter)
+		for _, e := range es {
+			if more, err := yield(e); err != nil || !more {
+				return err
+			}
+		}
+		if len(es) < memListPage {
+			return nil
+		}
+		startAfter = es[len(es)-1].Key
+	}
+}
+
+// memListPage is how many keys a page of MemBackend.List copies.
+const memListPage = 1000
+
+// listPage returns up to memListPage objects below prefix after startAfter.
+func (b *MemBackend) listPage(prefix, startAfter string) []Entry {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	i, _ := slices.BinarySearch(b.keys, max(prefix, startAfter))
 	var es []Entry
-	for ; i < len(b.keys) && strings.HasPrefix(b.keys[i], prefix); i++ {
+	for ; i < len(b.keys) && strings.HasPrefix(b.keys[i], prefix) && len(es) < memListPage; i++ {
 		if k := b.keys[i]; k > startAfter {
 			es = append(es, Entry{Key: k, Size: int64(len(b.objs[k].body))})
 		}
 	}
-	b.mu.Unlock()
-	for _, e := range es {
-		if more, err := yield(e); err != nil || !more {
-			return err
-		}
-	}
-	return nil
+	return es
 }
 
 // Folders returns the folders right below prefix: keys below a prefix
