@@ -121,6 +121,32 @@ func encodeStates(states map[string]bookmark.SourceState) (map[string]json.RawMe
 	return enc, nil
 }
 
+// errChain means a version is not numbered as the chain from the head
+// says it should be: not seen in a store this package wrote, whose
+// versions are numbered without a gap; the readers then walk the whole
+// chain from the head (walkAll) rather than refuse.
+var errChain = errors.New("the version chain is not numbered 1 to the head's")
+
+// walkAll yields the job's versions from the head back, through Prev,
+// until fn returns false: every object, whatever its number.
+func (s *Store) walkAll(ctx context.Context, job string, fn func(key string, v versionObj) bool) error {
+	h, _, err := s.readHead(ctx, job)
+	if err != nil {
+		return err
+	}
+	for key := h.VersionKey; key != ""; {
+		v, err := s.readVersion(ctx, key)
+		if err != nil {
+			return err
+		}
+		if !fn(key, v) {
+			return nil
+		}
+		key = v.Prev
+	}
+	return nil
+}
+
 // walkVersions yields the job's versions from version from (0: the
 // head) back, through Prev, until fn returns false. Versions are numbered
 // 1 to the head's without a gap along the chain (each one's Prev is the
@@ -147,7 +173,7 @@ func (s *Store) walkVersions(ctx context.Context, job string, from int64, fn fun
 			return err
 		}
 		if v.Version != want {
-			return fmt.Errorf("%s is version %d where the chain from the head has version %d", s.url(key), v.Version, want)
+			return fmt.Errorf("%s is version %d where version %d was expected: %w", s.url(key), v.Version, want, errChain)
 		}
 		if !fn(key, v) {
 			return nil
@@ -191,7 +217,7 @@ func (s *Store) versionKey(ctx context.Context, job string, h *headObj, n int64)
 			return "", err
 		}
 		if v.Version != up || v.Prev == "" {
-			return "", fmt.Errorf("%s is version %d where the chain from the head has version %d", s.url(key), v.Version, up)
+			return "", fmt.Errorf("%s is version %d where version %d was expected: %w", s.url(key), v.Version, up, errChain)
 		}
 		key = v.Prev
 	}
@@ -214,19 +240,27 @@ func (s *Store) versionKeys(ctx context.Context, job string, n int64) ([]string,
 // per version returned.
 func (s *Store) Versions(ctx context.Context, job string, q store.VersionQuery) ([]store.Version, error) {
 	var vs []store.Version
+	add := func(_ string, v versionObj) bool {
+		if q.Before > 0 && v.Version >= q.Before {
+			return true
+		}
+		if q.Limit > 0 && len(vs) == q.Limit {
+			return false
+		}
+		vs = append(vs, store.Version{Version: v.Version, Kind: v.Kind, RunID: v.RunID, At: v.At, By: v.By})
+		return v.Version > 1
+	}
 	from := int64(0)
 	if q.Before > 0 {
 		if from = q.Before - 1; from < 1 {
 			return nil, nil
 		}
 	}
-	err := s.walkVersions(ctx, job, from, func(_ string, v versionObj) bool {
-		if q.Limit > 0 && len(vs) == q.Limit {
-			return false
-		}
-		vs = append(vs, store.Version{Version: v.Version, Kind: v.Kind, RunID: v.RunID, At: v.At, By: v.By})
-		return v.Version > 1
-	})
+	err := s.walkVersions(ctx, job, from, add)
+	if errors.Is(err, errChain) {
+		vs = nil
+		err = s.walkAll(ctx, job, add)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("listing versions of job %q in %s: %w", job, s.root, err)
 	}
@@ -243,12 +277,25 @@ func (s *Store) versionAt(ctx context.Context, job string, version int64) (strin
 		return "", versionObj{}, fmt.Errorf("version %d: %w", version, store.ErrNotFound)
 	}
 	key, err := s.versionKey(ctx, job, &h, version)
-	if err != nil {
-		return "", versionObj{}, err
+	var v versionObj
+	if err == nil {
+		v, err = s.readVersion(ctx, key)
 	}
-	v, err := s.readVersion(ctx, key)
 	if err == nil && v.Version != version {
-		err = fmt.Errorf("%s is version %d, not %d", s.url(key), v.Version, version)
+		err = errChain
+	}
+	if !errors.Is(err, errChain) {
+		return key, v, err
+	}
+	ok := false
+	err = s.walkAll(ctx, job, func(k string, o versionObj) bool {
+		if o.Version == version {
+			key, v, ok = k, o, true
+		}
+		return o.Version > version
+	})
+	if err == nil && !ok {
+		err = fmt.Errorf("version %d: %w", version, store.ErrNotFound)
 	}
 	return key, v, err
 }

@@ -2,8 +2,10 @@ package objcore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -111,5 +113,56 @@ func TestVersionsSharedNumbers(t *testing.T) {
 		if _, err := s.SourceStatesAt(ctx, "j", v); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("SourceStatesAt(%d) = %v, want store.ErrNotFound", v, err)
 		}
+	}
+}
+
+// TestVersionsGap: a chain whose numbers have a gap (none this package
+// writes) still reads as it did: the listing and each version by number
+// come from a walk of the whole chain, and a number the chain lacks is
+// not found.
+func TestVersionsGap(t *testing.T) {
+	ctx := t.Context()
+	s := openMem(t, nil)
+	if err := s.ImportJob(ctx, fingerprints("won", 3)); err != nil {
+		t.Fatal(err)
+	}
+	h, _, err := s.readHead(ctx, "j")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := versionObj{Version: 10, Kind: store.KindCommit, RunID: "won-r3", Prev: h.VersionKey,
+		States: map[string]json.RawMessage{"src": json.RawMessage(`{"kind":"files","fingerprint":"won-10"}`)}}
+	key := newVersionKey("j", 10)
+	if err := s.createJSON(ctx, key, v); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.updateHead(ctx, "j", func(h *headObj) error {
+		h.Version, h.VersionKey = 10, key
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	vs, err := s.Versions(ctx, "j", store.VersionQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for _, v := range vs {
+		got = append(got, v.Version)
+	}
+	if want := []int64{10, 3, 2, 1}; !slices.Equal(got, want) {
+		t.Errorf("Versions = %v, want %v", got, want)
+	}
+	if vs, err := s.Versions(ctx, "j", store.VersionQuery{Before: 10, Limit: 1}); err != nil || len(vs) != 1 || vs[0].Version != 3 {
+		t.Errorf("Versions(before 10, limit 1) = %+v, %v; want version 3", vs, err)
+	}
+	for v, want := range map[int64]string{10: "won-10", 3: "won-3", 1: "won-1"} {
+		states, err := s.SourceStatesAt(ctx, "j", v)
+		if err != nil || states["src"].Fingerprint != want {
+			t.Errorf("SourceStatesAt(%d) = %v, %v; want fingerprint %s", v, states, err, want)
+		}
+	}
+	if _, err := s.SourceStatesAt(ctx, "j", 5); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("SourceStatesAt(5) = %v, want store.ErrNotFound", err)
 	}
 }
