@@ -116,46 +116,71 @@ func (s *Store) readRun(ctx context.Context, job, runID string, h *headObj) (run
 }
 
 // applyPending writes the run-record changes a head has pending (see
-// headObj.Pending). Each is idempotent.
+// headObj.Pending), 16 records at a time (a rewind marks every run it
+// undoes: one at a time, each a read and a write, thousands of runs took
+// minutes on S3), the changes of one run in order. Each is idempotent.
 func (s *Store) applyPending(ctx context.Context, job string, ps []patch) error {
+	byRun := map[string][]patch{}
+	var runs []string
 	for _, p := range ps {
-		s.cacheMu.Lock()
-		done := s.applied[p]
-		s.cacheMu.Unlock()
-		if done {
-			continue
+		if byRun[p.RunID] == nil {
+			runs = append(runs, p.RunID)
 		}
-		for {
-			r, etag, err := s.readRun(ctx, job, p.RunID, nil)
-			missing := errors.Is(err, store.ErrNotFound)
-			if err != nil && !missing {
-				return fmt.Errorf("finishing the last change of job %q: %w", job, err)
-			}
-			changed := false
-			if p.Commit != "" && (missing || r.Run.Status == store.StatusRunning) {
-				if _, err := s.getJSON(ctx, p.Commit, &r); err != nil {
-					return fmt.Errorf("finishing the commit of run %s of job %q: %w", p.RunID, job, err)
+		byRun[p.RunID] = append(byRun[p.RunID], p)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(16)
+	for _, id := range runs {
+		g.Go(func() error {
+			for _, p := range byRun[id] {
+				if err := s.applyPatch(gctx, job, p); err != nil {
+					return err
 				}
-				changed = true
 			}
-			if p.Undone && !r.Run.Undone && !missing {
-				r.Run.Undone, changed = true, true
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// applyPatch writes one pending change to its run record, unless this
+// process wrote it already.
+func (s *Store) applyPatch(ctx context.Context, job string, p patch) error {
+	s.cacheMu.Lock()
+	done := s.applied[p]
+	s.cacheMu.Unlock()
+	if done {
+		return nil
+	}
+	for {
+		r, etag, err := s.readRun(ctx, job, p.RunID, nil)
+		missing := errors.Is(err, store.ErrNotFound)
+		if err != nil && !missing {
+			return fmt.Errorf("finishing the last change of job %q: %w", job, err)
+		}
+		changed := false
+		if p.Commit != "" && (missing || r.Run.Status == store.StatusRunning) {
+			if _, err := s.getJSON(ctx, p.Commit, &r); err != nil {
+				return fmt.Errorf("finishing the commit of run %s of job %q: %w", p.RunID, job, err)
 			}
-			if !changed {
-				s.markApplied(p)
-				break
-			}
-			_, err = s.putJSON(ctx, runKey(job, p.RunID), r, Cond{IfNoneMatch: etag == "", IfMatch: etag})
-			if err == nil {
-				s.markApplied(p)
-				break
-			}
-			if !errors.Is(err, ErrPrecondition) {
-				return fmt.Errorf("finishing the last change of job %q: %w", job, err)
-			}
+			changed = true
+		}
+		if p.Undone && !r.Run.Undone && !missing {
+			r.Run.Undone, changed = true, true
+		}
+		if !changed {
+			s.markApplied(p)
+			return nil
+		}
+		_, err = s.putJSON(ctx, runKey(job, p.RunID), r, Cond{IfNoneMatch: etag == "", IfMatch: etag})
+		if err == nil {
+			s.markApplied(p)
+			return nil
+		}
+		if !errors.Is(err, ErrPrecondition) {
+			return fmt.Errorf("finishing the last change of job %q: %w", job, err)
 		}
 	}
-	return nil
 }
 
 // markApplied remembers that a pending change is in its run record.
