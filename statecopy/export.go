@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"slices"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/tidemark-etl/tidemark/bookmark"
 	"github.com/tidemark-etl/tidemark/store"
 )
@@ -26,30 +28,45 @@ func Export(ctx context.Context, st store.Store, job string) (store.JobHistory, 
 		return h, fmt.Errorf("reading the versions of job %q: %w", job, err)
 	}
 	slices.Reverse(vs)
-	for _, v := range vs {
-		states, err := st.SourceStatesAt(ctx, job, v.Version)
+	versions := make([]store.VersionStates, len(vs))
+	err = each(ctx, len(vs), func(ctx context.Context, i int) error {
+		states, err := st.SourceStatesAt(ctx, job, vs[i].Version)
 		if err != nil {
-			return h, fmt.Errorf("reading the source states of job %q at version %d: %w", job, v.Version, err)
+			return fmt.Errorf("reading the source states of job %q at version %d: %w", job, vs[i].Version, err)
 		}
-		h.Versions = append(h.Versions, store.VersionStates{Version: v, States: states})
+		versions[i] = store.VersionStates{Version: vs[i], States: states}
+		return nil
+	})
+	if err != nil {
+		return h, err
 	}
+	h.Versions = versions
 	runs, err := store.AllRuns(ctx, st, job)
 	if err != nil {
 		return h, err
 	}
 	slices.Reverse(runs)
-	added := map[string]int64{} // run id -> the version its records were added at
-	var ids []string
-	for _, r := range runs {
+	hist := make([]store.RunHistory, len(runs))
+	err = each(ctx, len(runs), func(ctx context.Context, i int) error {
+		r := runs[i]
 		outs, err := st.Outputs(ctx, job, r.RunID)
 		if err != nil {
-			return h, fmt.Errorf("reading the outputs of run %s: %w", r.RunID, err)
+			return fmt.Errorf("reading the outputs of run %s: %w", r.RunID, err)
 		}
 		acts, err := st.Actions(ctx, job, r.RunID)
 		if err != nil {
-			return h, fmt.Errorf("reading the actions of run %s: %w", r.RunID, err)
+			return fmt.Errorf("reading the actions of run %s: %w", r.RunID, err)
 		}
-		h.Runs = append(h.Runs, store.RunHistory{Run: r, Outputs: outs, Actions: acts})
+		hist[i] = store.RunHistory{Run: r, Outputs: outs, Actions: acts}
+		return nil
+	})
+	if err != nil {
+		return h, err
+	}
+	h.Runs = hist
+	added := map[string]int64{} // run id -> the version its records were added at
+	var ids []string
+	for _, r := range runs {
 		if r.Status == store.StatusSucceeded && r.Mode.Advances() && !r.Undone && r.Version > 0 {
 			added[r.RunID] = r.Version
 			ids = append(ids, r.RunID)
@@ -74,14 +91,25 @@ func Export(ctx context.Context, st store.Store, job string) (store.JobHistory, 
 // that added the next one. The newest must be current (Files), or the
 // history cannot be told and the copy is refused.
 func exportFiles(ctx context.Context, st store.Store, job string, ids []string, added map[string]int64) ([]store.FileHistory, error) {
-	var files []store.FileHistory
-	ctxs := map[string]bool{}
-	for _, id := range ids {
+	perRun := make([][]store.FileHistory, len(ids))
+	err := each(ctx, len(ids), func(ctx context.Context, i int) error {
+		id := ids[i]
 		for f, err := range st.RunInputs(ctx, job, []string{id}) {
 			if err != nil {
-				return nil, fmt.Errorf("reading the input manifest of run %s: %w", id, err)
+				return fmt.Errorf("reading the input manifest of run %s: %w", id, err)
 			}
-			files = append(files, store.FileHistory{FileRecord: f, RunID: id, Added: added[id]})
+			perRun[i] = append(perRun[i], store.FileHistory{FileRecord: f, RunID: id, Added: added[id]})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var files []store.FileHistory
+	ctxs := map[string]bool{}
+	for _, fs := range perRun {
+		for _, f := range fs {
+			files = append(files, f)
 			ctxs[f.Ctx] = true
 		}
 	}
@@ -118,4 +146,25 @@ func exportFiles(ctx context.Context, st store.Store, job string, ids []string, 
 			job, len(current), newest)
 	}
 	return files, nil
+}
+
+// exportReads is how many reads an export has in flight: over S3 each is
+// a round trip, and a history of thousands of runs and versions read one
+// after another took minutes.
+const exportReads = 16
+
+// each calls fn for 0 <= i < n, exportReads at a time, and returns the
+// first error (after it, the calls not yet begun are not made).
+func each(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(exportReads)
+	for i := range n {
+		g.Go(func() error {
+			if gctx.Err() != nil {
+				return nil // an earlier call failed: g.Wait returns its error
+			}
+			return fn(gctx, i)
+		})
+	}
+	return g.Wait()
 }
