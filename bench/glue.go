@@ -29,7 +29,7 @@ func glueFlagsInto(fs *flag.FlagSet, g *glueConfig) {
 	fs.Float64Var(&g.Target, "glue-target", 1.2, "glue: maximum time ratio tidemark glue run / the same body as plain PySpark")
 }
 
-// glueScript is the article's script (README "Running Glue scripts") in
+// glueScript is the article's script (docs/how-to/glue.md) in
 // its from_options form, so that the plain PySpark side reads the same
 // folder with no catalog in between: the source is the table's folder of
 // CSV files (from_catalog plans the same files; e2e/glue_test.go runs the
@@ -372,7 +372,7 @@ func benchGlue(ctx context.Context, c *config) section {
 		len(ds.Files), thousands(c.ConvertRows), thousands(ds.Rows), mb(ds.Bytes)))
 	b.p("**tidemark**: `tidemark glue run --python PY etl.py --JOB_NAME bench-glue --job-bookmark-option " +
 		"job-bookmark-enable` with a fresh state, then the same command again with nothing new (the article's third " +
-		"run). `etl.py` is the article's script (README \"Running Glue scripts\") in its `from_options` form, so that " +
+		"run). `etl.py` is the article's script (docs/how-to/glue.md) in its `from_options` form, so that " +
 		"plain PySpark reads the same folder with no catalog in between: the source is the table's folder (from_catalog " +
 		"plans the same files; the tests run the script verbatim after a crawl).")
 	b.code("python", fmt.Sprintf(glueScript, ds.Dir, filepath.Join(c.work, "glue-tidemark-N", "out")))

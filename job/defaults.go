@@ -1,7 +1,7 @@
 package job
 
 // The envelope's defaults; each kind's own are set by its ApplyDefaults.
-// The README's reference is generated from both.
+// The job-file reference (docs/reference/job-file.md) is generated from both.
 const (
 	DefaultEngine        = "duckdb"
 	DefaultBookmark      = "enable"

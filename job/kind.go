@@ -9,7 +9,7 @@ import (
 
 // Config is the configuration block of one source, sink or engine kind:
 // a pointer to a struct whose fields carry a yaml tag (the key) and a doc
-// tag (its one-line description in the README's reference). The job
+// tag (its one-line description in the job-file reference, docs/reference/job-file.md). The job
 // envelope decodes the block into it, unknown keys being errors, then
 // calls ApplyDefaults and Validate. The struct is owned by its component's
 // package, which registers its kind once, from an init function, with

@@ -6,7 +6,7 @@
 # VERSION defaults to `git describe --tags --always --dirty`. For each
 # platform it builds cmd/tidemark with -trimpath and
 #   -ldflags "-X main.version=VERSION -X main.commit=$(git rev-parse HEAD)"
-# into dist/tidemark_VERSION_OS_ARCH.tar.gz (the binary, README.md), then
+# into dist/tidemark_VERSION_OS_ARCH.tar.gz (the binary, README.md, docs/), then
 # writes dist/SHA256SUMS. Then scripts/wheels.sh makes the Python package's
 # wheels from the Linux ones (dist/tidemark-*.whl, listed in SHA256SUMS too;
 # its header says what they hold). It checks each binary: the one for this machine
@@ -99,7 +99,9 @@ for p in $platforms; do
 		grep -q '^duckdb v' <<<"$out" || die "$name: tidemark version does not name DuckDB's version:\n$out"
 	fi
 
+	# The README links into docs/: the archive carries both.
 	cp README.md "$work/$name/"
+	cp -R docs "$work/$name/docs"
 	tar -C "$work" -czf "$dist/$name.tar.gz" "$name"
 	rm -rf "$work"
 	archives+=("$name.tar.gz")

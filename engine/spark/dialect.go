@@ -9,7 +9,7 @@ import (
 // where the two differ only in spelling: a bare VARCHAR (DuckDB's text
 // type, which Spark accepts only with a length) becomes STRING. Text in
 // quotes, backticks and comments is left alone. Everything else is
-// Spark SQL as written (see README "Running on Spark").
+// Spark SQL as written (see docs/how-to/spark.md).
 func sparkSQL(q string) string {
 	var b strings.Builder
 	for i := 0; i < len(q); {

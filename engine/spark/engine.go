@@ -66,7 +66,7 @@ func New(opts Options) (*Engine, error) {
 // Capabilities: Spark reads local files (a server on this machine, or a
 // cluster that mounts the same paths) and s3:// objects (through s3a,
 // s3a.go); it writes local staging folders, which the sink uploads when
-// it is remote. See README "Running on Spark".
+// it is remote. See docs/how-to/spark.md.
 func (e *Engine) Capabilities() engine.Caps {
 	return engine.Caps{Read: []string{"file", "s3"}, Write: []string{"file"}}
 }

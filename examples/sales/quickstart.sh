@@ -6,7 +6,8 @@
 # nothing to do. Then the run history, the bookmark and the output read back.
 #
 # Works from any folder: bash examples/sales/quickstart.sh
-# Needs Go and a C compiler (the embedded DuckDB engine is cgo).
+# Needs Go and a C compiler (the embedded DuckDB engine is cgo). Uses the
+# tidemark on PATH when there is one, else builds this checkout's.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -17,9 +18,37 @@ if [ -t 2 ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold='' plain=''; fi
 step() { printf '\n%s==> %s%s\n' "$bold" "$*" "$plain" >&2; }
 show() { printf '$ %s\n' "$*" >&2; "$@"; }
 
-step "building tidemark into examples/sales/bin/"
-(cd "$root" && CGO_ENABLED=1 go build -o "$bin/tidemark" ./cmd/tidemark)
-(cd "$root" && CGO_ENABLED=1 go build -o "$bin/countrows" ./examples/sales/countrows)
+# build NAME PACKAGE compiles PACKAGE into examples/sales/bin/NAME, saying
+# every 20 seconds that it still compiles (a first build compiles DuckDB's
+# C++ bindings, which takes minutes and prints nothing meanwhile).
+build() {
+	local name="$1" pkg="$2" pid waited=0 rc=0
+	(cd "$root" && CGO_ENABLED=1 go build -o "$bin/$name" "$pkg") &
+	pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 1
+		waited=$((waited + 1))
+		if [ $((waited % 20)) -eq 0 ] && kill -0 "$pid" 2>/dev/null; then
+			printf '    still compiling %s ... %d s\n' "$name" "$waited" >&2
+		fi
+	done
+	wait "$pid" || rc=$?
+	return "$rc"
+}
+
+mkdir -p "$bin"
+# An installed tidemark (go install, a wheel, a release archive) is used as
+# it is; TIDEMARK_QUICKSTART_BUILD=1 builds this checkout's instead.
+if [ "${TIDEMARK_QUICKSTART_BUILD:-}" != 1 ] && installed="$(command -v tidemark)"; then
+	step "using the installed tidemark: $installed ($("$installed" version 2>/dev/null | head -n1); TIDEMARK_QUICKSTART_BUILD=1 builds this checkout's instead)"
+	ln -sf "$installed" "$bin/tidemark"
+else
+	step "building tidemark into examples/sales/bin/ (the first build compiles DuckDB's C++ bindings: a few minutes; later builds take seconds)"
+	rm -f "$bin/tidemark"
+	build tidemark ./cmd/tidemark
+fi
+step "building countrows into examples/sales/bin/ (it reads the output back with DuckDB)"
+build countrows ./examples/sales/countrows
 export PATH="$bin:$PATH"
 
 cd "$here"

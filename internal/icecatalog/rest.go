@@ -12,11 +12,14 @@ import (
 	"github.com/apache/iceberg-go/catalog/rest"
 )
 
-// REST is an external Iceberg REST catalog as a job's iceberg.catalog
-// block names it: its base URI, the warehouse it is asked for, and the
-// NAME of the environment variable holding its credential.
+// REST is an external Iceberg REST catalog: a job's iceberg.catalog
+// block (an Iceberg sink's or source's), its base URI, the warehouse it is
+// asked for, and the NAME of the environment variable holding its
+// credential.
 type REST struct {
-	URI, Warehouse, CredentialEnv string
+	URI           string `yaml:"rest" doc:"the REST catalog's base URI (http:// or https://, no user, password or ?query)"`
+	Warehouse     string `yaml:"warehouse" doc:"the warehouse the REST catalog is asked for"`
+	CredentialEnv string `yaml:"credential_env" doc:"the NAME of the environment variable holding the catalog's credential (CLIENT_ID:SECRET for OAuth2, else a bearer token), never the credential itself"`
 }
 
 // Checker is where a job-file block's problems go (a *job.Check).

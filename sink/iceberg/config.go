@@ -39,17 +39,9 @@ type Target struct {
 	Catalog CatalogConfig `yaml:"catalog" doc:"an external catalog; without it the table is kept in the state store's own SQL catalog (SQLite or PostgreSQL state)"`
 }
 
-// CatalogConfig is an external REST catalog.
-type CatalogConfig struct {
-	REST          string `yaml:"rest" doc:"the REST catalog's base URI (http:// or https://, no user, password or ?query)"`
-	Warehouse     string `yaml:"warehouse" doc:"the warehouse the REST catalog is asked for"`
-	CredentialEnv string `yaml:"credential_env" doc:"the NAME of the environment variable holding the catalog's credential (CLIENT_ID:SECRET for OAuth2, else a bearer token), never the credential itself"`
-}
-
-// rest is the block as icecatalog's REST.
-func (c CatalogConfig) rest() icecatalog.REST {
-	return icecatalog.REST{URI: c.REST, Warehouse: c.Warehouse, CredentialEnv: c.CredentialEnv}
-}
+// CatalogConfig is an external REST catalog (the block Iceberg sinks and
+// sources share).
+type CatalogConfig = icecatalog.REST
 
 // ApplyDefaults fills the unset keys.
 func (c *Config) ApplyDefaults(*job.Spec) {
@@ -81,7 +73,7 @@ func (c *Config) Validate(ck *job.Check) {
 	if _, _, err := splitTable(c.Iceberg.Table); err != nil {
 		ck.Fail("iceberg.table", "%v", err)
 	}
-	c.Iceberg.Catalog.rest().Check(ck)
+	c.Iceberg.Catalog.Check(ck)
 	if c.Path == "" {
 		ck.Fail("path", "is required with iceberg: (the table's data and metadata go there)")
 	} else if !objstore.IsLocal(c.Path) {

@@ -97,8 +97,8 @@ func open(_ context.Context, spec *job.Spec, k job.Sink) (sink.Sink, error) {
 func (s *Sink) target() manifest.Table {
 	t := manifest.Table{Ctx: s.ctx, Connection: s.state, Table: s.table, Mode: s.mode, MergeKeys: s.keys,
 		PartitionBy: s.partBy}
-	if s.rest.REST != "" {
-		t.Catalog, t.Connection, t.Warehouse, t.PasswordEnv = manifest.CatalogREST, s.rest.REST, s.rest.Warehouse,
+	if s.rest.URI != "" {
+		t.Catalog, t.Connection, t.Warehouse, t.PasswordEnv = manifest.CatalogREST, s.rest.URI, s.rest.Warehouse,
 			s.rest.CredentialEnv
 	}
 	return t
@@ -111,7 +111,7 @@ func (s *Sink) Ctx() string { return s.ctx }
 // (a table kept in a REST catalog needs none), then checks (and, unless
 // c.CheckOnly, writes) the folder's ownership record.
 func (s *Sink) Claim(ctx context.Context, c sink.Claim) error {
-	if s.rest.REST == "" {
+	if s.rest.URI == "" {
 		if _, err := stateDialect(c.Identity.Location); err != nil {
 			return fmt.Errorf("sink %s: %w", s.ctx, err)
 		}

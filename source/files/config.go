@@ -73,7 +73,7 @@ type Config struct {
 	AllowMissing bool `yaml:"allow_missing" doc:"true: a folder that does not exist yet is read as empty (otherwise the run fails, exit 1)"`
 	// SchemaEvolution is what a file whose columns or types differ from
 	// the recorded schema does: fail (default), add_new_columns, rescue
-	// or none (see the README's "Schema evolution").
+	// or none (see docs/how-to/schema-evolution.md).
 	SchemaEvolution string `yaml:"schema_evolution" doc:"fail (a new column fails the run) | add_new_columns (new columns and widened types become a new schema version) | rescue (what does not fit goes to _rescued_data) | none (new columns ignored)"`
 }
 

@@ -83,7 +83,7 @@ func (s *Source) load(ctx context.Context, st source.StateReader) (*table.Table,
 	name := s.cfg.Iceberg.Table
 	var cat *icecatalog.Catalog
 	where := "the state store's catalog (an Iceberg sink creates it on its first run, in the same state store)"
-	if r := s.cfg.Iceberg.Catalog.rest(); r.URI != "" {
+	if r := s.cfg.Iceberg.Catalog; r.URI != "" {
 		c, err := icecatalog.OpenREST(ctx, r)
 		if err != nil {
 			return nil, fmt.Errorf("source %s: reading Iceberg table %s: %w", s.ctx, name, err)
