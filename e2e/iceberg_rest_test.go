@@ -17,6 +17,13 @@ import (
 	"github.com/tidemark-etl/tidemark/internal/icebergrest"
 )
 
+// inRESTCatalog is job with its Iceberg table sales.orders kept in the
+// REST catalog at uri, its credential in ORDERS_CATALOG_TOKEN.
+func inRESTCatalog(job, uri string) string {
+	return strings.Replace(job, "iceberg: {table: sales.orders}",
+		fmt.Sprintf("iceberg: {table: sales.orders, catalog: {rest: %q, credential_env: ORDERS_CATALOG_TOKEN}}", uri), 1)
+}
+
 // bearerProxy is a proxy in front of a REST catalog that lets through
 // only requests carrying the bearer token (Iceberg's reference catalog
 // checks none), counting the ones it refused.
@@ -80,8 +87,7 @@ func TestIcebergRESTCatalog(t *testing.T) {
 			uri, refused := bearerProxy(t, cat.URI, token)
 			f, state := stateOn(t, local, ss, jobOpts{})
 			job := icebergJob(state, f.in.loc(), f.outDir(), "append")
-			job = strings.Replace(job, "iceberg: {table: sales.orders}",
-				fmt.Sprintf("iceberg: {table: sales.orders, catalog: {rest: %q, credential_env: ORDERS_CATALOG_TOKEN}}", uri), 1)
+			job = inRESTCatalog(job, uri)
 			writeFile(t, f.jobPath, []byte(job))
 			var said []string
 
@@ -158,8 +164,7 @@ func TestIcebergRESTCommitUnknown(t *testing.T) {
 	uri, _, lose := catalogProxy(t, cat.URI, token)
 	f, state := stateOn(t, local, stateStores[0], jobOpts{})
 	job := icebergJob(state, f.in.loc(), f.outDir(), "append")
-	job = strings.Replace(job, "iceberg: {table: sales.orders}",
-		fmt.Sprintf("iceberg: {table: sales.orders, catalog: {rest: %q, credential_env: ORDERS_CATALOG_TOKEN}}", uri), 1)
+	job = inRESTCatalog(job, uri)
 	writeFile(t, f.jobPath, []byte(job))
 	f.env = append(f.env, "ORDERS_CATALOG_TOKEN="+token)
 	read := []string{"ICEBERG_TOKEN=" + token}
@@ -198,10 +203,8 @@ func TestIcebergRESTSourceChain(t *testing.T) {
 	const token = "tm-rest-token-chain"
 	cat := icebergrest.Start(t)
 	uri, _ := bearerProxy(t, cat.URI, token)
-	block := fmt.Sprintf("iceberg: {table: sales.orders, catalog: {rest: %q, credential_env: ORDERS_CATALOG_TOKEN}}", uri)
 	f, state := stateOn(t, local, stateStores[0], jobOpts{})
-	writeFile(t, f.jobPath, []byte(strings.Replace(icebergJob(state, f.in.loc(), f.outDir(), "append"),
-		"iceberg: {table: sales.orders}", block, 1)))
+	writeFile(t, f.jobPath, []byte(inRESTCatalog(icebergJob(state, f.in.loc(), f.outDir(), "append"), uri)))
 	f.env = append(f.env, "ORDERS_CATALOG_TOKEN="+token)
 
 	var s3 stateStore
@@ -213,7 +216,7 @@ func TestIcebergRESTSourceChain(t *testing.T) {
 	readerState, readerEnv := s3.url(t)
 	out := filepath.Join(t.TempDir(), "copy")
 	reader := filepath.Join(filepath.Dir(f.jobPath), "reader.yaml")
-	writeFile(t, reader, []byte(strings.Replace(icebergReaderJob(readerState, out, ""), "iceberg: {table: sales.orders}", block, 1)))
+	writeFile(t, reader, []byte(inRESTCatalog(icebergReaderJob(readerState, out, ""), uri)))
 	run := func(what string, env []string, code int) result {
 		t.Helper()
 		r := f.tidemark(append(readerEnv, env...), "run", reader, "--json")
